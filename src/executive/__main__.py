@@ -1,0 +1,3 @@
+from executive.cli import main
+
+main()

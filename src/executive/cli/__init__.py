@@ -1,0 +1,11 @@
+"""The ``executive`` command: thin typer commands that parse, call and print."""
+
+from executive.cli import daemon as _daemon  # noqa: F401  (registers commands)
+from executive.cli.app import app
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,1 @@
+"""The long-running process: supervision, signals, readiness and scheduled jobs."""

@@ -1,0 +1,121 @@
+"""``executive doctor``: every check, what failed, and the fix for each."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from executive import git
+from executive.home import Home
+from executive.settings import Settings
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    # A warning is reported but does not fail the run (exit code stays 0).
+    warning: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+CheckFn = Callable[[Settings], list[Check]]
+
+
+def check_home(settings: Settings) -> list[Check]:
+    home = Home(settings.home)
+    if not home.root.is_dir():
+        return [
+            Check(
+                "home",
+                False,
+                f"{home.root} does not exist",
+                f"executive init {home.root}",
+            )
+        ]
+    missing = [str(p.relative_to(home.root)) for p in home.layout() if not p.is_dir()]
+    checks = [
+        Check(
+            "home layout",
+            not missing,
+            "all folders present" if not missing else f"missing: {', '.join(missing)}",
+            "" if not missing else f"executive init {home.root}",
+        ),
+        Check(
+            "home is a git repository",
+            git.is_repo(home.root),
+            "git is the source of truth for memory",
+            f"git -C {home.root} init" if git.available() else "install git",
+        ),
+        Check(
+            "constitution",
+            home.constitution.is_file(),
+            "constitution.md present" if home.constitution.is_file() else "no constitution.md",
+            "" if home.constitution.is_file() else f"executive init {home.root}",
+        ),
+    ]
+    if home.env_file.exists():
+        mode = stat.S_IMODE(home.env_file.stat().st_mode)
+        private = mode & 0o077 == 0
+        checks.append(
+            Check(
+                ".env.executive is private",
+                private,
+                f"mode {mode:04o}",
+                "" if private else f"chmod 600 {home.env_file}",
+            )
+        )
+    return checks
+
+
+def check_memory_config(settings: Settings) -> list[Check]:
+    if not settings.hooks_master_on:
+        return [Check("memory", True, "memory hooks off (V3_MEMORY_ENABLED is not true)")]
+    checks = [
+        Check(
+            "V3_MEM0_USER_ID",
+            settings.user_id is not None,
+            "set" if settings.user_id else "memory is on but no user id is set",
+            "" if settings.user_id else "set V3_MEM0_USER_ID in .env.executive",
+        )
+    ]
+    return checks
+
+
+def check_workers(settings: Settings) -> list[Check]:
+    if settings.worker_vendor != "claude":
+        return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
+    found = shutil.which(settings.claude_bin)
+    return [
+        Check(
+            "claude worker CLI",
+            found is not None,
+            found or f"{settings.claude_bin} not on PATH (WORKER_VENDOR=claude)",
+            "" if found else "install Claude Code, or set WORKER_VENDOR=command",
+            # Only bundles that use the claude vendor need it; command bundles still run.
+            warning=found is None,
+        )
+    ]
+
+
+DEFAULT_CHECKS: list[CheckFn] = [check_home, check_memory_config, check_workers]
+
+
+def failed(checks: list[Check]) -> bool:
+    return any(not c.ok and not c.warning for c in checks)
+
+
+def run_checks(settings: Settings, checks: list[CheckFn] | None = None) -> list[Check]:
+    results = [Check("configuration", True, "all variables valid")]
+    for fn in checks or DEFAULT_CHECKS:
+        try:
+            results.extend(fn(settings))
+        except Exception as exc:  # a broken check is a failed check, not a crash
+            results.append(Check(fn.__name__, False, f"check raised {exc!r}", "report this"))
+    return results

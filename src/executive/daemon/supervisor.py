@@ -1,0 +1,207 @@
+"""The supervisor: one anyio task group around the executive loop.
+
+Children: the loop, a signal watcher, the scheduler, a watchdog heartbeat and whatever
+services the executive brings (the control socket). Signals:
+
+* SIGTERM / SIGINT: stop taking work; the running iteration may finish within the grace
+  period, then it is cancelled. A second signal cancels at once. Exit code 0.
+* SIGUSR2: finish the running iteration (however long it takes), then exit 0, so PM2
+  restarts the process on new code.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Protocol
+
+import anyio
+from anyio import CancelScope
+from anyio.abc import TaskGroup, TaskStatus
+
+from executive.daemon.notify import Notifier
+from executive.daemon.schedule import Job, next_runs, start_scheduler
+from executive.files import write_json
+from executive.home import Home
+from executive.logs import bound, get_logger
+from executive.loop.pace import Pace
+from executive.settings import Settings
+
+log = get_logger(__name__)
+
+_RECENT = 10
+
+
+class Executive(Protocol):
+    """What the supervisor runs. The loop layer provides the real one."""
+
+    async def start(self) -> None: ...
+
+    async def iterate(self, number: int) -> Pace: ...
+
+    async def close(self) -> None: ...
+
+
+class Supervisor:
+    def __init__(
+        self,
+        executive: Executive,
+        settings: Settings,
+        *,
+        jobs: Sequence[Job] = (),
+        services: Sequence[Callable[[], Awaitable[None]]] = (),
+        notifier: Notifier | None = None,
+    ) -> None:
+        self._executive = executive
+        self._jobs = list(jobs)
+        self._services = list(services)
+        self._settings = settings
+        self._home = Home(settings.home)
+        self._notifier = notifier or Notifier()
+        self._stopping = anyio.Event()
+        self._stop_reason = ""
+        self._signals_seen = 0
+        self._recent: list[dict[str, object]] = []
+        self._started_at = datetime.now(UTC).isoformat()
+        self._scheduler_next: dict[str, str] = {}
+
+    # --- entry points ---------------------------------------------------------------------
+    async def run_once(self) -> int:
+        """One iteration, then exit (for cron and tests)."""
+        log.info("daemon.starting", mode="once", pid=os.getpid(), home=str(self._home.root))
+        await self._executive.start()
+        try:
+            await self._iterate(1)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._executive.close()
+        log.info("daemon.stopped", mode="once")
+        return 0
+
+    async def run(self) -> int:
+        log.info("daemon.starting", mode="loop", pid=os.getpid(), home=str(self._home.root))
+        scheduler = None
+        try:
+            async with anyio.create_task_group() as tg:
+                # Signals first: a stop during a slow start-up is still a clean stop.
+                await tg.start(self._watch_signals, tg)
+                await self._executive.start()
+                scheduler = start_scheduler(self._jobs, self._settings.tz)
+                self._scheduler_next = next_runs(scheduler)
+                for service in self._services:
+                    tg.start_soon(service)
+                tg.start_soon(self._heartbeat)
+                self._notifier.ready("looking for work")
+                log.info("daemon.ready", jobs=self._scheduler_next)
+                await self._loop()
+                tg.cancel_scope.cancel()
+        finally:
+            if scheduler is not None and scheduler.running:
+                scheduler.shutdown(wait=False)
+            self._notifier.stopping()
+            with anyio.CancelScope(shield=True), anyio.move_on_after(30):
+                await self._executive.close()
+            log.info("daemon.stopped", reason=self._stop_reason or "loop ended")
+        return 0
+
+    # --- the loop ---------------------------------------------------------------------------
+    async def _loop(self) -> None:
+        number = 0
+        while not self._stopping.is_set():
+            number += 1
+            pace = await self._iterate(number)
+            self._notifier.watchdog()
+            delay = {
+                Pace.BUSY: 0.0,
+                Pace.IDLE: self._settings.idle_sleep_seconds,
+                Pace.UNHEALTHY: self._settings.unhealthy_sleep_seconds,
+                Pace.FAILED: self._settings.idle_sleep_seconds,
+            }[pace]
+            if delay:
+                with anyio.move_on_after(delay):
+                    await self._stopping.wait()
+            else:
+                await anyio.lowlevel.checkpoint()
+
+    async def _iterate(self, number: int) -> Pace:
+        started = time.monotonic()
+        with bound(iteration=number):
+            try:
+                pace = await self._executive.iterate(number)
+            except Exception as exc:
+                # Nothing in an iteration may end the process: log with context, pause, go on.
+                log.exception("iteration.failed", error=repr(exc))
+                pace = Pace.FAILED
+            duration_ms = round((time.monotonic() - started) * 1000)
+            log.debug("iteration.finished", pace=pace.value, duration_ms=duration_ms)
+        self._record(number, pace, duration_ms)
+        return pace
+
+    def _record(self, number: int, pace: Pace, duration_ms: int) -> None:
+        self._recent.append(
+            {
+                "iteration": number,
+                "finished_at": datetime.now(UTC).isoformat(),
+                "pace": pace.value,
+                "duration_ms": duration_ms,
+            }
+        )
+        self._recent = self._recent[-_RECENT:]
+        try:
+            write_json(
+                self._home.status_file,
+                {
+                    "pid": os.getpid(),
+                    "started_at": self._started_at,
+                    "stopping": self._stopping.is_set(),
+                    "jobs": self._scheduler_next,
+                    "recent_iterations": self._recent,
+                },
+                mode=0o600,
+            )
+        except OSError as exc:
+            log.warning("status.write_failed", path=str(self._home.status_file), error=str(exc))
+
+    # --- signals and liveness ------------------------------------------------------------------
+    async def _watch_signals(
+        self, tg: TaskGroup, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGUSR2) as signals:
+            # Handlers are installed: only now may readiness be announced.
+            task_status.started()
+            async for signum in signals:
+                self._signals_seen += 1
+                name = signal.Signals(signum).name
+                if self._signals_seen > 1:
+                    log.warning("shutdown.forced", signal=name)
+                    self._stop_reason = f"{name} (second signal)"
+                    tg.cancel_scope.cancel()
+                    return
+                self._notifier.stopping()
+                self._stopping.set()
+                if signum == signal.SIGUSR2:
+                    self._stop_reason = "SIGUSR2 (restart after the iteration)"
+                    log.info("shutdown.requested", signal=name, grace_seconds=None)
+                    continue
+                self._stop_reason = name
+                grace = self._settings.shutdown_grace_seconds
+                log.info("shutdown.requested", signal=name, grace_seconds=grace)
+                tg.start_soon(self._cancel_after, grace, tg.cancel_scope)
+
+    async def _cancel_after(self, grace: float, scope: CancelScope) -> None:
+        await anyio.sleep(grace)
+        log.warning("shutdown.grace_expired", grace_seconds=grace)
+        scope.cancel()
+
+    async def _heartbeat(self) -> None:
+        # The watchdog proves the event loop is alive even while a long iteration runs
+        # (a worker may take 45 minutes; WatchdogSec is 90 s).
+        interval = self._notifier.watchdog_seconds
+        if not self._notifier.enabled or interval is None:
+            return
+        while True:
+            await anyio.sleep(interval / 2)
+            self._notifier.watchdog()

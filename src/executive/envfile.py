@@ -1,0 +1,90 @@
+"""The ``.env.executive`` template, rendered from the settings themselves.
+
+``.env.executive.example`` and the file ``executive init`` writes both come from here, so
+a variable cannot be added to the code and forgotten in the template (a test compares).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import AliasChoices
+
+from executive.settings import Settings
+
+# The original's staged roll-out order: C first (write only, lowest risk), E last.
+_STAGE_ORDER = [
+    "V3_MEM_HOOK_POST_RUN",
+    "V3_MEM_HOOK_PRE_SPAWN",
+    "V3_MEM_HOOK_PRE_WORK",
+    "V3_MEM_HOOK_FAIL_DIAG",
+    "V3_MEM_HOOK_POST_RETRO",
+]
+
+_SECTIONS: list[tuple[str, list[str]]] = [
+    (
+        "Memory. Executive tier only: nothing in this file ever reaches a worker.\n"
+        "Hooks run only when the master switch AND their own flag are true. Turn them on one\n"
+        "at a time, in this order (the original's staged roll-out), auditing each for a week.",
+        ["V3_MEMORY_ENABLED", *_STAGE_ORDER],
+    ),
+    (
+        "Memory store scope and retrieval.",
+        [
+            "V3_MEM0_USER_ID",
+            "V3_MEM0_API_KEY",
+            "V3_MEM0_TOP_K",
+            "V3_MEM0_CONFIDENCE_FLOOR",
+            "V3_MEM0_ENV",
+            # Empty on purpose: an empty value is unset (the original's cohort bug).
+            "V3_MEM0_COHORT",
+        ],
+    ),
+]
+
+
+def _alias(name: str) -> str:
+    alias = Settings.model_fields[name].validation_alias
+    return str(alias.choices[0] if isinstance(alias, AliasChoices) else alias)
+
+
+def _default_text(name: str) -> str:
+    info = Settings.model_fields[name]
+    default: Any = info.get_default(call_default_factory=False)
+    if default is None or info.default_factory is not None:
+        return ""
+    if isinstance(default, bool):
+        return "true" if default else "false"
+    if isinstance(default, float) and default.is_integer():
+        return str(int(default))
+    return str(default)
+
+
+# The template says "off" out loud rather than leaving the master switch unset.
+_TEMPLATE_VALUES = {"V3_MEMORY_ENABLED": "false"}
+
+
+def render_env(values: Mapping[str, str] | None = None) -> str:
+    """Every variable with a one-line comment; ``values`` overrides the defaults shown."""
+    chosen = {**_TEMPLATE_VALUES, **(values or {})}
+    by_alias = {_alias(name): name for name in Settings.model_fields}
+    placed: set[str] = set()
+    blocks: list[str] = []
+    sections = [*_SECTIONS, ("Everything else, grouped as in settings.py.", [])]
+    for intro, variables in sections:
+        if not variables:
+            variables = [a for a in by_alias if a not in placed]
+        lines = [f"# {line}".rstrip() for line in intro.splitlines()]
+        for variable in variables:
+            field = by_alias[variable]
+            description = Settings.model_fields[field].description or ""
+            lines.append(f"# {description}")
+            lines.append(f"{variable}={chosen.get(variable, _default_text(field))}")
+            placed.add(variable)
+        blocks.append("\n".join(lines))
+    header = (
+        "# executive configuration. Copy to <home>/.env.executive (mode 0600).\n"
+        "# An empty value means unset: the default applies. The process environment wins.\n"
+    )
+    return header + "\n" + "\n\n".join(blocks) + "\n"

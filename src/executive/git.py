@@ -1,0 +1,85 @@
+"""The few git operations the daemon needs, through the git CLI (no library, no push ever)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+
+class GitError(RuntimeError):
+    pass
+
+
+def available() -> bool:
+    return shutil.which("git") is not None
+
+
+def run(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    if "push" in args:
+        # Pillar: the daemon commits, it never publishes.
+        raise GitError("executive never runs git push")
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={
+            "PATH": _path(),
+            "HOME": str(Path.home()),
+            "GIT_TERMINAL_PROMPT": "0",
+            "LC_ALL": "C",
+        },
+    )
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()}")
+    return proc
+
+
+def is_repo(path: Path) -> bool:
+    return (
+        path.is_dir()
+        and available()
+        and run(["rev-parse", "--is-inside-work-tree"], path, check=False).returncode == 0
+    )
+
+
+def init(path: Path) -> None:
+    run(["init", "-q", "-b", "main"], path)
+
+
+def status_clean(path: Path) -> tuple[bool, str]:
+    proc = run(["status", "--porcelain"], path, check=False)
+    if proc.returncode != 0:
+        return False, proc.stderr.strip() or "not a git repository"
+    return proc.stdout.strip() == "", proc.stdout.strip()
+
+
+def commit(path: Path, paths: list[Path], message: str) -> bool:
+    """Stage ``paths`` and commit them if anything changed. Returns whether it committed."""
+    existing = [str(p.relative_to(path)) for p in paths if p.exists()]
+    if not existing:
+        return False
+    run(["add", "--", *existing], path)
+    if run(["diff", "--cached", "--quiet"], path, check=False).returncode == 0:
+        return False
+    run(
+        [
+            "-c",
+            "user.name=executive",
+            "-c",
+            "user.email=executive@localhost",
+            "commit",
+            "-q",
+            "-m",
+            message,
+        ],
+        path,
+    )
+    return True
+
+
+def _path() -> str:
+    return os.environ.get("PATH", "/usr/bin:/bin")

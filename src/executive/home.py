@@ -1,0 +1,131 @@
+"""The agent's home: a git repository whose layout every part of the daemon agrees on.
+
+Only paths live here (no I/O beyond ``ensure``), so any layer may depend on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PRIORITIES = ("P0", "P1", "P2", "P3", "P4")
+
+
+@dataclass(frozen=True)
+class Home:
+    root: Path
+
+    # --- authored by people ---------------------------------------------------------------
+    @property
+    def env_file(self) -> Path:
+        return self.root / ".env.executive"
+
+    @property
+    def constitution(self) -> Path:
+        return self.root / "constitution.md"
+
+    @property
+    def capabilities(self) -> Path:
+        return self.root / "capabilities.yml"
+
+    # --- the workspace ----------------------------------------------------------------------
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def ondeck(self) -> Path:
+        return self.workspace / "ondeck"
+
+    @property
+    def in_progress(self) -> Path:
+        return self.workspace / "in-progress"
+
+    def priority_dir(self, priority: str) -> Path:
+        return self.in_progress / priority
+
+    @property
+    def completed(self) -> Path:
+        return self.workspace / "completed"
+
+    @property
+    def blocked(self) -> Path:
+        return self.workspace / "blocked"
+
+    @property
+    def needs_you(self) -> Path:
+        return self.workspace / "needs-you.md"
+
+    # --- ledgers and learning (committed) -----------------------------------------------------
+    @property
+    def ledgers(self) -> Path:
+        return self.root / "ledgers"
+
+    @property
+    def work_ledger(self) -> Path:
+        return self.ledgers / "work-ledger.jsonl"
+
+    @property
+    def harvest_runs(self) -> Path:
+        return self.ledgers / "harvest-runs"
+
+    @property
+    def worker_logs(self) -> Path:
+        return self.ledgers / "worker-logs"
+
+    @property
+    def retrospectives(self) -> Path:
+        return self.root / "learning" / "retrospectives"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.root / "memory" / "snapshots"
+
+    # --- derived state (git-ignored) ----------------------------------------------------------
+    @property
+    def state(self) -> Path:
+        return self.root / ".state"
+
+    @property
+    def store_dir(self) -> Path:
+        return self.state / "store"
+
+    @property
+    def mem0_dir(self) -> Path:
+        return self.state / "mem0"
+
+    @property
+    def pids(self) -> Path:
+        return self.state / "pids"
+
+    @property
+    def socket(self) -> Path:
+        return self.state / "executive.sock"
+
+    @property
+    def daemon_pid(self) -> Path:
+        return self.state / "daemon.pid"
+
+    @property
+    def status_file(self) -> Path:
+        return self.state / "status.json"
+
+    def layout(self) -> list[Path]:
+        """The folders a home must have."""
+        return [
+            self.ondeck,
+            *(self.priority_dir(p) for p in PRIORITIES),
+            self.completed,
+            self.blocked,
+            self.harvest_runs,
+            self.worker_logs,
+            self.retrospectives,
+            self.snapshots,
+            self.state,
+            self.pids,
+        ]
+
+    def ensure(self) -> None:
+        for folder in self.layout():
+            folder.mkdir(parents=True, exist_ok=True)
+        self.state.chmod(0o700)

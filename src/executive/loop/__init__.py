@@ -1,0 +1,1 @@
+"""The executive loop: iteration phases, work selection, outcomes, retrospectives."""

@@ -1,0 +1,1 @@
+"""Memory: taxonomy, envelope, store adapters, the harvester (one writer) and the reader."""

@@ -1,0 +1,1 @@
+"""The workspace: goal bundles, their lifecycle folders, the work ledger and needs-you."""

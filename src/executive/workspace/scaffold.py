@@ -1,0 +1,102 @@
+"""``executive init``: a new agent home, ready for ``executive doctor`` and ``executive run``."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from executive import git
+from executive.envfile import render_env
+from executive.home import Home
+
+# The original's go-live state: master on, B to E on, A off (audit only, costs retrievals).
+GO_LIVE = {
+    "V3_MEMORY_ENABLED": "true",
+    "V3_MEM_HOOK_POST_RUN": "true",
+    "V3_MEM_HOOK_PRE_SPAWN": "true",
+    "V3_MEM_HOOK_PRE_WORK": "false",
+    "V3_MEM_HOOK_FAIL_DIAG": "true",
+    "V3_MEM_HOOK_POST_RETRO": "true",
+}
+
+_EXAMPLE_BUNDLES = ("hello-world",)
+_DEMO_BUNDLES = ("demo-greeting", "demo-flaky-fetch")
+
+
+@dataclass
+class Scaffolded:
+    home: Path
+    created: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def _templates() -> resources.abc.Traversable:
+    return resources.files("executive.workspace") / "templates"
+
+
+def new_user_id() -> str:
+    return f"agent-{secrets.token_hex(4)}"
+
+
+def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
+    """Create (or complete) an agent home. Existing files are never overwritten."""
+    root = root.expanduser().resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    home = Home(root)
+    result = Scaffolded(root)
+    if not git.is_repo(root):
+        git.init(root)
+        result.created.append(".git")
+    home.ensure()
+
+    values = {"V3_MEM0_USER_ID": new_user_id()}
+    if demo:
+        # The demo runs shell-script workers and shows memory working end to end.
+        values |= GO_LIVE | {"WORKER_VENDOR": "command", "IDLE_SLEEP_SECONDS": "10"}
+    _write_new(result, home.env_file, render_env(values), mode=0o600)
+    _write_new(result, root / ".gitignore", _read("gitignore"))
+    _write_new(result, home.constitution, _read("constitution.md"))
+    _write_new(result, home.needs_you, _read("needs-you.md"))
+    for name in _EXAMPLE_BUNDLES + (_DEMO_BUNDLES if demo else ()):
+        _copy_bundle(result, name, home.ondeck / name)
+    for folder in home.layout():
+        if folder.is_relative_to(home.state):
+            continue
+        keep = folder / ".gitkeep"
+        if not any(folder.iterdir()):
+            keep.touch()
+    git.commit(root, [root], "chore(executive): scaffold agent home")
+    return result
+
+
+def _read(name: str) -> str:
+    return (_templates() / name).read_text()
+
+
+def _write_new(result: Scaffolded, path: Path, text: str, *, mode: int = 0o644) -> None:
+    rel = str(path.relative_to(result.home))
+    if path.exists():
+        result.kept.append(rel)
+        return
+    path.write_text(text)
+    path.chmod(mode)
+    result.created.append(rel)
+
+
+def _copy_bundle(result: Scaffolded, name: str, target: Path) -> None:
+    rel = str(target.relative_to(result.home))
+    if target.exists() or _bundle_exists_anywhere(Home(result.home), name):
+        result.kept.append(rel)
+        return
+    source = _templates() / "bundles" / name
+    with resources.as_file(source) as folder:
+        shutil.copytree(folder, target)
+    result.created.append(rel)
+
+
+def _bundle_exists_anywhere(home: Home, name: str) -> bool:
+    roots = [home.ondeck, home.completed, home.blocked, *home.in_progress.glob("P?")]
+    return any((r / name).exists() for r in roots)

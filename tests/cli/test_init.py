@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+import stat
+
+from tests.conftest import run_cli
+
+
+def test_init_makes_a_home_that_doctor_accepts(tmp_path):
+    home = tmp_path / "agent"
+    created = run_cli("init", str(home))
+    assert created.returncode == 0, created.stderr
+    doctor = run_cli("--home", str(home), "doctor", "--json")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    checks = json.loads(doctor.stdout)
+    assert all(c["ok"] or c["warning"] for c in checks)
+    for name in ["home layout", "home is a git repository", ".env.executive is private"]:
+        assert any(c["name"] == name and c["ok"] for c in checks), name
+
+
+def test_init_layout_git_and_private_env(tmp_path):
+    home = tmp_path / "agent"
+    assert run_cli("init", str(home)).returncode == 0
+    for folder in [
+        "workspace/ondeck",
+        "workspace/in-progress/P0",
+        "workspace/in-progress/P4",
+        "workspace/completed",
+        "workspace/blocked",
+        "ledgers/harvest-runs",
+        "learning/retrospectives",
+        "memory/snapshots",
+        ".state",
+    ]:
+        assert (home / folder).is_dir(), folder
+    env = (home / ".env.executive").read_text()
+    assert stat.S_IMODE((home / ".env.executive").stat().st_mode) == 0o600
+    user_line = next(line for line in env.splitlines() if line.startswith("V3_MEM0_USER_ID="))
+    assert len(user_line.split("=", 1)[1]) > 6
+    assert ".state/" in (home / ".gitignore").read_text()
+    assert ".env.executive" in (home / ".gitignore").read_text()
+    assert (home / "constitution.md").read_text().count("\n1. ") == 1
+    assert (home / "workspace/ondeck/hello-world/PROMPT.md").is_file()
+    log = run_cli("--home", str(home), "status", "--json")
+    assert json.loads(log.stdout)["queue"]["ondeck"] == 1
+
+
+def test_init_twice_keeps_what_exists(tmp_path):
+    home = tmp_path / "agent"
+    run_cli("init", str(home))
+    before = (home / ".env.executive").read_text()
+    again = run_cli("init", str(home))
+    assert again.returncode == 0
+    assert "kept    .env.executive" in again.stdout
+    assert (home / ".env.executive").read_text() == before
+
+
+def test_doctor_fails_with_a_fix_when_the_home_is_missing(tmp_path):
+    result = run_cli("--home", str(tmp_path / "nowhere"), "doctor")
+    assert result.returncode == 1
+    assert "FAIL" in result.stdout
+    assert "fix: executive init" in result.stdout
+
+
+def test_status_reports_hooks_and_why(tmp_path):
+    home = tmp_path / "agent"
+    run_cli("init", str(home))
+    report = json.loads(
+        run_cli(
+            "--home",
+            str(home),
+            "status",
+            "--json",
+            env={"V3_MEMORY_ENABLED": "true", "V3_MEM_HOOK_POST_RUN": "TRUE"},
+        ).stdout
+    )
+    assert report["hooks"]["post-run-harvest"] == {
+        "on": True,
+        "flag": "V3_MEM_HOOK_POST_RUN",
+        "reason": "on",
+    }
+    assert report["hooks"]["pre-spawn-pack"]["reason"] == "V3_MEM_HOOK_PRE_SPAWN off"
+    assert report["daemon"]["running"] is False
+    assert report["next_snapshot"].endswith("+00:00")

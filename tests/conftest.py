@@ -1,0 +1,95 @@
+"""Shared fixtures: real homes on temp dirs, the real CLI in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXECUTIVE = [sys.executable, "-m", "executive"]
+
+# Variables a developer's shell might carry that would change what a test sees.
+_SCRUB_PREFIXES = ("V3_", "MEM0_", "EXECUTIVE_", "NOTIFY_SOCKET", "WATCHDOG_")
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB_PREFIXES)}
+    env.pop("AGENT_PATH", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["EXECUTIVE_LOG_FORMAT"] = "json"
+    env.update(extra or {})
+    return env
+
+
+def run_cli(
+    *args: str, env: Mapping[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*EXECUTIVE, *args],
+        env=clean_env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def json_lines(text: str) -> list[dict]:
+    """Parse every line as JSON; a line that is not JSON fails the test."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            pytest.fail(f"stdout line {number} is not JSON: {line!r}")
+    return records
+
+
+def events(records: list[dict], name: str) -> list[dict]:
+    return [r for r in records if r.get("event") == name]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A fresh, scaffolded agent home (memory off, production template)."""
+    from executive.workspace.scaffold import scaffold
+
+    return scaffold(tmp_path / "home").home
+
+
+def set_env(home: Path, **values: str) -> None:
+    """Rewrite variables in the home's .env.executive (appending those not present)."""
+    env_file = home / ".env.executive"
+    lines = env_file.read_text().splitlines()
+    pending = dict(values)
+    out = []
+    for line in lines:
+        key = line.split("=", 1)[0] if "=" in line and not line.startswith("#") else None
+        if key in pending:
+            out.append(f"{key}={pending.pop(key)}")
+        else:
+            out.append(line)
+    out.extend(f"{k}={v}" for k, v in pending.items())
+    env_file.write_text("\n".join(out) + "\n")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for key in list(os.environ):
+        if key.startswith(_SCRUB_PREFIXES) or key == "AGENT_PATH":
+            monkeypatch.delenv(key, raising=False)
+    yield

@@ -1,0 +1,120 @@
+"""The real daemon in a real process: signals, readiness, JSON lines, redaction."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import time
+
+import pytest
+
+from tests.conftest import events, json_lines, set_env
+from tests.daemonproc import Daemon
+
+
+@pytest.fixture
+def idle_env():
+    return {"IDLE_SLEEP_SECONDS": "30", "EXECUTIVE_SHUTDOWN_GRACE_SECONDS": "5"}
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signal_stops_the_idle_daemon_cleanly(home, idle_env, signum):
+    daemon = Daemon(home, idle_env)
+    try:
+        daemon.wait_for("daemon.ready")
+        started = time.monotonic()
+        daemon.signal(signum)
+        assert daemon.wait(timeout=10) == 0
+        assert time.monotonic() - started < 5
+    finally:
+        daemon.kill()
+    records = json_lines("".join(daemon.lines))
+    [requested] = events(records, "shutdown.requested")
+    assert requested["signal"] == signum.name
+    assert events(records, "daemon.stopped")
+    assert "Traceback" not in daemon.stderr
+
+
+def test_sigusr2_exits_zero_after_the_iteration(home, idle_env):
+    daemon = Daemon(home, idle_env)
+    try:
+        daemon.wait_for("daemon.ready")
+        daemon.signal(signal.SIGUSR2)
+        assert daemon.wait(timeout=10) == 0
+    finally:
+        daemon.kill()
+    stopped = events(json_lines("".join(daemon.lines)), "daemon.stopped")
+    assert stopped[0]["reason"].startswith("SIGUSR2")
+
+
+def test_ready_watchdog_and_stopping_reach_the_notify_socket(home, tmp_path, idle_env):
+    path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(20)
+    daemon = Daemon(home, {**idle_env, "NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "400000"})
+    messages: list[str] = []
+    try:
+        while "READY=1" not in "\n".join(messages):
+            messages.append(sock.recv(4096).decode())
+        while messages.count("WATCHDOG=1") < 2:
+            messages.append(sock.recv(4096).decode())
+        daemon.signal(signal.SIGTERM)
+        while "STOPPING=1" not in messages:
+            messages.append(sock.recv(4096).decode())
+        assert daemon.wait(timeout=10) == 0
+    finally:
+        daemon.kill()
+        sock.close()
+    ready = next(m for m in messages if m.startswith("READY=1"))
+    assert messages.index(ready) < messages.index("WATCHDOG=1") < messages.index("STOPPING=1")
+
+
+def test_every_stdout_line_is_json_and_no_secret_leaks(home, idle_env):
+    secret = "m0-supersecretvalue0123456789"
+    token = "tok-abcdef123456"
+    set_env(home, V3_MEM0_API_KEY=secret)
+    # A queued bundle named after the secret makes the daemon log it (queue.seen), so the
+    # test proves redaction rather than the absence of an occasion to leak.
+    (home / "workspace" / "ondeck" / f"leak-{token}").mkdir()
+    daemon = Daemon(home, {**idle_env, "SERVICE_TOKEN": token})
+    try:
+        daemon.wait_for("daemon.ready")
+        daemon.wait_for("queue.seen")
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(timeout=10) == 0
+    finally:
+        daemon.kill()
+    output = "".join(daemon.lines) + daemon.stderr
+    json_lines("".join(daemon.lines))
+    assert secret not in output
+    assert token not in output
+    assert "[REDACTED]" in output
+
+
+def test_run_once_runs_one_iteration_and_exits(home):
+    from tests.conftest import run_cli
+
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 0, result.stderr
+    records = json_lines(result.stdout)
+    assert len(events(records, "daemon.starting")) == 1
+    assert events(records, "daemon.stopped")
+    status = json.loads((home / ".state" / "status.json").read_text())
+    assert status["recent_iterations"][0]["iteration"] == 1
+
+
+def test_a_second_daemon_on_the_same_home_is_refused(home, idle_env):
+    first = Daemon(home, idle_env)
+    try:
+        first.wait_for("daemon.ready")
+        from tests.conftest import run_cli
+
+        second = run_cli("--home", str(home), "run", "--once")
+        assert second.returncode == 1
+        assert "another executive daemon" in second.stderr
+        first.signal(signal.SIGTERM)
+        assert first.wait(timeout=10) == 0
+    finally:
+        first.kill()

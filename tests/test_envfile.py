@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from executive.envfile import render_env
+from executive.settings import variable_names
+from tests.conftest import REPO
+
+
+def test_example_file_is_the_rendered_template():
+    # Regenerate with: python -c "from executive.envfile import render_env; print(render_env(), end='')" > .env.executive.example
+    assert (REPO / ".env.executive.example").read_text() == render_env()
+
+
+def test_every_variable_has_a_comment_and_a_line():
+    lines = render_env().splitlines()
+    for name in variable_names():
+        if name == "AGENT_PATH":  # an alias of EXECUTIVE_HOME
+            continue
+        index = next(i for i, line in enumerate(lines) if line.startswith(f"{name}="))
+        assert lines[index - 1].startswith("# ") and len(lines[index - 1]) > 4, name
+
+
+def test_master_and_hooks_off_in_stage_order_and_cohort_empty():
+    lines = [line for line in render_env().splitlines() if not line.startswith("#")]
+    flags = [line for line in lines if line.startswith(("V3_MEMORY_ENABLED", "V3_MEM_HOOK_"))]
+    assert flags == [
+        "V3_MEMORY_ENABLED=false",
+        "V3_MEM_HOOK_POST_RUN=false",
+        "V3_MEM_HOOK_PRE_SPAWN=false",
+        "V3_MEM_HOOK_PRE_WORK=false",
+        "V3_MEM_HOOK_FAIL_DIAG=false",
+        "V3_MEM_HOOK_POST_RETRO=false",
+    ]
+    assert "V3_MEM0_COHORT=" in lines

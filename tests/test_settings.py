@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from executive.settings import HOOK_FLAGS, SettingsError, load_settings, variable_names
+from tests.conftest import run_cli
+
+
+def write_env(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".env.executive").write_text(text)
+
+
+def test_empty_values_fall_back_to_defaults(tmp_path, monkeypatch):
+    write_env(
+        tmp_path,
+        "V3_MEM0_COHORT=\nV3_MEM0_TOP_K=\nV3_MEM0_ENV=\nV3_MEM0_USER_ID=\n"
+        "IDLE_SLEEP_SECONDS=\nV3_MEM_HOOK_POST_RUN=\nEXECUTIVE_TIMEZONE=\n",
+    )
+    monkeypatch.setenv("V3_MEM0_CONFIDENCE_FLOOR", "")
+    settings = load_settings(tmp_path)
+    assert settings.cohort is None
+    assert settings.top_k == 10
+    assert settings.env == "prod"
+    assert settings.user_id is None
+    assert settings.idle_sleep_seconds == 30
+    assert settings.hook_post_run is False
+    assert settings.confidence_floor == 0.7
+    assert settings.timezone == "UTC"
+
+
+def test_every_variable_is_unset_when_empty(tmp_path, monkeypatch):
+    # The whole class of the original's cohort bug: no variable may read "" as a value.
+    for name in variable_names():
+        monkeypatch.setenv(name, "")
+    settings = load_settings(tmp_path)
+    assert settings.home == tmp_path.resolve()
+    assert settings.memory_enabled is None
+    assert settings.mem0_api_key is None
+
+
+@pytest.mark.parametrize("raw", ["true", "TRUE", "True", " true "])
+def test_flags_read_true_in_any_case(tmp_path, monkeypatch, raw):
+    monkeypatch.setenv("V3_MEMORY_ENABLED", raw)
+    monkeypatch.setenv("V3_MEM_HOOK_PRE_SPAWN", raw)
+    settings = load_settings(tmp_path)
+    assert settings.hooks_master_on
+    assert settings.hook_flag("pre-spawn-pack")
+
+
+@pytest.mark.parametrize("raw", ["false", "FALSE", "False"])
+def test_flags_read_false_in_any_case(tmp_path, monkeypatch, raw):
+    monkeypatch.setenv("V3_MEMORY_ENABLED", raw)
+    settings = load_settings(tmp_path)
+    assert settings.memory_enabled is False
+    assert not settings.hooks_master_on
+    assert not settings.surface_memory_on
+
+
+def test_master_unset_is_off_for_hooks_and_on_for_the_surface(tmp_path):
+    settings = load_settings(tmp_path)
+    assert not settings.hooks_master_on
+    assert settings.surface_memory_on
+
+
+def test_process_environment_wins_over_the_file(tmp_path, monkeypatch):
+    write_env(tmp_path, "V3_MEM0_TOP_K=7\nV3_MEM0_ENV=dev\n")
+    monkeypatch.setenv("V3_MEM0_TOP_K", "3")
+    settings = load_settings(tmp_path)
+    assert settings.top_k == 3
+    assert settings.env == "dev"
+
+
+def test_invalid_values_are_all_named_with_value_and_reason(tmp_path, monkeypatch):
+    write_env(tmp_path, "V3_MEM0_TOP_K=lots\nV3_MEM_HOOK_POST_RUN=yes\n")
+    monkeypatch.setenv("EXECUTIVE_TIMEZONE", "Mars/Olympus")
+    monkeypatch.setenv("V3_MEM0_CONFIDENCE_FLOOR", "1.5")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path)
+    problems = {variable: (value, why) for variable, value, why in caught.value.problems}
+    assert problems["V3_MEM0_TOP_K"][0] == "lots"
+    assert "integer" in problems["V3_MEM0_TOP_K"][1]
+    assert problems["V3_MEM_HOOK_POST_RUN"] == ("yes", "must be true or false")
+    assert problems["EXECUTIVE_TIMEZONE"][0] == "Mars/Olympus"
+    assert "1.5" in problems["V3_MEM0_CONFIDENCE_FLOOR"][0]
+    assert "less than or equal to 1" in problems["V3_MEM0_CONFIDENCE_FLOOR"][1]
+
+
+def test_a_secret_value_is_never_echoed_in_the_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTIVE_QDRANT_API_KEY", "x" * 3000)  # fine as a value
+    monkeypatch.setenv("V3_MEM0_COHORT", "has spaces")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path)
+    assert "x" * 100 not in str(caught.value)
+    assert "V3_MEM0_COHORT='has spaces'" in str(caught.value)
+
+
+def test_output_root_must_be_outside_the_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTIVE_OUTPUT_ROOT", str(tmp_path / "inside"))
+    with pytest.raises(SettingsError, match="outside the agent home"):
+        load_settings(tmp_path)
+
+
+def test_default_output_root_sits_beside_the_home(tmp_path):
+    settings = load_settings(tmp_path / "agent")
+    assert settings.outputs == tmp_path.resolve() / "agent-outputs"
+
+
+def test_platform_store_needs_a_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTIVE_STORE", "platform")
+    with pytest.raises(SettingsError, match="V3_MEM0_API_KEY"):
+        load_settings(tmp_path)
+
+
+def test_every_hook_has_its_original_flag():
+    assert list(HOOK_FLAGS.values()) == [
+        "V3_MEM_HOOK_PRE_WORK",
+        "V3_MEM_HOOK_PRE_SPAWN",
+        "V3_MEM_HOOK_POST_RUN",
+        "V3_MEM_HOOK_FAIL_DIAG",
+        "V3_MEM_HOOK_POST_RETRO",
+    ]
+
+
+def test_reference_variables_are_all_read():
+    names = set(variable_names())
+    for name in [
+        "V3_MEMORY_ENABLED",
+        "V3_MEM0_API_KEY",
+        "V3_MEM0_USER_ID",
+        "V3_MEM0_TOP_K",
+        "V3_MEM0_CONFIDENCE_FLOOR",
+        "V3_MEM0_ENV",
+        "V3_MEM0_COHORT",
+        "IDLE_SLEEP_SECONDS",
+        "UNHEALTHY_SLEEP_SECONDS",
+        "WORKER_VENDOR",
+        "WORKER_TIMEOUT_MS",
+        "MODEL",
+        "AGENT_PATH",
+        "MAX_TURNS_PER_STEP",
+        "BREAKDOWN_THRESHOLD_TURNS",
+        *HOOK_FLAGS.values(),
+    ]:
+        assert name in names, name
+
+
+def test_start_up_with_invalid_values_prints_one_message_and_exits_2(home):
+    result = run_cli(
+        "--home",
+        str(home),
+        "run",
+        "--once",
+        env={"V3_MEM0_TOP_K": "abc", "IDLE_SLEEP_SECONDS": "-4", "V3_MEM0_API_KEY": ""},
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("executive: invalid configuration:")
+    assert "V3_MEM0_TOP_K='abc'" in result.stderr
+    assert "IDLE_SLEEP_SECONDS='-4'" in result.stderr
+    assert result.stdout == ""
