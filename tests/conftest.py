@@ -82,8 +82,9 @@ def set_env(home: Path, **values: str) -> None:
     env_file.write_text("\n".join(out) + "\n")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
+    # Session scope lets expensive async fixtures (a filled store) be shared by module.
     return "asyncio"
 
 

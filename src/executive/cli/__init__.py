@@ -1,6 +1,7 @@
 """The ``executive`` command: thin typer commands that parse, call and print."""
 
 from executive.cli import daemon as _daemon  # noqa: F401  (registers commands)
+from executive.cli import memory as _memory  # noqa: F401
 from executive.cli.app import app
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
@@ -13,6 +14,9 @@ from executive.daemon.supervisor import Supervisor
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
+from executive.memory import remote
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.surface import MemorySurface
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -43,10 +47,14 @@ def daemon_lock(home: Home) -> Iterator[None]:
 
 
 def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
-    executive = Executive(settings)
+    home = Home(settings.home)
+    runtime = MemoryRuntime(settings)
+    surface = MemorySurface(runtime)
+    executive = Executive(settings, runtime)
     hour, minute = settings.snapshot_hour_minute
     jobs = [Job("daily-snapshot", _snapshot_slot, daily(hour, minute, settings.tz))]
-    return Supervisor(executive, settings, jobs=jobs, notifier=notifier)
+    services: list[Callable[[], Awaitable[None]]] = [partial(remote.serve, surface, home.socket)]
+    return Supervisor(executive, settings, jobs=jobs, services=services, notifier=notifier)
 
 
 async def _snapshot_slot() -> str:

@@ -5,15 +5,17 @@ from __future__ import annotations
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.pace import Pace
+from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings
 
 log = get_logger(__name__)
 
 
 class Executive:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, memory: MemoryRuntime) -> None:
         self._settings = settings
         self._home = Home(settings.home)
+        self._memory = memory
 
     async def start(self) -> None:
         self._home.ensure()
@@ -24,4 +26,4 @@ class Executive:
         return Pace.IDLE
 
     async def close(self) -> None:
-        return None
+        await self._memory.close()

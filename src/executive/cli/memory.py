@@ -1,0 +1,199 @@
+"""``executive mem``: search, read and write memory; JSON with ``--json``, tables otherwise."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from executive.cli.app import app, emit_json, fail, load
+from executive.home import Home
+from executive.logs import configure_logging
+from executive.memory.remote import RemoteSurface, daemon_listening
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.surface import MemorySurface, SurfaceError
+from executive.settings import Settings
+
+mem = typer.Typer(help="Read and write memory (the executive's one surface).", no_args_is_help=True)
+app.add_typer(mem, name="mem")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+@asynccontextmanager
+async def open_surface(settings: Settings) -> AsyncIterator[MemorySurface | RemoteSurface]:
+    """The running daemon's surface when there is one, else the store opened here."""
+    home = Home(settings.home)
+    if daemon_listening(home.socket):
+        yield RemoteSurface(home.socket)
+        return
+    runtime = MemoryRuntime(settings)
+    surface = MemorySurface(runtime)
+    try:
+        yield surface
+    finally:
+        with anyio.CancelScope(shield=True):
+            await runtime.close()
+
+
+def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    settings = load(ctx)
+    # stdout carries the command's answer; log lines go to stderr.
+    configure_logging(
+        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
+    )
+
+    async def run() -> dict[str, Any]:
+        async with open_surface(settings) as surface:
+            return await surface.call(op, args)
+
+    try:
+        return anyio.run(run)
+    except SurfaceError as exc:
+        emit_json(exc.as_dict())
+        raise typer.Exit(1) from None
+
+
+def parse_json(raw: str, what: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        emit_json({"ok": False, "error": f"{what} is not valid JSON: {exc}"})
+        raise typer.Exit(1) from None
+
+
+def payload_items(payload: str | None, batch: str | None) -> list[Any]:
+    if (payload is None) == (batch is None):
+        fail("give exactly one of --payload JSON or --batch JSON")
+    if payload is not None:
+        return [parse_json(payload, "--payload")]
+    items = parse_json(batch or "", "--batch")
+    if not isinstance(items, list):
+        emit_json({"ok": False, "error": "--batch must be a JSON array of payloads"})
+        raise typer.Exit(1)
+    return items
+
+
+def print_records(records: list[dict[str, Any]], empty: str = "(no memories matched)") -> None:
+    if not records:
+        typer.echo(empty)
+        return
+    for r in records:
+        meta = r.get("metadata", {})
+        score = f"[{r['score']:.3f}] " if r.get("score") is not None else ""
+        typer.echo(f"{score}({meta.get('type', '?')}/{meta.get('importance', '?')}) {r['text']}")
+        typer.echo(f"    id={r['id']}  app={r.get('app_id', '-')}  run={r.get('run_id', '-')}")
+    typer.echo(f"{len(records)} result(s).")
+
+
+def show(result: dict[str, Any], as_json: bool, human: Callable[[dict[str, Any]], None]) -> None:
+    if as_json:
+        emit_json(result)
+    else:
+        human(result)
+
+
+@mem.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Option("--query", "-q", help="A full question or statement.")],
+    app_id: Annotated[str | None, typer.Option(help="Only this app id.")] = None,
+    run_id: Annotated[str | None, typer.Option(help="Only this run id.")] = None,
+    type: Annotated[str | None, typer.Option("--type", help="Only this memory type.")] = None,
+    top_k: Annotated[int | None, typer.Option(help="Results (default V3_MEM0_TOP_K).")] = None,
+    min_confidence: Annotated[
+        float | None, typer.Option(help="Floor on stored confidence.")
+    ] = None,
+    env: Annotated[str | None, typer.Option(help="Only this env (test, dev, prod).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Semantic search, ranked by score; filters apply to scope and stored metadata."""
+    args = {
+        "query": query,
+        "app_id": app_id,
+        "run_id": run_id,
+        "type": type,
+        "top_k": top_k,
+        "min_confidence": min_confidence,
+        "env": env,
+    }
+    result = call(ctx, "search", {k: v for k, v in args.items() if v is not None})
+    show(result, as_json, lambda r: print_records(r["results"]))
+
+
+@mem.command()
+def get(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """One memory, as JSON."""
+    emit_json(call(ctx, "get", {"id": memory_id}))
+
+
+@mem.command()
+def history(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """A memory's version trail, as JSON."""
+    emit_json(call(ctx, "history", {"id": memory_id}))
+
+
+@mem.command("list")
+def list_(
+    ctx: typer.Context,
+    app_id: Annotated[str | None, typer.Option(help="Only this app id.")] = None,
+    env: Annotated[str | None, typer.Option(help="Only this env.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Every memory of this installation: complete, no silent cap."""
+    args = {k: v for k, v in {"app_id": app_id, "env": env}.items() if v is not None}
+    result = call(ctx, "list", args)
+    show(result, as_json, lambda r: print_records(r["results"], "(the store is empty)"))
+
+
+@mem.command()
+def validate(
+    ctx: typer.Context,
+    payload: Annotated[str | None, typer.Option(help="One payload, JSON.")] = None,
+    batch: Annotated[str | None, typer.Option(help="A JSON array of payloads.")] = None,
+) -> None:
+    """Stamp defaults and list every rejection; exit 1 if any."""
+    result = call(ctx, "validate", {"items": payload_items(payload, batch)})
+    emit_json(result)
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+@mem.command()
+def add(
+    ctx: typer.Context,
+    payload: Annotated[str | None, typer.Option(help="One payload, JSON.")] = None,
+    batch: Annotated[str | None, typer.Option(help="A JSON array of payloads.")] = None,
+) -> None:
+    """Stamp, validate all, write each, confirm durable, ledger; exit 1 unless all succeeded."""
+    result = call(ctx, "add", {"items": payload_items(payload, batch)})
+    emit_json(result)
+    if not result.get("ok"):
+        raise typer.Exit(1)
+
+
+@mem.command()
+def update(
+    ctx: typer.Context,
+    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    text: Annotated[str | None, typer.Option(help="New text.")] = None,
+    importance: Annotated[str | None, typer.Option(help="New importance.")] = None,
+) -> None:
+    """Change a memory's text or importance (metadata is merged, not replaced)."""
+    args = {
+        k: v
+        for k, v in {"id": memory_id, "text": text, "importance": importance}.items()
+        if v is not None
+    }
+    emit_json(call(ctx, "update", args))
+
+
+@mem.command()
+def delete(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Delete a memory (recorded in the ledger, so a rebuild does not bring it back)."""
+    emit_json(call(ctx, "delete", {"id": memory_id}))

@@ -1,0 +1,252 @@
+"""classify: everything that is wrong with a payload, as (field, reason) pairs.
+
+Every rule of the original validator, plus what its docs promised and its code did not
+(unknown fields are rejected), plus the taxonomy's confidence range per type. Nothing is
+sent to a store until a payload (and every payload of its batch) has no rejection.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from executive.memory.envelope import METADATA_FIELDS, TOP_LEVEL_FIELDS, Payload
+from executive.memory.taxonomy import (
+    AGENT_ID,
+    CONTENT_KEY,
+    EXPIRES_AT,
+    MAX_TAGS,
+    RESERVED_APP_IDS,
+    SKILL_APP_PREFIX,
+    SUPPORTED_SCHEMA_MAJOR,
+    TAG,
+    TYPE_RULES,
+    Actor,
+    Category,
+    Env,
+    Importance,
+    MemoryType,
+    Outcome,
+    Trigger,
+    WorkerVendor,
+    run_id_date,
+    valid_app_id,
+)
+
+
+class Rejection(NamedTuple):
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
+
+
+class Rejected(ValueError):
+    """A payload (or a batch) that may not be written. ``rejections`` names every problem."""
+
+    def __init__(self, rejections: list[Rejection], index: int | None = None) -> None:
+        self.rejections = rejections
+        self.index = index
+        where = f"item {index}: " if index is not None else ""
+        super().__init__(where + "; ".join(str(r) for r in rejections))
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "field": r.field,
+                "reason": r.reason,
+                **({"item": self.index} if self.index is not None else {}),
+            }
+            for r in self.rejections
+        ]
+
+
+def _blank(value: Any) -> bool:
+    return not isinstance(value, str) or not value.strip()
+
+
+def _enum(
+    rejections: list[Rejection],
+    meta: dict[str, Any],
+    name: str,
+    allowed: type,
+    *,
+    required: bool = True,
+) -> None:
+    value = meta.get(name)
+    if value is None:
+        if required:
+            rejections.append(Rejection(f"metadata.{name}", "is required"))
+        return
+    values = [e.value for e in allowed]  # type: ignore[attr-defined]
+    if value not in values:
+        rejections.append(
+            Rejection(f"metadata.{name}", f"{value!r} is not one of {', '.join(values)}")
+        )
+
+
+def classify(raw: Any) -> list[Rejection]:
+    """Every rejection of a (stamped) payload; an empty list means it may be written."""
+    if not isinstance(raw, dict):
+        return [Rejection("payload", "must be a JSON object")]
+    out: list[Rejection] = []
+    out += [Rejection(k, "unknown field") for k in sorted(set(raw) - TOP_LEVEL_FIELDS)]
+    if _blank(raw.get("text")):
+        out.append(Rejection("text", "must be a non-empty string"))
+    if _blank(raw.get("user_id")):
+        out.append(Rejection("user_id", "must be set (V3_MEM0_USER_ID)"))
+    if raw.get("agent_id") != AGENT_ID:
+        out.append(Rejection("agent_id", f"must be {AGENT_ID!r}"))
+    out += _app_id(raw.get("app_id"))
+    run_id = raw.get("run_id")
+    if _blank(run_id):
+        out.append(Rejection("run_id", "is required"))
+    elif run_id_date(run_id) is None:
+        out.append(Rejection("run_id", "must start with a date, YYYY-MM-DD"))
+    if not isinstance(raw.get("immutable"), bool):
+        out.append(Rejection("immutable", "must be true or false"))
+    meta = raw.get("metadata")
+    if not isinstance(meta, dict):
+        out.append(Rejection("metadata", "must be an object"))
+        return out
+    out += _metadata(meta, raw)
+    return out
+
+
+def _app_id(app_id: Any) -> list[Rejection]:
+    if _blank(app_id):
+        return [Rejection("app_id", "is required")]
+    if valid_app_id(app_id):
+        return []
+    if app_id.startswith("_"):
+        allowed = ", ".join(sorted(RESERVED_APP_IDS)) + f", {SKILL_APP_PREFIX}<slug>"
+        return [Rejection("app_id", f"{app_id!r} is not a reserved id ({allowed})")]
+    return [Rejection("app_id", f"{app_id!r} is not a lowercase-kebab bundle slug")]
+
+
+def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
+    out = [Rejection(f"metadata.{k}", "unknown field") for k in sorted(set(meta) - METADATA_FIELDS)]
+    version = meta.get("schema_version")
+    if _blank(version):
+        out.append(Rejection("metadata.schema_version", "is required"))
+    elif version.split(".")[0] != SUPPORTED_SCHEMA_MAJOR:
+        out.append(
+            Rejection("metadata.schema_version", f"major version must be {SUPPORTED_SCHEMA_MAJOR}")
+        )
+    _enum(out, meta, "env", Env)
+    _enum(out, meta, "type", MemoryType)
+    _enum(out, meta, "category", Category)
+    _enum(out, meta, "importance", Importance)
+    _enum(out, meta, "trigger", Trigger)
+    _enum(out, meta, "actor", Actor)
+    out += _confidence(meta)
+    if "cohort" in meta and _blank(meta["cohort"]):
+        out.append(Rejection("metadata.cohort", "must be a non-empty string when present"))
+    out += _worker_vendor(meta)
+    if _blank(meta.get("source")):
+        out.append(Rejection("metadata.source", "must name the repository path the fact came from"))
+    out += _harvest_run(meta.get("harvest_run"), raw.get("run_id"))
+    _enum(out, meta, "outcome", Outcome, required=False)
+    out += _tags(meta.get("tags"))
+    expires = meta.get("expires_at")
+    if expires is not None and (not isinstance(expires, str) or not EXPIRES_AT.match(expires)):
+        out.append(
+            Rejection(
+                "metadata.expires_at", "must be an ISO datetime, at least YYYY-MM-DDTHH:MM:SS"
+            )
+        )
+    key = meta.get("key")
+    if not isinstance(key, str) or not CONTENT_KEY.match(key):
+        out.append(Rejection("metadata.key", "must be a 32-hex-digit content key"))
+    if "immutable" in meta and meta["immutable"] != raw.get("immutable"):
+        out.append(Rejection("metadata.immutable", "must equal the top-level immutable"))
+    if meta.get("type") == MemoryType.PRINCIPLE and raw.get("immutable") is not True:
+        out.append(Rejection("immutable", "a principle is always immutable"))
+    return out
+
+
+def _confidence(meta: dict[str, Any]) -> list[Rejection]:
+    value = meta.get("confidence")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return [Rejection("metadata.confidence", "must be a number")]
+    if not 0.0 <= value <= 1.0:
+        return [Rejection("metadata.confidence", "must be between 0 and 1")]
+    kind = meta.get("type")
+    if kind in {t.value for t in MemoryType}:
+        rule = TYPE_RULES[MemoryType(kind)]
+        if not rule.confidence_min <= value <= rule.confidence_max:
+            span = (
+                f"{rule.confidence_min}"
+                if rule.confidence_min == rule.confidence_max
+                else f"{rule.confidence_min}-{rule.confidence_max}"
+            )
+            return [Rejection("metadata.confidence", f"a {kind} memory has confidence {span}")]
+    return []
+
+
+def _worker_vendor(meta: dict[str, Any]) -> list[Rejection]:
+    vendor, actor = meta.get("worker_vendor"), meta.get("actor")
+    if vendor is None:
+        if actor == Actor.WORKER:
+            return [Rejection("metadata.worker_vendor", "is required when actor is worker")]
+        return []
+    out = []
+    values = [v.value for v in WorkerVendor]
+    if vendor not in values:
+        out.append(
+            Rejection("metadata.worker_vendor", f"{vendor!r} is not one of {', '.join(values)}")
+        )
+    if actor != Actor.WORKER:
+        out.append(Rejection("metadata.worker_vendor", "only allowed when actor is worker"))
+    return out
+
+
+def _harvest_run(harvest_run: Any, run_id: Any) -> list[Rejection]:
+    if _blank(harvest_run):
+        return [Rejection("metadata.harvest_run", "is required")]
+    if run_id_date(harvest_run) is None:
+        return [Rejection("metadata.harvest_run", "must start with a date, YYYY-MM-DD")]
+    if harvest_run != run_id:
+        return [Rejection("metadata.harvest_run", "must equal run_id")]
+    return []
+
+
+def _tags(tags: Any) -> list[Rejection]:
+    if tags is None:
+        return []
+    if not isinstance(tags, list):
+        return [Rejection("metadata.tags", "must be a list")]
+    out = []
+    if len(tags) > MAX_TAGS:
+        out.append(Rejection("metadata.tags", f"at most {MAX_TAGS} tags"))
+    for tag in tags:
+        if not isinstance(tag, str) or not TAG.match(tag):
+            out.append(
+                Rejection("metadata.tags", f"{tag!r} is not a kebab-case or SNAKE_CASE token")
+            )
+    return out
+
+
+def validate(raw: Any, index: int | None = None) -> Payload:
+    """The payload as a model, or :class:`Rejected` with every problem."""
+    rejections = classify(raw)
+    if rejections:
+        raise Rejected(rejections, index)
+    return Payload.model_validate(raw)
+
+
+def validate_batch(items: Sequence[Any]) -> list[Payload]:
+    """All or nothing: one bad item rejects the batch, with every item's problems."""
+    problems: list[Rejection] = []
+    payloads: list[Payload] = []
+    for index, item in enumerate(items):
+        rejections = classify(item)
+        if rejections:
+            problems += [Rejection(f"[{index}].{r.field}", r.reason) for r in rejections]
+        else:
+            payloads.append(Payload.model_validate(item))
+    if problems:
+        raise Rejected(problems)
+    return payloads

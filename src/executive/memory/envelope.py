@@ -1,0 +1,163 @@
+"""The validated memory: a payload with its four scope ids and a versioned metadata envelope.
+
+``stamp`` fills defaults into a partial payload (explicit values win); ``classify`` (in its
+own module) says what is wrong with it; the models here hold only what passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from executive.memory.taxonomy import (
+    ACTOR_FOR_TRIGGER,
+    AGENT_ID,
+    SCHEMA_VERSION,
+    Actor,
+    Category,
+    Env,
+    Importance,
+    MemoryType,
+    Outcome,
+    Trigger,
+    WorkerVendor,
+)
+
+TOP_LEVEL_FIELDS = frozenset(
+    {"text", "user_id", "agent_id", "app_id", "run_id", "immutable", "metadata"}
+)
+
+
+class Envelope(BaseModel):
+    """Metadata every memory carries (schema ``SCHEMA_VERSION``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=True)
+
+    schema_version: str
+    env: Env
+    type: MemoryType
+    category: Category
+    importance: Importance
+    confidence: float = Field(ge=0.0, le=1.0)
+    trigger: Trigger
+    actor: Actor
+    source: str
+    harvest_run: str
+    key: str
+    immutable: bool = False
+    worker_vendor: WorkerVendor | None = None
+    cohort: str | None = None
+    outcome: Outcome | None = None
+    tags: list[str] | None = None
+    expires_at: str | None = None
+
+
+METADATA_FIELDS = frozenset(Envelope.model_fields)
+
+
+class Payload(BaseModel):
+    """A memory as the harvester writes it: text, four scope ids, the envelope."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    user_id: str
+    agent_id: str = AGENT_ID
+    app_id: str
+    run_id: str
+    immutable: bool = False
+    metadata: Envelope
+
+    @property
+    def key(self) -> str:
+        return self.metadata.key
+
+    @property
+    def type(self) -> str:
+        return str(self.metadata.type)
+
+    def flat_metadata(self) -> dict[str, Any]:
+        """Metadata as stored: the envelope plus ``app_id`` (mem0 OSS has no app_id field)."""
+        meta = self.metadata.model_dump(exclude_none=True)
+        meta["app_id"] = self.app_id
+        meta["immutable"] = self.immutable
+        return meta
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Installation-wide values the stamper fills in (from settings)."""
+
+    user_id: str | None
+    env: str = "prod"
+    cohort: str | None = None
+
+
+_SPACE = re.compile(r"\s+")
+_TRIGGERS = frozenset(t.value for t in Trigger)
+
+
+def normalise(text: str) -> str:
+    """The text as the content key sees it: NFKC, case-folded, single-spaced, no end dots."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACE.sub(" ", folded).strip().rstrip(".!;: ")
+
+
+def content_key(
+    *, user_id: str, env: str, cohort: str | None, app_id: str, type: str, text: str
+) -> str:
+    """A stable id for "this fact, in this scope": the same write twice has the same key."""
+    parts = [user_id, env, cohort or "", app_id, type, normalise(text)]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+def stamp(raw: Any, defaults: Defaults) -> Any:
+    """Fill defaults into a partial payload; explicit values win. Non-objects pass through.
+
+    The result still has to pass ``classify``: stamping never hides a missing field the
+    caller owes (type, category, importance, confidence, trigger, source, text, app_id).
+    """
+    if not isinstance(raw, dict):
+        return raw
+    payload = dict(raw)
+    meta_in = payload.get("metadata")
+    if not isinstance(meta_in, dict):
+        return payload  # classify reports it; stamping into a non-object would hide it
+    meta = dict(meta_in)
+
+    payload.setdefault("user_id", defaults.user_id or "")
+    payload.setdefault("agent_id", AGENT_ID)
+    trigger = meta.get("trigger")
+    if "immutable" not in payload:
+        payload["immutable"] = trigger == Trigger.SPEC_MERGE
+    meta.setdefault("schema_version", SCHEMA_VERSION)
+    meta.setdefault("env", defaults.env)
+    # An empty cohort is unset: the field is left out, never written as "".
+    if "cohort" not in meta and defaults.cohort:
+        meta["cohort"] = defaults.cohort
+    if "actor" not in meta and trigger in _TRIGGERS:
+        meta["actor"] = ACTOR_FOR_TRIGGER[Trigger(trigger)].value
+    if "harvest_run" not in meta and isinstance(payload.get("run_id"), str):
+        meta["harvest_run"] = payload["run_id"]
+    meta.setdefault("immutable", payload["immutable"])
+    if "key" not in meta and all(
+        isinstance(v, str) for v in (payload.get("text"), payload.get("app_id"), meta.get("type"))
+    ):
+        meta["key"] = content_key(
+            user_id=str(payload["user_id"]),
+            env=str(meta["env"]),
+            cohort=meta.get("cohort") if isinstance(meta.get("cohort"), str) else None,
+            app_id=payload["app_id"],
+            type=meta["type"],
+            text=payload["text"],
+        )
+    payload["metadata"] = meta
+    return payload

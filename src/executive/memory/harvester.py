@@ -1,0 +1,367 @@
+"""The harvester: the one writer. Stamp, validate all, deduplicate, ledger, write, confirm.
+
+Nothing is sent until every payload of a batch passes ``classify``. Every attempt is in the
+harvest ledger (``PENDING`` before the store is called, the result after) before the
+caller hears back, so a write the store never confirmed is never lost: ``replay`` sends it
+again, and the content key makes that a no-op when the first try did land.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from executive.logs import get_logger
+from executive.memory import ledger as L
+from executive.memory.classify import Rejected, validate_batch
+from executive.memory.envelope import Defaults, Payload, stamp
+from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError, WriteReceipt
+
+log = get_logger(__name__)
+
+# Cosine similarity above which a new memory of the same type and scope is the same fact
+# said again (MiniLM gives paraphrases ~0.8-0.9; restatements with a changed word ~0.95+).
+NEAR_DUPLICATE = 0.95
+
+
+@dataclass
+class WriteResult:
+    ok: bool
+    status: str
+    key: str | None
+    memory_id: str | None = None
+    event_id: str | None = None
+    ms: int = 0
+    error: str | None = None
+    type: str | None = None
+    app_id: str | None = None
+    source: str | None = None
+    harvest_run: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class HarvestSummary:
+    results: list[WriteResult] = field(default_factory=list)
+
+    @property
+    def succeeded(self) -> int:
+        return sum(1 for r in self.results if r.ok and r.status == L.SUCCEEDED)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for r in self.results if r.ok and r.status != L.SUCCEEDED)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.results if not r.ok)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "total": len(self.results),
+            "succeeded": self.succeeded,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "results": [r.as_dict() for r in self.results],
+        }
+
+
+class Harvester:
+    """Holds the store's write side. Hooks, the CLI and backfill write only through it."""
+
+    def __init__(
+        self,
+        store: Store,
+        ledger: L.HarvestLedger,
+        defaults: Defaults,
+        *,
+        timeout_seconds: float = 30.0,
+    ) -> None:
+        self._store = store
+        self._ledger = ledger
+        self._defaults = defaults
+        self._timeout = timeout_seconds
+        self._key_locks: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)
+
+    @property
+    def defaults(self) -> Defaults:
+        return self._defaults
+
+    def prepare(self, items: Sequence[Any]) -> list[Payload]:
+        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`."""
+        return validate_batch([stamp(item, self._defaults) for item in items])
+
+    async def add(
+        self, items: Sequence[Any], *, actor: str = "harvester", near_duplicates: bool = True
+    ) -> HarvestSummary:
+        try:
+            payloads = self.prepare(items)
+        except Rejected as exc:
+            await self._record(
+                {
+                    "op": "add",
+                    "status": L.REJECTED,
+                    "actor": actor,
+                    "rejections": exc.as_list(),
+                    "key": None,
+                }
+            )
+            raise
+        summary = HarvestSummary()
+        for payload in payloads:
+            summary.results.append(
+                await self.write(payload, actor=actor, near_duplicates=near_duplicates)
+            )
+        log.info(
+            "harvest.written",
+            actor=actor,
+            total=len(summary.results),
+            succeeded=summary.succeeded,
+            skipped=summary.skipped,
+            failed=summary.failed,
+        )
+        return summary
+
+    async def write(
+        self,
+        payload: Payload,
+        *,
+        actor: str = "harvester",
+        near_duplicates: bool = True,
+        created_at: str | None = None,
+    ) -> WriteResult:
+        """One validated payload: deduplicate, ledger, send, confirm, ledger."""
+        meta = payload.metadata
+        base = {
+            "key": payload.key,
+            "type": str(meta.type),
+            "app_id": payload.app_id,
+            "source": meta.source,
+            "harvest_run": meta.harvest_run,
+        }
+        async with self._key_locks[payload.key]:
+            started = time.monotonic()
+            try:
+                duplicate = await self._existing(payload, near_duplicates)
+            except (StoreError, TimeoutError) as exc:
+                duplicate, dedupe_error = None, exc
+            else:
+                dedupe_error = None
+            attempt = L.new_attempt()
+            entry = {"op": "add", "attempt": attempt, "key": payload.key, "actor": actor}
+            if duplicate is not None:
+                await self._record(
+                    {
+                        **entry,
+                        "status": L.DUPLICATE,
+                        "memory_id": duplicate.id,
+                        "payload": payload.as_dict(),
+                        "created_at": created_at,
+                    }
+                )
+                return WriteResult(True, L.DUPLICATE, memory_id=duplicate.id, **base)
+            await self._record(
+                {
+                    **entry,
+                    "status": L.PENDING,
+                    "payload": payload.as_dict(),
+                    "created_at": created_at,
+                }
+            )
+            if dedupe_error is not None:
+                receipt = WriteReceipt(
+                    "ERROR", error=f"store unreachable before the write: {dedupe_error}"
+                )
+            else:
+                receipt = await self._send(payload, created_at)
+            ms = round((time.monotonic() - started) * 1000)
+            await self._record(
+                {
+                    **entry,
+                    "status": receipt.status,
+                    "memory_id": receipt.memory_id,
+                    "event_id": receipt.event_id,
+                    "ms": ms,
+                    "error": receipt.error,
+                }
+            )
+        if not receipt.confirmed:
+            log.warning(
+                "harvest.unconfirmed", key=payload.key, status=receipt.status, error=receipt.error
+            )
+        return WriteResult(
+            receipt.confirmed,
+            receipt.status,
+            memory_id=receipt.memory_id,
+            event_id=receipt.event_id,
+            ms=ms,
+            error=receipt.error,
+            **base,
+        )
+
+    async def _send(self, payload: Payload, created_at: str | None) -> WriteReceipt:
+        scope = {"user_id": payload.user_id, "agent_id": payload.agent_id, "run_id": payload.run_id}
+        try:
+            with anyio.fail_after(self._timeout):
+                return await self._store.add(
+                    payload.text, scope, payload.flat_metadata(), created_at=created_at
+                )
+        except TimeoutError:
+            return WriteReceipt("TIMEOUT", error=f"no confirmation within {self._timeout:g}s")
+        except StoreError as exc:
+            return WriteReceipt("ERROR", error=str(exc))
+
+    async def _existing(self, payload: Payload, near_duplicates: bool) -> MemoryRecord | None:
+        with anyio.fail_after(self._timeout):
+            same = await self._store.list(Filter(user_id=payload.user_id, key=payload.key))
+            if same:
+                return same[0]
+            if not near_duplicates:
+                return None
+            scope = Filter(
+                user_id=payload.user_id,
+                app_ids=(payload.app_id,),
+                types=(str(payload.metadata.type),),
+                env=str(payload.metadata.env),
+            )
+            nearest = await self._store.search(payload.text, scope, 1)
+        if nearest and (nearest[0].score or 0.0) >= NEAR_DUPLICATE:
+            return nearest[0]
+        return None
+
+    async def update(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        actor: str = "harvester",
+    ) -> MemoryRecord:
+        """Change a memory's text or merge into its metadata, through the ledger."""
+        with anyio.fail_after(self._timeout):
+            current = await self._store.get(memory_id)
+        if current is None:
+            raise StoreError(f"no memory with id {memory_id}")
+        if current.metadata.get("immutable") is True and text is not None:
+            raise StoreError(
+                f"memory {memory_id} is immutable (a principle); its text cannot change"
+            )
+        key = current.key or f"id:{memory_id}"
+        entry = {
+            "op": "update",
+            "attempt": L.new_attempt(),
+            "key": key,
+            "memory_id": memory_id,
+            "actor": actor,
+        }
+        changes = {k: v for k, v in {"text": text, "metadata": metadata}.items() if v is not None}
+        await self._record({**entry, "status": L.PENDING, "changes": changes})
+        try:
+            with anyio.fail_after(self._timeout):
+                await self._store.update(memory_id, text=text, metadata=metadata)
+                updated = await self._store.get(memory_id)
+        except (StoreError, TimeoutError) as exc:
+            await self._record({**entry, "status": "ERROR", "error": str(exc) or "timed out"})
+            raise StoreError(f"update of {memory_id} failed: {exc}") from exc
+        await self._record({**entry, "status": L.SUCCEEDED})
+        assert updated is not None
+        return updated
+
+    async def delete(
+        self, record: MemoryRecord, *, actor: str = "harvester", reason: str = ""
+    ) -> bool:
+        """Delete a memory; the ledger records it so a rebuild does not bring it back."""
+        key = record.key or f"id:{record.id}"
+        entry = {
+            "op": "delete",
+            "attempt": L.new_attempt(),
+            "key": key,
+            "memory_id": record.id,
+            "actor": actor,
+            "reason": reason or None,
+        }
+        await self._record({**entry, "status": L.PENDING})
+        try:
+            with anyio.fail_after(self._timeout):
+                await self._store.delete(record.id)
+        except (StoreError, TimeoutError) as exc:
+            await self._record({**entry, "status": "ERROR", "error": str(exc) or "timed out"})
+            return False
+        await self._record({**entry, "status": L.SUCCEEDED})
+        return True
+
+    async def replay(self) -> dict[str, int]:
+        """Send again every operation the store never confirmed. Idempotent by content key."""
+        pending = self._ledger.state().pending()
+        done = failed = 0
+        for state in pending:
+            ok = await self._replay_one(state)
+            done += ok
+            failed += not ok
+        if pending:
+            log.info("harvest.replayed", pending=len(pending), confirmed=done, still_pending=failed)
+        return {"pending": len(pending), "confirmed": done, "still_pending": failed}
+
+    async def _replay_one(self, state: L.KeyState) -> bool:
+        try:
+            with anyio.fail_after(self._timeout):
+                present = await self._store.list(
+                    Filter(user_id=_user_of(state, self._defaults), key=state.key)
+                )
+        except (StoreError, TimeoutError) as exc:
+            log.warning("harvest.replay_unreachable", key=state.key, error=str(exc))
+            return False
+        if not state.exists:
+            results = [await self.delete(r, actor="replay") for r in present]
+            if not present:
+                await self._record(
+                    {
+                        "op": "delete",
+                        "attempt": L.new_attempt(),
+                        "key": state.key,
+                        "actor": "replay",
+                        "status": L.DUPLICATE,
+                    }
+                )
+            return all(results)
+        if state.payload is None:
+            return False
+        payload = Payload.model_validate(state.payload)
+        if state.last_op == "update" and present:
+            try:
+                await self.update(
+                    present[0].id,
+                    text=payload.text,
+                    metadata=payload.flat_metadata(),
+                    actor="replay",
+                )
+            except StoreError:
+                return False
+            return True
+        result = await self.write(
+            payload, actor="replay", near_duplicates=False, created_at=state.created_at
+        )
+        return result.ok
+
+    async def _record(self, entry: dict[str, Any]) -> None:
+        clean = {k: v for k, v in entry.items() if v is not None}
+        # fsync off the event loop; the line is on disk before we go on.
+        await anyio.to_thread.run_sync(self._ledger.record, clean)
+
+
+def _user_of(state: L.KeyState, defaults: Defaults) -> str | None:
+    if state.payload and isinstance(state.payload.get("user_id"), str):
+        return state.payload["user_id"]
+    return defaults.user_id

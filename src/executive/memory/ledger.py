@@ -1,0 +1,143 @@
+"""The harvest ledger: every memory write, stamped, in the agent home. The canonical log.
+
+``ledgers/harvest-runs/YYYY-MM-DD.jsonl`` (UTC date of the attempt). Each attempt writes a
+``PENDING`` line before the store is called and a result line after; both are flushed to
+disk before the caller hears back. Folding the lines in order gives what the store *should*
+hold (the repository wins) and which operations the store never confirmed (to replay).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from executive.files import append_jsonl, read_jsonl
+
+PENDING = "PENDING"
+SUCCEEDED = "SUCCEEDED"
+DUPLICATE = "DUPLICATE"
+REJECTED = "REJECTED"
+# A result that confirms the store holds (or no longer holds) what the line says.
+CONFIRMED = frozenset({SUCCEEDED, DUPLICATE})
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def new_attempt() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+@dataclass
+class KeyState:
+    """What the ledger says about one content key, after folding every line."""
+
+    key: str
+    exists: bool = False
+    payload: dict[str, Any] | None = None
+    memory_id: str | None = None
+    last_op: str = ""
+    confirmed: bool = True
+    attempts: int = 0
+    last_error: str | None = None
+    created_at: str | None = None
+
+
+@dataclass
+class LedgerState:
+    keys: dict[str, KeyState] = field(default_factory=dict)
+
+    def live(self) -> dict[str, KeyState]:
+        """Keys the repository says the store must hold."""
+        return {k: s for k, s in self.keys.items() if s.exists and s.payload is not None}
+
+    def pending(self) -> list[KeyState]:
+        """Keys whose last operation the store never confirmed."""
+        return [s for s in self.keys.values() if not s.confirmed]
+
+
+class HarvestLedger:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path_for(self, when: datetime | None = None) -> Path:
+        day = (when or datetime.now(UTC)).date().isoformat()
+        return self.folder / f"{day}.jsonl"
+
+    def record(self, entry: dict[str, Any]) -> dict[str, Any]:
+        line = {"ts": now_iso(), **entry}
+        append_jsonl(self.path_for(), line)
+        return line
+
+    def files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(self.folder.glob("*.jsonl"))
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        for path in self.files():
+            yield from read_jsonl(path)
+
+    def state(self) -> LedgerState:
+        return fold(self.entries())
+
+
+def fold(entries: Iterator[dict[str, Any]]) -> LedgerState:
+    """Replay the ledger in order into the state of every key."""
+    state = LedgerState()
+    # An attempt is one operation; its last line carries its final status.
+    attempts: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for entry in entries:
+        key, attempt = entry.get("key"), entry.get("attempt")
+        if not isinstance(key, str) or not isinstance(attempt, str):
+            continue
+        if entry.get("status") == REJECTED:
+            continue
+        if attempt not in attempts:
+            order.append(attempt)
+            attempts[attempt] = dict(entry)
+        else:
+            merged = attempts[attempt]
+            merged.update({k: v for k, v in entry.items() if v is not None})
+    for attempt in order:
+        _apply(state, attempts[attempt])
+    return state
+
+
+def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
+    key = entry["key"]
+    current = state.keys.setdefault(key, KeyState(key))
+    op, status = entry.get("op"), entry.get("status")
+    confirmed = status in CONFIRMED
+    if op == "add":
+        payload = entry.get("payload")
+        if isinstance(payload, dict):
+            current.payload = payload
+            current.created_at = current.created_at or entry.get("created_at") or entry.get("ts")
+        current.exists = True
+    elif op == "update" and current.payload is not None:
+        changes = entry.get("changes") or {}
+        payload = dict(current.payload)
+        if isinstance(changes.get("text"), str):
+            payload["text"] = changes["text"]
+        if isinstance(changes.get("metadata"), dict):
+            payload["metadata"] = {**payload.get("metadata", {}), **changes["metadata"]}
+        current.payload = payload
+    elif op == "delete":
+        current.exists = False
+    else:
+        return
+    if entry.get("memory_id"):
+        current.memory_id = entry["memory_id"]
+    if current.last_op != op or confirmed:
+        current.attempts = 0
+    current.last_op = str(op)
+    current.confirmed = confirmed
+    current.attempts += 1
+    current.last_error = None if confirmed else (entry.get("error") or status)

@@ -1,0 +1,103 @@
+"""The memory of one process: a store opened on first use, the ledger, the two doors.
+
+Opening the store loads the embedding model (seconds, ~500 MB), so nothing opens it until
+something actually reads or writes: a hook that is off, or an idle iteration, never does.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from executive.home import Home
+from executive.logs import get_logger
+from executive.memory.envelope import Defaults
+from executive.memory.harvester import Harvester
+from executive.memory.ledger import HarvestLedger
+from executive.memory.store.base import ReadView, Store, StoreError
+from executive.settings import Settings
+
+log = get_logger(__name__)
+
+
+async def open_store(settings: Settings) -> Store:
+    """The configured backend. Imports are deferred: memory off never loads mem0 or torch."""
+    home = Home(settings.home)
+    if settings.store_backend == "platform":
+        from executive.memory.store.platform import PlatformStore
+
+        assert settings.mem0_api_key is not None  # settings refuse platform without a key
+        return await PlatformStore.open(
+            settings.mem0_api_key.get_secret_value(),
+            host=settings.mem0_host,
+            poll_seconds=settings.platform_poll_seconds,
+            poll_timeout_seconds=settings.platform_poll_timeout_seconds,
+            mem0_dir=home.mem0_dir,
+        )
+    from executive.memory.store.local import LocalStore
+
+    return await LocalStore.open(
+        home.store_dir,
+        home.mem0_dir,
+        qdrant_url=settings.qdrant_url,
+        qdrant_api_key=(
+            settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        ),
+    )
+
+
+class MemoryRuntime:
+    def __init__(self, settings: Settings, store: Store | None = None) -> None:
+        self.settings = settings
+        self.home = Home(settings.home)
+        self.ledger = HarvestLedger(self.home.harvest_runs)
+        self._store = store
+        self._harvester: Harvester | None = None
+        self._lock = anyio.Lock()
+
+    @property
+    def defaults(self) -> Defaults:
+        s = self.settings
+        return Defaults(user_id=s.user_id, env=s.env, cohort=s.cohort)
+
+    @property
+    def opened(self) -> bool:
+        return self._store is not None
+
+    async def store(self) -> Store:
+        async with self._lock:
+            if self._store is None:
+                try:
+                    self._store = await open_store(self.settings)
+                except StoreError:
+                    raise
+                except Exception as exc:
+                    raise StoreError(
+                        f"cannot open the {self.settings.store_backend} store: {exc}"
+                    ) from exc
+        return self._store
+
+    async def view(self) -> ReadView:
+        """The reader's door: reads only."""
+        return ReadView(await self.store())
+
+    async def harvester(self) -> Harvester:
+        """The writer's door: the one object that may write."""
+        store = await self.store()
+        if self._harvester is None:
+            self._harvester = Harvester(
+                store,
+                self.ledger,
+                self.defaults,
+                timeout_seconds=self.settings.store_timeout_seconds,
+            )
+        return self._harvester
+
+    def pending_writes(self) -> int:
+        return len(self.ledger.state().pending())
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._store is not None:
+                await self._store.close()
+                self._store = None
+                self._harvester = None

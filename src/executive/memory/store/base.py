@@ -1,0 +1,199 @@
+"""One interface over every backend: records, a neutral filter, the read view, write receipts.
+
+The reader is handed a :class:`ReadView` and nothing else; only the harvester and the
+rebuild tools hold a :class:`Store`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+
+class StoreError(RuntimeError):
+    """The store failed or could not be reached. The message says which call and why."""
+
+
+class MemoryRecord(BaseModel):
+    """A memory as a store returns it, whatever the backend."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    app_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = {}
+    created_at: str | None = None
+    updated_at: str | None = None
+    score: float | None = None
+
+    @property
+    def type(self) -> str:
+        return str(self.metadata.get("type", ""))
+
+    @property
+    def key(self) -> str | None:
+        value = self.metadata.get("key")
+        return value if isinstance(value, str) else None
+
+    @property
+    def confidence(self) -> float | None:
+        value = self.metadata.get("confidence")
+        return (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
+
+    @property
+    def source(self) -> str:
+        return str(self.metadata.get("source", ""))
+
+    def expired(self, now: datetime | None = None) -> bool:
+        value = self.metadata.get("expires_at")
+        if not isinstance(value, str):
+            return False
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when <= (now or datetime.now(UTC))
+
+    def with_score(self, score: float | None) -> MemoryRecord:
+        return self.model_copy(update={"score": score})
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What to match, in the store's neutral terms; each backend compiles it its own way.
+
+    ``app_ids`` and ``types`` are alternatives (OR); every other field must hold (AND).
+    ``min_confidence`` applies to the stored ``confidence``, never to the search score.
+    """
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    app_ids: tuple[str, ...] = ()
+    run_id: str | None = None
+    types: tuple[str, ...] = ()
+    env: str | None = None
+    cohort: str | None = None
+    key: str | None = None
+    min_confidence: float | None = None
+    metadata: tuple[tuple[str, str], ...] = field(default=())
+
+    def narrowed(self, **changes: Any) -> Filter:
+        return replace(self, **changes)
+
+    def matches(self, record: MemoryRecord) -> bool:
+        """The same predicate in Python: for backends that cannot evaluate part of it."""
+        meta = record.metadata
+        checks = [
+            self.user_id is None or record.user_id == self.user_id,
+            self.agent_id is None or record.agent_id == self.agent_id,
+            not self.app_ids or record.app_id in self.app_ids,
+            self.run_id is None or record.run_id == self.run_id,
+            not self.types or meta.get("type") in self.types,
+            self.env is None or meta.get("env") == self.env,
+            self.cohort is None or meta.get("cohort") == self.cohort,
+            self.key is None or meta.get("key") == self.key,
+            all(meta.get(k) == v for k, v in self.metadata),
+        ]
+        if self.min_confidence is not None:
+            confidence = record.confidence
+            checks.append(confidence is not None and confidence >= self.min_confidence)
+        return all(checks)
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """One memory to write: text, the three id scope (user, agent, run), stored metadata."""
+
+    text: str
+    scope: dict[str, str]
+    metadata: dict[str, Any]
+    created_at: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteReceipt:
+    """What the store said about one write. Only ``confirmed`` writes count as done."""
+
+    status: str  # SUCCEEDED | FAILED | CANCELLED | TIMEOUT | ERROR
+    memory_id: str | None = None
+    event_id: str | None = None
+    error: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def confirmed(self) -> bool:
+        return self.status == "SUCCEEDED" and self.memory_id is not None
+
+
+@runtime_checkable
+class StoreReader(Protocol):
+    async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]: ...
+
+    async def get(self, memory_id: str) -> MemoryRecord | None: ...
+
+    async def history(self, memory_id: str) -> list[dict[str, Any]]: ...
+
+    async def list(self, where: Filter | None = None) -> list[MemoryRecord]: ...
+
+    async def count(self, where: Filter | None = None) -> int: ...
+
+
+@runtime_checkable
+class Store(StoreReader, Protocol):
+    """A backend. Write methods are for the harvester and the rebuild tools only."""
+
+    name: str
+
+    async def add(
+        self,
+        text: str,
+        scope: dict[str, str],
+        metadata: dict[str, Any],
+        *,
+        created_at: str | None = None,
+    ) -> WriteReceipt: ...
+
+    async def update(
+        self, memory_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> None: ...
+
+    async def delete(self, memory_id: str) -> None: ...
+
+    async def wipe(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class ReadView:
+    """The read-only face of a store: the only thing the reader ever receives."""
+
+    __slots__ = ("__store",)
+
+    def __init__(self, store: StoreReader) -> None:
+        self.__store = store
+
+    async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
+        return await self.__store.search(query, where, top_k)
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        return await self.__store.get(memory_id)
+
+    async def history(self, memory_id: str) -> list[dict[str, Any]]:
+        return await self.__store.history(memory_id)
+
+    async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
+        return await self.__store.list(where)
+
+    async def count(self, where: Filter | None = None) -> int:
+        return await self.__store.count(where)

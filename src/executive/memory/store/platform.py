@@ -1,0 +1,517 @@
+"""The hosted store: the mem0 Platform through the SDK's sync ``MemoryClient`` (mem0ai 2.2.1).
+
+Every SDK call runs on a worker thread; the event loop only sleeps between event polls.
+Traps handled here (``mem0-offline.md`` §5, ``original-system.md`` §7):
+
+* ``MEM0_TELEMETRY=False`` is set before mem0 is first imported, and mem0 is imported only
+  inside :meth:`PlatformStore.open`, on the worker thread: with telemetry on, the hosted
+  client sends events to PostHog tagged with the account's email.
+* ``MemoryClient()`` pings ``GET /v1/ping/`` in its constructor: it is built on a worker
+  thread, never on the loop, never at import.
+* Writes go to ``POST /v3/memories/add/`` with the four entity ids top-level and
+  ``infer=False`` (Direct Import: the text is stored verbatim, with ``user_id`` *and*
+  ``agent_id`` both set on the record). The answer is an event to poll at
+  ``GET /v1/event/{id}/``; only ``SUCCEEDED`` with a memory id in its results is confirmed.
+  A synchronous answer (the Direct Import page documents ``status: SUCCEEDED`` with
+  ``results`` right in the add response) is read the same way, without polling.
+* Reads pass entity ids only inside ``filters`` (the SDK rejects them top-level). The
+  neutral :class:`Filter` compiles to the v2 filter grammar, see :func:`compile_filter`;
+  every result is post-filtered with :meth:`Filter.matches`, so correctness never depends
+  on how the server evaluates the filter.
+* The API key is never logged, and is scrubbed from every error message.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import anyio
+import anyio.to_thread
+
+from executive.logs import get_logger
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    NewMemory,
+    StoreError,
+    WriteReceipt,
+)
+
+log = get_logger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_HOST = "https://api.mem0.ai"
+ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
+PAGE_SIZE = 200  # the v3 list endpoint's maximum page_size
+MAX_TOP_K = 1000  # the v3 search endpoint's maximum top_k
+OVERFETCH_FLOOR = 30  # as the original CLI: max(3 x top_k, 30) when filtering client-side
+FINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
+WIPE_CONCURRENCY = 8
+_REDACTED = "[REDACTED]"
+
+# Matches every memory with at least one entity id, which is every Platform memory (an add
+# without one is rejected). Mentioning all four fields keeps any implicit null scoping off.
+EVERYTHING: dict[str, Any] = {"AND": [{"OR": [{name: "*"} for name in ENTITY_FIELDS]}]}
+
+
+def compile_filter(where: Filter | None) -> dict[str, Any]:
+    """The neutral filter in the Platform's v2 filter grammar (``filters`` of search/get_all).
+
+    * Root: always ``{"AND": [...]}``.
+    * Entity ids: ``{"user_id": u}``, ``{"agent_id": a}``, ``{"run_id": r}``; one app is
+      ``{"app_id": a}``, several are ``{"app_id": {"in": [...]}}`` (entity fields accept
+      ``eq``, ``ne``, ``in`` and ``*``). Each entity field the filter leaves open is sent as
+      ``"*"`` (non-null): under the implicit null scoping of the older docs an unmentioned
+      field means "must be null", which would hide every record we write (ours always carry
+      all four ids); under the current docs ("unmentioned entities are not constrained")
+      ``"*"`` costs nothing for the same reason. ``user_id`` and ``agent_id`` may sit in
+      the same AND: our writes are Direct Import (``infer=False``), which sets both.
+      A filter with no entity id at all asks for "any entity" (:data:`EVERYTHING`).
+    * Metadata, equality only (the Platform accepts bare/``eq``/``ne``/``contains``, never
+      ``in``/``gt``/``gte``): ``{"metadata": {"type": t}}`` for one type, an ``OR`` of such
+      equalities for several (the documented workaround), and one
+      ``{"metadata": {k: v}}`` clause each for env, cohort, key and the extra pairs.
+    * ``min_confidence`` is never sent: it is applied in the daemon after over-fetching.
+    """
+    if where is None:
+        return EVERYTHING
+    clauses: list[dict[str, Any]] = []
+    entities: dict[str, Any] = {
+        "user_id": where.user_id,
+        "agent_id": where.agent_id,
+        "app_id": _one_or_in(where.app_ids),
+        "run_id": where.run_id,
+    }
+    if all(value is None for value in entities.values()):
+        clauses += EVERYTHING["AND"]
+    else:
+        clauses += [{name: "*" if value is None else value} for name, value in entities.items()]
+    if len(where.types) == 1:
+        clauses.append({"metadata": {"type": where.types[0]}})
+    elif where.types:
+        clauses.append({"OR": [{"metadata": {"type": t}} for t in where.types]})
+    for name in ("env", "cohort", "key"):
+        value = getattr(where, name)
+        if value is not None:
+            clauses.append({"metadata": {name: value}})
+    clauses += [{"metadata": {k: v}} for k, v in where.metadata]
+    return {"AND": clauses}
+
+
+def _one_or_in(values: tuple[str, ...]) -> Any:
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else {"in": list(values)}
+
+
+def needs_post_filter(where: Filter | None) -> bool:
+    """Whether part of the filter is left to the daemon (the server cannot evaluate it)."""
+    return where is not None and where.min_confidence is not None
+
+
+def _record(item: dict[str, Any]) -> MemoryRecord:
+    meta = dict(item.get("metadata") or {})
+    app_id = item.get("app_id") or meta.get("app_id")
+    return MemoryRecord(
+        id=str(item["id"]),
+        text=item.get("memory") or item.get("text") or "",
+        user_id=item.get("user_id"),
+        agent_id=item.get("agent_id"),
+        app_id=str(app_id) if app_id is not None else None,
+        # search answers run_id; get, update and the v3 list answer session_id.
+        run_id=item.get("run_id") or item.get("session_id"),
+        metadata=meta,
+        created_at=item.get("created_at"),
+        updated_at=item.get("updated_at"),
+        score=item.get("score"),
+    )
+
+
+def _rows(body: Any) -> list[dict[str, Any]]:
+    if isinstance(body, list):
+        return [r for r in body if isinstance(r, dict)]
+    if isinstance(body, dict):
+        rows = body.get("results")
+        if isinstance(rows, list):
+            return [r for r in rows if isinstance(r, dict)]
+    return []
+
+
+def _memory_id(results: Any) -> str | None:
+    """The id of the memory an add created: the first ADD entry of an event's results."""
+    for row in _rows(results):
+        if str(row.get("event") or "ADD").upper() != "ADD":
+            continue
+        value = row.get("id") or row.get("memory_id")
+        if value:
+            return str(value)
+    return None
+
+
+def _event_head(body: Any) -> dict[str, Any]:
+    """Where the add response keeps ``event_id``/``status``: top level, or the first result."""
+    if isinstance(body, dict) and ("event_id" in body or "eventId" in body or "status" in body):
+        return body
+    rows = _rows(body)
+    return rows[0] if rows else {}
+
+
+def _epoch(created_at: str) -> int | None:
+    try:
+        when = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp())
+
+
+def _status_code(exc: BaseException) -> int | None:
+    info = getattr(exc, "debug_info", None)
+    if isinstance(info, dict) and isinstance(info.get("status_code"), int):
+        return info["status_code"]
+    response = getattr(exc, "response", None)
+    code = getattr(response, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def _describe(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    code = _status_code(exc)
+    where = f" (HTTP {code})" if code is not None else ""
+    return f"{type(exc).__name__}{where}: {message if message is not None else exc}"
+
+
+class PlatformStore:
+    """The mem0 Platform behind the :class:`~executive.memory.store.base.Store` interface."""
+
+    name = "platform"
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        api_key: str,
+        host: str,
+        poll_seconds: float,
+        poll_timeout_seconds: float,
+        request_timeout_seconds: float,
+    ) -> None:
+        self._client = client
+        self._secret = api_key
+        self._host = host
+        self._poll_seconds = poll_seconds
+        self._poll_timeout = poll_timeout_seconds
+        self._request_timeout = request_timeout_seconds
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        api_key: str,
+        *,
+        host: str = DEFAULT_HOST,
+        poll_seconds: float = 1.5,
+        poll_timeout_seconds: float = 60.0,
+        request_timeout_seconds: float = 30.0,
+        mem0_dir: Path | None = None,
+    ) -> PlatformStore:
+        """Build the SDK client on a worker thread (its constructor pings the Platform).
+
+        ``mem0_dir``, when given, becomes ``MEM0_DIR`` (where ``import mem0`` writes its
+        config.json) if mem0 has not been imported yet; otherwise mem0 uses ``~/.mem0``.
+        """
+        if not api_key:
+            raise StoreError("cannot open the mem0 Platform: no API key")
+        if poll_seconds <= 0 or poll_timeout_seconds <= 0:
+            raise StoreError("cannot open the mem0 Platform: poll settings must be positive")
+        telemetry = sys.modules.get("mem0.memory.telemetry")
+        if telemetry is not None and getattr(telemetry, "MEM0_TELEMETRY", False):
+            raise StoreError("mem0 was imported with telemetry on; set MEM0_TELEMETRY=False first")
+        os.environ["MEM0_TELEMETRY"] = "False"
+        if mem0_dir is not None and "mem0" not in sys.modules:
+            os.environ["MEM0_DIR"] = str(mem0_dir)  # mem0 creates it at import
+
+        def build() -> Any:
+            import httpx
+            from mem0.client.main import MemoryClient
+
+            http = httpx.Client(timeout=request_timeout_seconds)
+            try:
+                # The SDK overwrites base_url and headers (Authorization: Token <key>).
+                return MemoryClient(api_key=api_key, host=host, client=http)
+            except BaseException:
+                http.close()
+                raise
+
+        try:
+            client = await anyio.to_thread.run_sync(build)
+        except Exception as exc:
+            message = f"cannot open the mem0 Platform at {host}: {_describe(exc)}"
+            raise StoreError(message.replace(api_key, _REDACTED)) from None
+        log.info("store.opened", backend="platform", host=host)
+        return cls(
+            client,
+            api_key=api_key,
+            host=host,
+            poll_seconds=poll_seconds,
+            poll_timeout_seconds=poll_timeout_seconds,
+            request_timeout_seconds=request_timeout_seconds,
+        )
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._secret, _REDACTED)
+
+    async def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """One blocking SDK/HTTP call on a worker thread; failures become StoreError."""
+        if self._closed:
+            raise StoreError(f"{what}: the store is closed")
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+        except StoreError:
+            raise
+        except Exception as exc:
+            message = f"{what} failed on the mem0 Platform: {_describe(exc)}"
+            raise StoreError(self._scrub(message)) from None
+
+    # --- reads ------------------------------------------------------------------------------
+    async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
+        if top_k <= 0:
+            return []
+        filters = compile_filter(where)
+        fetch = max(3 * top_k, OVERFETCH_FLOOR) if needs_post_filter(where) else top_k
+        fetch = min(fetch, MAX_TOP_K)
+        # threshold=0.0: the Platform's default (0.1) would cut before the daemon's own rules,
+        # and the embedded store does not cut either.
+        found = await self._call(
+            "search", self._client.search, query, filters=filters, top_k=fetch, threshold=0.0
+        )
+        records = [_record(row) for row in _rows(found)]
+        return [r for r in records if where.matches(r)][:top_k]
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        def run() -> MemoryRecord | None:
+            try:
+                item = self._client.get(memory_id)
+            except Exception as exc:
+                # 404: no such memory; 400: "memory_id should be a valid UUID", so none either.
+                if _status_code(exc) in (400, 404):
+                    return None
+                raise
+            return _record(item) if isinstance(item, dict) and item.get("id") else None
+
+        return await self._call("get", run)
+
+    async def history(self, memory_id: str) -> list[dict[str, Any]]:
+        body = await self._call("history", self._client.history, memory_id)
+        return [dict(row) for row in _rows(body)]
+
+    async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
+        """Every matching memory: ``get_all`` page by page (200 a page) until a short page or
+        ``next`` is null, then post-filtered. One thread call per page, so a cancel lands
+        between pages."""
+        filters = compile_filter(where)
+        found: dict[str, MemoryRecord] = {}
+        page = 1
+        while True:
+            body = await self._call(
+                "list", self._client.get_all, filters=filters, page=page, page_size=PAGE_SIZE
+            )
+            rows = _rows(body)
+            for row in rows:
+                record = _record(row)
+                found.setdefault(record.id, record)
+            last = not isinstance(body, dict) or not body.get("next")
+            if not rows or len(rows) < PAGE_SIZE or last:
+                break
+            page += 1
+        records = [r for r in found.values() if where is None or where.matches(r)]
+        records.sort(key=lambda r: (r.created_at or "", r.id))
+        return records
+
+    async def count(self, where: Filter | None = None) -> int:
+        """The length of the complete, post-filtered listing. The API's ``count`` is not used:
+        it counts what the server matched, before the daemon's own predicate."""
+        return len(await self.list(where))
+
+    # --- writes (harvester and rebuild tools only) --------------------------------------------
+    async def add(
+        self,
+        text: str,
+        scope: dict[str, str],
+        metadata: dict[str, Any],
+        *,
+        created_at: str | None = None,
+    ) -> WriteReceipt:
+        ids = {name: scope.get(name) for name in ENTITY_FIELDS}
+        if not ids["app_id"] and isinstance(metadata.get("app_id"), str):
+            ids["app_id"] = metadata["app_id"]  # the harvester keeps app_id in metadata
+        kwargs: dict[str, Any] = {name: value for name, value in ids.items() if value}
+        if not kwargs:
+            return WriteReceipt("ERROR", error="a Platform write needs at least one entity id")
+        kwargs["metadata"] = dict(metadata)
+        kwargs["infer"] = False
+        if created_at:
+            stamp = _epoch(created_at)
+            if stamp is not None:
+                kwargs["timestamp"] = stamp  # backdates created_at on the stored memory
+        messages = [{"role": "user", "content": text}]
+        response = await self._call("add", self._client.add, messages, **kwargs)
+        head = _event_head(response)
+        event_id = head.get("event_id") or head.get("eventId")
+        event_id = str(event_id) if event_id else None
+        status = str(head.get("status") or "").upper()
+        if status in FINAL_STATUSES:  # answered synchronously (Direct Import)
+            body = response if isinstance(response, dict) else {"results": response}
+            receipt = self._receipt(status, body, event_id)
+            if receipt.confirmed or status != "SUCCEEDED" or event_id is None:
+                return receipt
+            # SUCCEEDED without a memory id in the answer: the event's results decide.
+        if event_id is None:
+            return WriteReceipt(
+                "ERROR",
+                error="the add response carried no event id",
+                detail=response if isinstance(response, dict) else {"response": response},
+            )
+        return await self._await_event(event_id)
+
+    async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
+        """The Platform has no batch add that confirms each memory: one add (and poll) each."""
+        return [
+            await self.add(item.text, item.scope, item.metadata, created_at=item.created_at)
+            for item in items
+        ]
+
+    def _receipt(self, status: str, body: dict[str, Any], event_id: str | None) -> WriteReceipt:
+        if status == "SUCCEEDED":
+            memory_id = _memory_id(body.get("results"))
+            if memory_id is not None:
+                return WriteReceipt(status, memory_id=memory_id, event_id=event_id, detail=body)
+            return WriteReceipt(
+                status,
+                event_id=event_id,
+                error="the event SUCCEEDED but created no memory (the Platform drops exact "
+                "repeats that way); not confirmed",
+                detail=body,
+            )
+        error = body.get("error") or body.get("message") or f"the event ended {status}"
+        return WriteReceipt(status, event_id=event_id, error=self._scrub(str(error)), detail=body)
+
+    async def _await_event(self, event_id: str) -> WriteReceipt:
+        """Poll ``GET /v1/event/{id}/`` until a final status or the deadline.
+
+        Only SUCCEEDED, FAILED and CANCELLED are final; PENDING and RUNNING are not. Non-2xx
+        answers and transport errors are ignored (the write may still land): polling goes on.
+        """
+        path = f"/v1/event/{quote(event_id, safe='')}/"
+        deadline = anyio.current_time() + self._poll_timeout
+        last: dict[str, Any] = {}
+        problem: str | None = None
+        polls = 0
+        while True:
+            remaining = deadline - anyio.current_time()
+            timeout = min(self._request_timeout, max(remaining, 1.0))
+            try:
+                response = await self._call(
+                    "event poll", self._client.client.get, path, timeout=timeout
+                )
+            except StoreError as exc:
+                problem = str(exc)
+            else:
+                polls += 1
+                if response.is_success:
+                    try:
+                        body = response.json()
+                    except ValueError:
+                        problem = "an event answer that is not JSON"
+                    else:
+                        if isinstance(body, dict):
+                            last = body
+                            status = str(body.get("status") or "").upper()
+                            if status in FINAL_STATUSES:
+                                return self._receipt(status, body, event_id)
+                else:
+                    problem = f"HTTP {response.status_code}"
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                seen = last.get("status") or "none"
+                note = f"; last problem: {problem}" if problem else ""
+                return WriteReceipt(
+                    "TIMEOUT",
+                    event_id=event_id,
+                    error=f"event {event_id} not final after {self._poll_timeout:g}s "
+                    f"({polls} polls, last status {seen}{note})",
+                    detail=last,
+                )
+            await anyio.sleep(min(self._poll_seconds, remaining))
+
+    async def update(
+        self, memory_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> None:
+        """New text and/or metadata merged into the current metadata (PUT replaces metadata
+        whole, so the current one is fetched first, as the original CLI did)."""
+        changes: dict[str, Any] = {}
+        if text is not None:
+            changes["text"] = text
+        if metadata is not None:
+            current = await self.get(memory_id)
+            if current is None:
+                raise StoreError(f"update failed on the mem0 Platform: no memory {memory_id}")
+            changes["metadata"] = {**current.metadata, **metadata}
+        if changes:
+            await self._call("update", self._client.update, memory_id, **changes)
+
+    async def delete(self, memory_id: str) -> None:
+        """Delete one memory. Already gone (404) counts as deleted."""
+
+        def run() -> None:
+            try:
+                self._client.delete(memory_id)
+            except Exception as exc:
+                if _status_code(exc) != 404:
+                    raise
+
+        await self._call("delete", run)
+
+    async def wipe(self) -> None:
+        """Delete every memory the key can see, one by one over the complete listing.
+
+        Not ``delete_all``: that endpoint only queues the deletion (an event to poll) and
+        scopes by one entity id; per-memory deletes are synchronous and cover every record.
+        """
+        records = await self.list(None)
+        limiter = anyio.CapacityLimiter(WIPE_CONCURRENCY)
+        failures: list[str] = []
+
+        async def one(memory_id: str) -> None:
+            async with limiter:
+                try:
+                    await self.delete(memory_id)
+                except StoreError as exc:
+                    failures.append(str(exc))
+
+        async with anyio.create_task_group() as group:
+            for record in records:
+                group.start_soon(one, record.id)
+        deleted = len(records) - len(failures)
+        log.warning("store.wiped", backend="platform", host=self._host, deleted=deleted)
+        if failures:
+            raise StoreError(f"wipe left {len(failures)} of {len(records)} memories: {failures[0]}")
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await anyio.to_thread.run_sync(self._client.client.close)
+        except Exception as exc:  # closing must not fail the caller
+            log.warning("store.close_failed", backend="platform", error=self._scrub(repr(exc)))
+        log.info("store.closed", backend="platform", host=self._host)

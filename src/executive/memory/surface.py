@@ -1,0 +1,216 @@
+"""The ``executive mem`` surface: every memory operation as JSON in, JSON out.
+
+One deterministic door for the executive, the LLM skill engine and a person at a shell.
+The CLI calls it in-process, or through the running daemon's control socket when a daemon
+holds the store (the embedded store admits one process at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from executive.memory.classify import Rejected, Rejection, classify
+from executive.memory.envelope import stamp
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import Filter, MemoryRecord, StoreError
+from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
+
+
+class SurfaceError(Exception):
+    """A request the surface refuses or could not carry out; ``rejections`` when invalid."""
+
+    def __init__(self, message: str, rejections: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.rejections = rejections or []
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": False,
+            "error": str(self),
+            **({"rejections": self.rejections} if self.rejections else {}),
+        }
+
+
+def record_dict(record: MemoryRecord) -> dict[str, Any]:
+    return record.model_dump(exclude_none=True)
+
+
+# Operations that change the store; the read-only engine allow-list is the complement.
+WRITE_OPS = frozenset({"add", "update", "delete"})
+
+
+class MemorySurface:
+    def __init__(self, runtime: MemoryRuntime) -> None:
+        self.runtime = runtime
+        self._ops: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {
+            "search": self.search,
+            "get": self.get,
+            "history": self.history,
+            "list": self.list,
+            "count": self.count,
+            "validate": self.validate,
+            "add": self.add,
+            "update": self.update,
+            "delete": self.delete,
+            "pending": self.pending,
+        }
+
+    def register(self, name: str, op: Callable[..., Awaitable[dict[str, Any]]]) -> None:
+        """Add an operation (durability tools register theirs)."""
+        self._ops[name] = op
+
+    @property
+    def ops(self) -> list[str]:
+        return sorted(self._ops)
+
+    async def call(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        if op not in self._ops:
+            raise SurfaceError(f"unknown operation {op!r}; known: {', '.join(self.ops)}")
+        try:
+            return await self._ops[op](**(args or {}))
+        except TypeError as exc:
+            raise SurfaceError(f"bad arguments for {op}: {exc}") from exc
+        except StoreError as exc:
+            raise SurfaceError(str(exc)) from exc
+
+    # --- reads ------------------------------------------------------------------------------
+    def _user(self) -> str:
+        user = self.runtime.settings.user_id
+        if not user:
+            raise SurfaceError("V3_MEM0_USER_ID is not set (see .env.executive)")
+        return user
+
+    async def search(
+        self,
+        query: str,
+        app_id: str | None = None,
+        run_id: str | None = None,
+        type: str | None = None,
+        top_k: int | None = None,
+        min_confidence: float | None = None,
+        env: str | None = None,
+    ) -> dict[str, Any]:
+        if not query or not query.strip():
+            raise SurfaceError("search needs a non-empty --query")
+        if type is not None and type not in {t.value for t in MemoryType}:
+            raise SurfaceError(
+                f"unknown type {type!r}; one of {', '.join(t.value for t in MemoryType)}"
+            )
+        where = Filter(
+            user_id=self._user(),
+            agent_id=AGENT_ID,
+            app_ids=(app_id,) if app_id else (),
+            run_id=run_id,
+            types=(type,) if type else (),
+            env=env,
+            min_confidence=min_confidence,
+        )
+        view = await self.runtime.view()
+        found = await view.search(query, where, top_k or self.runtime.settings.top_k)
+        return {"count": len(found), "results": [record_dict(r) for r in found]}
+
+    async def get(self, id: str) -> dict[str, Any]:
+        record = await (await self.runtime.view()).get(id)
+        if record is None:
+            raise SurfaceError(f"no memory with id {id}")
+        return record_dict(record)
+
+    async def history(self, id: str) -> dict[str, Any]:
+        view = await self.runtime.view()
+        if await view.get(id) is None:
+            raise SurfaceError(f"no memory with id {id}")
+        rows = await view.history(id)
+        return {"id": id, "count": len(rows), "history": rows}
+
+    async def list(self, app_id: str | None = None, env: str | None = None) -> dict[str, Any]:
+        """Every memory of this installation (no cap), optionally one app or env."""
+        where = Filter(user_id=self._user(), app_ids=(app_id,) if app_id else (), env=env)
+        records = await (await self.runtime.view()).list(where)
+        return {"count": len(records), "results": [record_dict(r) for r in records]}
+
+    async def count(self) -> dict[str, Any]:
+        return {"count": await (await self.runtime.view()).count(Filter(user_id=self._user()))}
+
+    async def pending(self) -> dict[str, Any]:
+        states = self.runtime.ledger.state().pending()
+        return {
+            "count": len(states),
+            "pending": [
+                {"key": s.key, "op": s.last_op, "attempts": s.attempts, "error": s.last_error}
+                for s in states
+            ],
+        }
+
+    # --- validation and writes --------------------------------------------------------------
+    async def validate(self, items: list[Any]) -> dict[str, Any]:
+        defaults = self.runtime.defaults
+        problems = []
+        for index, item in enumerate(items):
+            problems += [
+                {"item": index, "field": r.field, "reason": r.reason}
+                for r in classify(stamp(item, defaults))
+            ]
+        return {"ok": not problems, "total": len(items), "rejections": problems}
+
+    def _disabled(self) -> dict[str, Any] | None:
+        if not self.runtime.settings.surface_memory_on:
+            return {"ok": True, "skipped": True, "reason": "V3_MEMORY_ENABLED off"}
+        return None
+
+    async def add(self, items: list[Any]) -> dict[str, Any]:
+        if (skipped := self._disabled()) is not None:
+            return skipped
+        if not items:
+            raise SurfaceError("nothing to add")
+        harvester = await self.runtime.harvester()
+        try:
+            summary = await harvester.add(items, actor="cli")
+        except Rejected as exc:
+            raise SurfaceError(
+                "rejected: nothing was written", _rejections(exc.rejections)
+            ) from exc
+        return summary.as_dict()
+
+    async def update(
+        self, id: str, text: str | None = None, importance: str | None = None
+    ) -> dict[str, Any]:
+        if (skipped := self._disabled()) is not None:
+            return skipped
+        if text is None and importance is None:
+            raise SurfaceError("update needs --text or --importance")
+        if importance is not None and importance not in {i.value for i in Importance}:
+            raise SurfaceError(
+                f"unknown importance {importance!r}; one of {', '.join(i.value for i in Importance)}"
+            )
+        if text is not None and not text.strip():
+            raise SurfaceError("--text must not be empty")
+        harvester = await self.runtime.harvester()
+        updated = await harvester.update(
+            id, text=text, metadata={"importance": importance} if importance else None, actor="cli"
+        )
+        return {"ok": True, "id": id, "updated": record_dict(updated)}
+
+    async def delete(self, id: str) -> dict[str, Any]:
+        if (skipped := self._disabled()) is not None:
+            return skipped
+        record = await (await self.runtime.view()).get(id)
+        if record is None:
+            raise SurfaceError(f"no memory with id {id}")
+        harvester = await self.runtime.harvester()
+        if not await harvester.delete(record, actor="cli", reason="executive mem delete"):
+            raise SurfaceError(f"delete of {id} failed; it stays pending in the ledger")
+        return {"ok": True, "id": id, "deleted": True}
+
+
+def _rejections(rejections: list[Rejection]) -> list[dict[str, Any]]:
+    out = []
+    for r in rejections:
+        field, item = r.field, None
+        if field.startswith("[") and "]." in field:
+            index, field = field[1:].split("].", 1)
+            item = int(index)
+        out.append(
+            {"field": field, "reason": r.reason, **({"item": item} if item is not None else {})}
+        )
+    return out

@@ -1,0 +1,121 @@
+"""`executive mem` in real processes, against the real embedded store."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from tests.conftest import run_cli, set_env
+from tests.daemonproc import Daemon
+from tests.memory.payloads import partial
+
+ON = {"V3_MEMORY_ENABLED": "true"}
+
+
+def mem(home, *args: str, env=None):
+    return run_cli("--home", str(home), "mem", *args, env={**ON, **(env or {})})
+
+
+def test_add_then_a_new_process_finds_it_with_a_full_question_and_filters(home):
+    added = mem(home, "add", "--payload", json.dumps(partial("principle")))
+    assert added.returncode == 0, added.stdout + added.stderr
+    summary = json.loads(added.stdout)
+    assert (summary["ok"], summary["succeeded"], summary["failed"]) == (True, 1, 0)
+    memory_id = summary["results"][0]["memory_id"]
+
+    found = mem(
+        home,
+        "search",
+        "--json",
+        "--query",
+        "Am I allowed to push my commits to the remote repository?",
+        "--type",
+        "principle",
+        "--app-id",
+        "_global",
+        "--min-confidence",
+        "0.7",
+    )
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)["results"]
+    assert [r["id"] for r in results] == [memory_id]
+    assert results[0]["metadata"]["type"] == "principle"
+
+
+def test_bad_json_and_rejections_exit_1_listing_everything(home):
+    bad = mem(home, "add", "--payload", "{not json")
+    assert bad.returncode == 1
+    assert "not valid JSON" in json.loads(bad.stdout)["error"]
+
+    payload = partial("semantic", app_id="_nope", metadata={"confidence": 0.1, "env": "staging"})
+    rejected = mem(home, "add", "--batch", json.dumps([partial("episodic"), payload]))
+    assert rejected.returncode == 1
+    body = json.loads(rejected.stdout)
+    assert body["ok"] is False
+    fields = {(r["item"], r["field"]) for r in body["rejections"]}
+    assert {(1, "app_id"), (1, "metadata.confidence"), (1, "metadata.env")} <= fields
+
+    validated = mem(home, "validate", "--payload", json.dumps(payload))
+    assert validated.returncode == 1
+    assert len(json.loads(validated.stdout)["rejections"]) == 3
+
+
+def test_memory_switched_off_skips_writes_with_exit_0(home):
+    result = mem(
+        home,
+        "add",
+        "--payload",
+        json.dumps(partial("episodic")),
+        env={"V3_MEMORY_ENABLED": "false"},
+    )
+    assert result.returncode == 0
+    assert json.loads(result.stdout) == {
+        "ok": True,
+        "skipped": True,
+        "reason": "V3_MEMORY_ENABLED off",
+    }
+
+
+def test_the_cli_talks_to_the_running_daemon_which_holds_the_store(home):
+    set_env(home, V3_MEMORY_ENABLED="true")
+    daemon = Daemon(home, {"IDLE_SLEEP_SECONDS": "30"})
+    try:
+        daemon.wait_for("control.listening")
+        added = mem(home, "add", "--batch", json.dumps([partial("principle"), partial("semantic")]))
+        assert added.returncode == 0, added.stdout + added.stderr
+        ids = [r["memory_id"] for r in json.loads(added.stdout)["results"]]
+
+        listed = json.loads(mem(home, "list", "--json").stdout)
+        assert listed["count"] == 2
+        got = json.loads(mem(home, "get", ids[1]).stdout)
+        assert got["metadata"]["type"] == "semantic"
+
+        updated = mem(home, "update", ids[1], "--importance", "low")
+        assert json.loads(updated.stdout)["updated"]["metadata"]["importance"] == "low"
+        trail = json.loads(mem(home, "history", ids[1]).stdout)
+        assert [h["event"] for h in trail["history"]][:1] == ["ADD"]
+
+        deleted = mem(home, "delete", ids[1])
+        assert json.loads(deleted.stdout) == {"ok": True, "id": ids[1], "deleted": True}
+        missing = mem(home, "get", ids[1])
+        assert missing.returncode == 1 and "no memory" in json.loads(missing.stdout)["error"]
+
+        human = mem(home, "search", "--query", "What must I never do with a remote?")
+        assert "(principle/critical)" in human.stdout and "1 result(s)." in human.stdout
+
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+    finally:
+        daemon.kill()
+    assert not (home / ".state" / "executive.sock").exists()
+
+
+@pytest.mark.parametrize(
+    "args", [["update", "some-id"], ["add"], ["add", "--payload", "{}", "--batch", "[]"]]
+)
+def test_usage_errors_are_clear(home, args):
+    result = mem(home, *args)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,180 @@
+"""The embedded adapter against a real mem0 store on a temp dir."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from executive.memory.classify import validate
+from executive.memory.store.base import Filter, NewMemory, ReadView
+from executive.memory.store.local import LocalStore, compile_filter
+from tests.memory.conftest import fill, meta, open_store, scope
+from tests.memory.payloads import stamped
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+async def thousand(tmp_path_factory) -> LocalStore:
+    store = await open_store(tmp_path_factory.mktemp("thousand"))
+    await fill(store, 1000)
+    yield store
+    await store.close()
+
+
+async def test_listing_returns_all_of_a_thousand_memories(thousand):
+    records = await thousand.list(Filter(user_id="agent-test"))
+    assert len(records) == 1000
+    assert len({r.id for r in records}) == 1000
+    assert await thousand.count() == 1000
+    assert await thousand.count(Filter(user_id="agent-test", app_ids=("app-3",))) == len(
+        [r for r in records if r.app_id == "app-3"]
+    )
+
+
+async def test_listing_filters_by_app_type_and_confidence(thousand):
+    where = Filter(
+        user_id="agent-test", app_ids=("app-1", "app-2"), types=("semantic",), min_confidence=0.7
+    )
+    records = await thousand.list(where)
+    assert records
+    assert all(r.app_id in {"app-1", "app-2"} and r.type == "semantic" for r in records)
+    assert all(r.confidence >= 0.7 for r in records)
+    expected = [i for i in range(1000) if i % 7 in (1, 2) and i % 5 == 0]
+    assert len(records) == len(expected)
+
+
+async def test_search_filters_on_stored_confidence_not_score(thousand):
+    where = Filter(user_id="agent-test", types=("procedural",), min_confidence=0.7)
+    assert await thousand.search("Which lesson did the bundle learn?", where, 10) == []
+    found = await thousand.search(
+        "Which lesson did bundle app-3 learn?", Filter(user_id="agent-test", min_confidence=0.7), 10
+    )
+    assert found and all(r.confidence >= 0.7 for r in found)
+    assert all(r.score is not None for r in found)
+
+
+async def test_add_then_search_with_a_full_question_and_filters(store):
+    payload = validate(stamped("principle"))
+    receipt = await store.add(payload.text, scope(payload.run_id), payload.flat_metadata())
+    assert receipt.confirmed
+    await store.add(
+        "Cats like warm windowsills.", scope(), meta(1, app_id="_global", type="semantic")
+    )
+    where = Filter(
+        user_id="agent-test",
+        agent_id="executive",
+        app_ids=("_global",),
+        types=("principle",),
+        min_confidence=0.7,
+    )
+    found = await store.search(
+        "Am I allowed to push my commits to the remote repository?", where, 5
+    )
+    assert [r.id for r in found] == [receipt.memory_id]
+    assert found[0].app_id == "_global"
+    assert found[0].metadata["key"] == payload.key
+
+
+async def test_get_update_merges_metadata_history_delete(store):
+    receipt = await store.add("Original text.", scope(), meta(0, importance="low"))
+    memory_id = receipt.memory_id
+    await store.update(memory_id, metadata={"importance": "high"})
+    record = await store.get(memory_id)
+    assert record.metadata["importance"] == "high"
+    assert record.metadata["type"] == "semantic"  # merged, not replaced
+    await store.update(memory_id, text="Changed text.")
+    assert (await store.get(memory_id)).text == "Changed text."
+    events = [row["event"] for row in await store.history(memory_id)]
+    assert events[0] == "ADD" and "UPDATE" in events
+    await store.delete(memory_id)
+    assert await store.get(memory_id) is None
+
+
+async def test_concurrent_adds_from_async_tasks_give_no_errors(store):
+    errors: list[BaseException] = []
+
+    async def one(i: int) -> None:
+        try:
+            receipt = await store.add(
+                f"Concurrent memory {i}", scope(), meta(i, key=f"{i + 10_000:032x}")
+            )
+            assert receipt.confirmed
+        except BaseException as exc:  # collected, not raised, so all 50 run
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(50):
+            tg.start_soon(one, i)
+    assert errors == []
+    assert await store.count() == 50
+
+
+async def test_wipe_empties_the_store(store):
+    await fill(store, 5)
+    await store.wipe()
+    assert await store.count() == 0
+    assert (await store.add("after wipe", scope(), meta(0))).confirmed
+
+
+async def test_the_store_reopens_with_what_it_held(tmp_path):
+    first = await open_store(tmp_path)
+    await fill(first, 3)
+    await first.close()
+    second = await open_store(tmp_path)
+    try:
+        assert await second.count() == 3
+    finally:
+        await second.close()
+
+
+async def test_a_closed_store_refuses_calls(tmp_path):
+    from executive.memory.store.base import StoreError
+
+    store = await open_store(tmp_path)
+    await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await store.count()
+
+
+def test_filter_compiles_to_mem0_oss_shape():
+    where = Filter(
+        user_id="u",
+        agent_id="executive",
+        app_ids=("a", "b"),
+        types=("semantic",),
+        env="prod",
+        min_confidence=0.7,
+    )
+    assert compile_filter(where) == {
+        "user_id": "u",
+        "agent_id": "executive",
+        "AND": [
+            {"app_id": {"in": ["a", "b"]}},
+            {"type": "semantic"},
+            {"env": "prod"},
+            {"confidence": {"gte": 0.7}},
+        ],
+    }
+
+
+def test_the_read_view_exposes_no_write_method():
+    view = ReadView(object())  # type: ignore[arg-type]
+    public = {name for name in dir(view) if not name.startswith("_")}
+    assert public == {"search", "get", "history", "list", "count"}
+
+
+async def test_add_many_creates_the_same_records_as_add(store):
+    single = await store.add("Same text, one by one.", scope(), meta(0, key="a" * 32))
+    [batched] = await store.add_many(
+        [NewMemory("Same text, one by one.", scope(), meta(0, key="b" * 32))]
+    )
+    one, two = await store.get(single.memory_id), await store.get(batched.memory_id)
+    strip = lambda r: r.model_dump(exclude={"id", "created_at", "updated_at", "metadata"})  # noqa: E731
+    assert strip(one) == strip(two)
+    assert {k: v for k, v in one.metadata.items() if k != "key"} == {
+        k: v for k, v in two.metadata.items() if k != "key"
+    }
+    assert [h["event"] for h in await store.history(batched.memory_id)] == ["ADD"]
+    found = await store.search("Same text one by one", Filter(user_id="agent-test"), 2)
+    assert abs(found[0].score - found[1].score) < 1e-5
