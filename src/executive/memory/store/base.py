@@ -103,12 +103,17 @@ class Filter:
             self.env is None or meta.get("env") == self.env,
             self.cohort is None or meta.get("cohort") == self.cohort,
             self.key is None or meta.get("key") == self.key,
-            all(meta.get(k) == v for k, v in self.metadata),
+            all(_has(meta.get(k), v) for k, v in self.metadata),
         ]
         if self.min_confidence is not None:
             confidence = record.confidence
             checks.append(confidence is not None and confidence >= self.min_confidence)
         return all(checks)
+
+
+def _has(stored: Any, wanted: str) -> bool:
+    # A list field (tags) matches when it holds the value, as Qdrant's match does.
+    return wanted in stored if isinstance(stored, list) else stored == wanted
 
 
 @dataclass(frozen=True)

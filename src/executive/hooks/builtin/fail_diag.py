@@ -1,0 +1,114 @@
+"""Hook D: diagnose a repeated failure from memory; one reflective memory when it recurs.
+
+Writes only when at least two *earlier* failures share this failure's root signal, and only
+once per bundle and signal (the pattern carries a ``sig-<hash>`` tag). Escalates when the
+pattern was already on record (it came back) or the retries are nearly spent.
+"""
+
+from __future__ import annotations
+
+from executive.hooks.builtin.summary import harvest_summary
+from executive.hooks.context import FailDiagContext
+from executive.hooks.engine import EngineOutput
+from executive.hooks.tools import HookTools
+from executive.memory import plan, synthesis
+from executive.memory.store.base import Filter
+from executive.memory.taxonomy import WorkerVendor
+from executive.workspace.signals import root_signal, signal_tag
+
+SAME_SIGNAL_BEFORE = 2
+NEAR_LIMIT = 2  # escalate when this few attempts remain
+
+
+async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
+    item, failure = ctx.work_item, ctx.failure_signals
+    signal = failure.signal or root_signal(failure.last_error)
+    tag = signal_tag(signal)
+    request = plan.for_failure(
+        title=item.title,
+        slug=item.bundle_slug,
+        app_id=item.app_id,
+        step_title=ctx.current_step.title,
+        vendor=ctx.vendor,
+        attempts=failure.attempts,
+        last_error=failure.last_error,
+        signal=signal,
+    )
+    result = await (await tools.reader()).read(request)
+    view = await tools.view()
+    recorded = await view.list(
+        Filter(
+            user_id=tools.user_id,
+            app_ids=(item.app_id,),
+            types=("reflective",),
+            metadata=(("tags", tag),),
+        )
+    )
+    same = [p for p in ctx.prior_attempts if (p.signal or root_signal(p.error)) == signal]
+    escalate = bool(recorded) or failure.attempts >= ctx.max_retries - NEAR_LIMIT
+
+    written_note = []
+    if len(same) >= SAME_SIGNAL_BEFORE and not recorded:
+        runs = [p.run_id for p in same]
+        vendor = ctx.vendor if ctx.vendor in {v.value for v in WorkerVendor} else None
+        await tools.add(
+            [
+                {
+                    "text": (
+                        f"Bundle {item.bundle_slug} keeps failing at step {ctx.current_step.number} "
+                        f"“{ctx.current_step.title}” with the same root signal “{signal}”: runs "
+                        f"{', '.join(runs)} and attempt {failure.attempts} ({len(same) + 1} failures). "
+                        "Treat it as a known failure mode: fix its cause rather than retrying."
+                    ),
+                    "app_id": item.app_id,
+                    "run_id": ctx.harvest_run,
+                    "metadata": {
+                        "type": "reflective",
+                        "category": "technical",
+                        "importance": "high",
+                        "confidence": 0.8,
+                        "trigger": "failure-diagnosis",
+                        "source": "ledgers/work-ledger.jsonl",
+                        **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
+                        "outcome": "failure",
+                        "tags": ["failure-pattern", tag],
+                    },
+                }
+            ]
+        )
+        written_note = [harvest_summary("failure-diagnosis", ctx.harvest_run, tools.summaries)]
+
+    body = [
+        f"Failure of bundle {item.bundle_slug} at step {ctx.current_step.number}, attempt "
+        f"{failure.attempts} of {ctx.max_retries}; root signal “{signal}”.",
+        f"Earlier failures with the same signal: {len(same)}"
+        + (f" (runs {', '.join(p.run_id for p in same)})." if same else "."),
+    ]
+    if recorded:
+        body.append(
+            f"Memory already records this pattern: {', '.join(synthesis.cite(r) for r in recorded)}; it came back."
+        )
+    if result.memories:
+        body += ["", "What memory says:", *(synthesis.bullet(m) for m in result.memories[:6])]
+    body += [
+        "",
+        "Strategy: "
+        + (
+            "stop retrying blindly; fix the cause named by the pattern, or ask a person."
+            if escalate or len(same) >= SAME_SIGNAL_BEFORE
+            else "retry; the failure does not repeat a known pattern yet."
+        ),
+        f"Escalation: {'yes' if escalate else 'no'}",
+    ]
+    text = synthesis.render("failure diagnosis", result, body)
+    if written_note:
+        text += "\n" + written_note[0]
+    return EngineOutput(
+        text,
+        details={
+            "escalate": escalate,
+            "signal": signal,
+            "same_signal": len(same),
+            "trace": result.trace(),
+        },
+    )

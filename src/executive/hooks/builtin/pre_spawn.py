@@ -1,0 +1,44 @@
+"""Hook B: the reader's pack for the step about to run."""
+
+from __future__ import annotations
+
+from executive.hooks.context import PreSpawnContext
+from executive.hooks.engine import EngineOutput
+from executive.hooks.tools import HookTools
+from executive.memory import pack, plan
+from executive.memory.reader import scope_names
+
+# Below this a search hit is noise for a worker (MiniLM cosine): it stays out of the pack.
+PACK_MIN_SCORE = 0.25
+
+
+async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
+    item, step = ctx.work_item, ctx.current_step
+    request = plan.for_step(
+        title=item.title,
+        slug=item.bundle_slug,
+        app_id=item.app_id,
+        step_number=step.number,
+        step_title=step.title,
+        vendor=ctx.vendor,
+        description=item.description,
+        retry_attempt=ctx.retry_attempt,
+        last_error=ctx.last_error,
+    )
+    result = await (await tools.reader()).read(request)
+    chosen = [m for m in result.memories if (m.score or 0) >= PACK_MIN_SCORE]
+    built = pack.render(
+        chosen,
+        questions=result.questions,
+        consulted=f"{len(result.questions)} questions over {scope_names(request.scopes)}",
+    )
+    return EngineOutput(
+        built.markdown,
+        memory_pack=built.markdown,
+        details={
+            "entries": len(built.entries),
+            "cut": built.cut,
+            "tokens": built.tokens,
+            "trace": result.trace(),
+        },
+    )

@@ -1,0 +1,186 @@
+"""``run_memory_hook``: the one function that runs all five hooks. It never raises.
+
+A hook runs only when ``V3_MEMORY_ENABLED`` and its own flag are both true; otherwise it
+returns skipped with the reason and touches nothing (no store, no model). Every failure, a
+time-out included, comes back as a value. Every run logs one ``hook.finished`` event with the
+outcome, the tool-call histogram, the duration and the last 400 characters of the answer,
+and appends ``EXECUTIVE_SKILL_USED`` to the work ledger. A write hook whose writes failed is
+``failed`` in both, never ``ok`` (the original's go-live bug).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import anyio
+
+from executive.hooks.builtin import BuiltinEngine
+from executive.hooks.context import HookContext
+from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
+from executive.hooks.names import SPECS, HookName, HookSpec
+from executive.hooks.result import HookResult, Writes
+from executive.hooks.tools import HookTools
+from executive.logs import bound, get_logger
+from executive.memory.runtime import MemoryRuntime
+from executive.settings import Settings
+from executive.workspace.ledger import WorkLedger
+
+log = get_logger(__name__)
+
+
+class HookTimeout(Exception):
+    """A hook ran past its time limit (EXECUTIVE_HOOK_TIMEOUT_SECONDS)."""
+
+
+@dataclass
+class HookEnv:
+    """What a hook run may use. Engines beyond the built-in one are optional."""
+
+    settings: Settings
+    memory: MemoryRuntime
+    work_ledger: WorkLedger | None = None
+    engines: Mapping[str, Engine] = field(default_factory=lambda: {"builtin": BuiltinEngine()})
+
+
+def gate(settings: Settings, spec: HookSpec) -> str | None:
+    """Why the hook may not run, or None when it may."""
+    if not settings.hooks_master_on:
+        return "V3_MEMORY_ENABLED off"
+    if not settings.hook_flag(spec.name.value):
+        return f"{spec.flag} off"
+    return None
+
+
+async def run_memory_hook(name: str, context: HookContext, env: HookEnv) -> HookResult:
+    try:
+        spec = SPECS[HookName(name)]
+    except ValueError:
+        return HookResult(hook=str(name), ran=False, error=f"unknown hook {name!r}")
+    with bound(hook=spec.name.value):
+        reason = gate(env.settings, spec)
+        if reason is not None:
+            log.info("hook.skipped", reason=reason)
+            return HookResult.gated(spec.name.value, reason)
+        result = await _run(spec, context, env)
+        _report(result, env)
+        return result
+
+
+async def _run(spec: HookSpec, context: HookContext, env: HookEnv) -> HookResult:
+    started = time.monotonic()
+    chosen = env.settings.skill_engine
+    engine = env.engines.get(chosen)
+    details: dict[str, object] = {}
+    if engine is None:
+        details["fallback_from"] = chosen
+        details["fallback_reason"] = f"the {chosen} engine is not installed"
+        engine = env.engines["builtin"]
+    calls: list[str] = []
+    tools = HookTools(env.memory, spec, calls)
+    try:
+        output = await _attempt(engine, spec, context, tools, env.settings.hook_timeout_seconds)
+    except EngineUnavailable as exc:
+        if engine.name == "builtin" or not env.settings.skill_engine_fallback:
+            return _failed(
+                spec, engine.name, calls, started, f"{engine.name} engine unavailable: {exc}"
+            )
+        log.warning("hook.engine_fallback", engine=engine.name, reason=str(exc))
+        details |= {"fallback_from": engine.name, "fallback_reason": str(exc)}
+        engine = env.engines["builtin"]
+        tools = HookTools(env.memory, spec, calls)
+        try:
+            output = await _attempt(engine, spec, context, tools, env.settings.hook_timeout_seconds)
+        except Exception as exc2:
+            return _failed(spec, engine.name, calls, started, _describe(exc2))
+    except Exception as exc:
+        log.exception("hook.raised", engine=engine.name, error=repr(exc))
+        return _failed(spec, engine.name, calls, started, _describe(exc))
+    writes = output.writes if output.writes is not None else _count_writes(tools)
+    error = output.error
+    if error is None and writes.failed:
+        error = f"{writes.failed} of {writes.attempted} writes were not confirmed"
+    return HookResult(
+        hook=spec.name.value,
+        ran=True,
+        final_text=output.final_text,
+        memory_pack=output.memory_pack,
+        tool_calls=calls,
+        writes=writes,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        error=error,
+        engine=engine.name,
+        details={**details, **output.details},
+    )
+
+
+async def _attempt(
+    engine: Engine, spec: HookSpec, context: HookContext, tools: HookTools, limit: float
+) -> EngineOutput:
+    try:
+        with anyio.fail_after(limit):
+            return await engine.run(spec, context, tools)
+    except TimeoutError:
+        raise HookTimeout(f"timed out after {limit:g}s") from None
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, HookTimeout) else f"{type(exc).__name__}: {exc}"
+
+
+def _count_writes(tools: HookTools) -> Writes:
+    results = [r for s in tools.summaries for r in s.results]
+    return Writes(
+        attempted=len(results),
+        succeeded=sum(1 for r in results if r.ok and r.status == "SUCCEEDED"),
+        skipped=sum(1 for r in results if r.ok and r.status != "SUCCEEDED"),
+        failed=sum(1 for r in results if not r.ok),
+    )
+
+
+def _failed(
+    spec: HookSpec, engine: str, calls: list[str], started: float, error: str
+) -> HookResult:
+    return HookResult(
+        hook=spec.name.value,
+        ran=True,
+        tool_calls=calls,
+        duration_ms=round((time.monotonic() - started) * 1000),
+        error=error,
+        engine=engine,
+    )
+
+
+def _report(result: HookResult, env: HookEnv) -> None:
+    fields = {
+        "outcome": result.outcome,
+        "engine": result.engine,
+        "tools": result.histogram,
+        "duration_ms": result.duration_ms,
+        "writes": result.writes.model_dump(),
+        "tail": result.tail,
+        "error": result.error,
+    }
+    if "fallback_from" in result.details:
+        fields["fallback_from"] = result.details["fallback_from"]
+    if result.outcome == "failed":
+        log.warning("hook.finished", **fields)
+    else:
+        log.info("hook.finished", **fields)
+    if env.work_ledger is None:
+        return
+    try:
+        env.work_ledger.append(
+            "EXECUTIVE_SKILL_USED",
+            usage_context=f"memory-hook/{result.hook}",
+            hook=result.hook,
+            engine=result.engine,
+            outcome=result.outcome,
+            duration_ms=result.duration_ms,
+            tools=result.histogram,
+            writes=result.writes.model_dump(),
+            error=result.error,
+        )
+    except OSError as exc:
+        log.error("ledger.write_failed", ledger=str(env.work_ledger.path), error=str(exc))

@@ -1,0 +1,86 @@
+"""The memory tools a hook run may use, recording every call for the tool-call histogram.
+
+A read hook gets the reader's door only; a write hook also gets the harvester's. Nothing
+opens the store until a tool is first used: a gated-off hook never touches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from executive.hooks.names import HookSpec
+from executive.memory.harvester import HarvestSummary
+from executive.memory.reader import Reader
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import Filter, MemoryRecord, ReadView, StoreError
+from executive.settings import Settings
+
+
+class RecordingView:
+    """A read view that names each call it passes on (``memory.search`` ...)."""
+
+    def __init__(self, view: ReadView, calls: list[str]) -> None:
+        self._view = view
+        self._calls = calls
+
+    async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
+        self._calls.append("memory.search")
+        return await self._view.search(query, where, top_k)
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        self._calls.append("memory.get")
+        return await self._view.get(memory_id)
+
+    async def history(self, memory_id: str) -> list[dict[str, Any]]:
+        self._calls.append("memory.history")
+        return await self._view.history(memory_id)
+
+    async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
+        self._calls.append("memory.list")
+        return await self._view.list(where)
+
+    async def count(self, where: Filter | None = None) -> int:
+        self._calls.append("memory.count")
+        return await self._view.count(where)
+
+
+class HookTools:
+    def __init__(self, memory: MemoryRuntime, spec: HookSpec, calls: list[str]) -> None:
+        self.memory = memory
+        self.spec = spec
+        self.calls = calls
+        self.summaries: list[HarvestSummary] = []
+
+    @property
+    def settings(self) -> Settings:
+        return self.memory.settings
+
+    @property
+    def user_id(self) -> str:
+        user = self.memory.settings.user_id
+        if not user:
+            raise StoreError("V3_MEM0_USER_ID is not set: memory hooks cannot scope their reads")
+        return user
+
+    async def view(self) -> RecordingView:
+        return RecordingView(await self.memory.view(), self.calls)
+
+    async def reader(self) -> Reader:
+        settings = self.memory.settings
+        return Reader(
+            await self.view(),
+            user_id=self.user_id,
+            floor=settings.confidence_floor,
+            top_k=settings.top_k,
+        )
+
+    async def add(self, items: Sequence[dict[str, Any]]) -> HarvestSummary:
+        """Write through the harvester (write hooks only). Rejections raise."""
+        if not self.spec.writes:
+            raise PermissionError(f"hook {self.spec.name} is read-only")
+        self.calls.append("memory.add")
+        harvester = await self.memory.harvester()
+        summary = await harvester.add(items, actor=f"hook:{self.spec.name}")
+        self.summaries.append(summary)
+        return summary

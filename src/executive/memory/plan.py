@@ -1,0 +1,117 @@
+"""The reader's first questions, by angle, for each kind of consumer.
+
+Each question is a full sentence with the literal identifiers in it (slug, vendor, error
+text): whole questions carry intent that a keyword bag loses. The reader refines from here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from executive.memory.reader import ReadRequest, Scope
+from executive.memory.taxonomy import GLOBAL_APP
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _gist(description: str, limit: int = 160) -> str:
+    first = _SENTENCE.split(" ".join(description.split()), maxsplit=1)[0]
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def _error_line(error: str, limit: int = 160) -> str:
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    # The last line of an error usually names it (tracebacks end with the exception).
+    line = lines[-1] if lines else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def project_scopes(app_id: str) -> tuple[Scope, ...]:
+    return (Scope(f"project {app_id}", app_ids=(app_id,)), Scope("global", app_ids=(GLOBAL_APP,)))
+
+
+def for_step(
+    *,
+    title: str,
+    slug: str,
+    app_id: str,
+    step_number: int,
+    step_title: str,
+    vendor: str,
+    description: str = "",
+    retry_attempt: int = 1,
+    last_error: str = "",
+) -> ReadRequest:
+    """Hook B: what would change how this step goes?"""
+    gist = _gist(description)
+    questions = [
+        f"How should step {step_number}, “{step_title}”, of bundle {slug} ({title}) be done? {gist}".strip(),
+        # Principles second: the stop rules may end the read after three questions.
+        f"Which rules and principles apply to a worker doing “{title}”, for example about committing or pushing?",
+    ]
+    if retry_attempt > 1 and last_error:
+        questions.append(
+            f"Attempt {retry_attempt - 1} of bundle {slug} failed with “{_error_line(last_error)}”: "
+            "what caused that before, and what fixed it?"
+        )
+    questions += [
+        f"What happened in earlier runs of bundle {slug}, and what did they teach us?",
+        f"What has made bundle {slug} or work like “{title}” fail before, and what fixed it?",
+        f"What do we know about {vendor} workers doing work like “{step_title}”?",
+    ]
+    return ReadRequest(
+        topic=f"step {step_number} ({step_title}) of bundle {slug}",
+        questions=tuple(questions),
+        scopes=project_scopes(app_id),
+        identifiers=(slug, vendor),
+    )
+
+
+def for_failure(
+    *,
+    title: str,
+    slug: str,
+    app_id: str,
+    step_title: str,
+    vendor: str,
+    attempts: int,
+    last_error: str,
+    signal: str,
+) -> ReadRequest:
+    """Hook D: the failure history of this bundle and the global reflective pool."""
+    error = _error_line(last_error) or signal
+    questions = (
+        f"Bundle {slug} failed {attempts} times at “{step_title}” with “{error}”: what do we know about this failure?",
+        f"What failure patterns have been recorded for bundle {slug}, and which run ids showed them?",
+        f"Which other bundles failed with an error like “{signal}”, and what resolved it?",
+        f"What do we know about {vendor} workers failing on work like “{title}”?",
+    )
+    scopes = (
+        Scope(f"project {app_id}", app_ids=(app_id,)),
+        Scope(
+            "global reflective pool",
+            app_ids=(GLOBAL_APP, "_executive"),
+            types=("reflective", "semantic"),
+        ),
+    )
+    return ReadRequest(
+        topic=f"the failures of bundle {slug}",
+        questions=questions,
+        scopes=scopes,
+        identifiers=(slug, vendor, signal),
+    )
+
+
+def for_bundle(*, title: str, slug: str, app_id: str, description: str = "") -> ReadRequest:
+    """Hook A, per queued bundle: what does memory say about taking it on now?"""
+    questions = (
+        f"What happened in earlier runs of bundle {slug} ({title})? {_gist(description)}".strip(),
+        f"Has bundle {slug} or work like “{title}” failed repeatedly, and why?",
+        f"Which principles or lessons should shape whether to start “{title}” now?",
+    )
+    return ReadRequest(
+        topic=f"bundle {slug}",
+        questions=questions,
+        scopes=project_scopes(app_id),
+        identifiers=(slug,),
+    )

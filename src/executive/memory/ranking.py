@@ -1,0 +1,63 @@
+"""Ranking the memories a reader found: search score first, then type priority, then recency.
+
+The confidence floor is a filter on each memory's *stored* confidence, applied before
+ranking; the search score only orders. (A 0.7 floor on cosine scores would empty every pack:
+relevant MiniLM scores sit around 0.3-0.6.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from executive.memory.store.base import MemoryRecord
+from executive.memory.taxonomy import TYPE_RULES, MemoryType
+
+# Small nudges on a cosine score: enough to order near-ties, never to beat a clearly
+# better match. A principle edges out an equally similar episode.
+_TYPE_BONUS = {kind: 0.05 - 0.0125 * rule.priority for kind, rule in TYPE_RULES.items()}
+_RECENCY_BONUS = 0.02
+_RECENCY_DAYS = 30.0
+
+
+def admissible(record: MemoryRecord, floor: float, now: datetime | None = None) -> bool:
+    """Above the confidence floor (on stored confidence) and not expired."""
+    confidence = record.confidence
+    return confidence is not None and confidence >= floor and not record.expired(now)
+
+
+def age_days(record: MemoryRecord, now: datetime) -> float | None:
+    if not record.created_at:
+        return None
+    try:
+        created = datetime.fromisoformat(record.created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return max((now - created).total_seconds() / 86400, 0.0)
+
+
+def rank_value(record: MemoryRecord, now: datetime) -> float:
+    score = record.score or 0.0
+    try:
+        bonus = _TYPE_BONUS[MemoryType(record.type)]
+    except ValueError:
+        bonus = 0.0
+    age = age_days(record, now)
+    recency = _RECENCY_BONUS * math.exp(-age / _RECENCY_DAYS) if age is not None else 0.0
+    return score + bonus + recency
+
+
+def rank(records: Iterable[MemoryRecord], now: datetime | None = None) -> list[MemoryRecord]:
+    """Best first; ties broken by id so the order is stable."""
+    moment = now or datetime.now(UTC)
+    return sorted(records, key=lambda r: (-rank_value(r, moment), r.id))
+
+
+def type_priority(record: MemoryRecord) -> int:
+    try:
+        return TYPE_RULES[MemoryType(record.type)].priority
+    except ValueError:
+        return len(TYPE_RULES)

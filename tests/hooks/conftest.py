@@ -1,0 +1,136 @@
+"""A memory-on home, a real runtime over the embedded store, and captured log lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from executive.hooks.context import (
+    FailDiagContext,
+    FailureSignals,
+    PostRunContext,
+    PreSpawnContext,
+    Step,
+    ValidationReport,
+    VerifierReport,
+    WorkItem,
+)
+from executive.hooks.runner import HookEnv
+from executive.logs import configure_logging
+from executive.memory.runtime import MemoryRuntime
+from executive.settings import Settings, load_settings
+from executive.workspace.ledger import WorkLedger
+from executive.workspace.scaffold import scaffold
+from tests.conftest import set_env
+
+ALL_ON = {
+    "V3_MEMORY_ENABLED": "true",
+    "V3_MEM_HOOK_PRE_WORK": "true",
+    "V3_MEM_HOOK_PRE_SPAWN": "true",
+    "V3_MEM_HOOK_POST_RUN": "true",
+    "V3_MEM_HOOK_FAIL_DIAG": "true",
+    "V3_MEM_HOOK_POST_RETRO": "true",
+    "V3_MEM0_USER_ID": "agent-hooks",
+}
+
+
+def settings_for(home: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Settings:
+    """Write the values into the home's .env.executive, so other processes see them too."""
+    set_env(home, **{**ALL_ON, **env})
+    return load_settings(home)
+
+
+@pytest.fixture
+def agent_home(tmp_path: Path) -> Path:
+    return scaffold(tmp_path / "home").home
+
+
+@pytest.fixture
+def settings(agent_home: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    return settings_for(agent_home, monkeypatch)
+
+
+@pytest.fixture
+async def runtime(settings: Settings) -> AsyncIterator[MemoryRuntime]:
+    memory = MemoryRuntime(settings)
+    yield memory
+    await memory.close()
+
+
+@pytest.fixture
+def env(settings: Settings, runtime: MemoryRuntime) -> HookEnv:
+    return HookEnv(settings, runtime, WorkLedger(settings.home / "ledgers" / "work-ledger.jsonl"))
+
+
+@pytest.fixture
+def logs() -> Iterator[Callable[[], list[dict]]]:
+    buffer = io.StringIO()
+    configure_logging(fmt="json", level="info", stream=buffer)
+    yield lambda: [
+        json.loads(line) for line in buffer.getvalue().splitlines() if line.startswith("{")
+    ]
+    structlog.reset_defaults()
+    logging.getLogger().handlers.clear()
+
+
+ITEM = WorkItem(
+    id="greeting-page",
+    title="Build the greeting page",
+    description="Write index.html with a heading, then a stylesheet it links to.",
+    priority="P1",
+    bundle_slug="greeting-page",
+    app_id="greeting-page",
+    output_path="/tmp/out/greeting-page",
+    source="workspace/in-progress/P1/greeting-page/PROMPT.md",
+)
+STEP = Step(number=1, title="Write the page", estimated_seconds=10)
+
+
+def pre_spawn(**changes) -> PreSpawnContext:
+    return PreSpawnContext(work_item=ITEM, current_step=STEP, vendor="command", **changes)
+
+
+def post_run(**changes) -> PostRunContext:
+    values = dict(
+        work_item=ITEM,
+        current_step=STEP,
+        vendor="command",
+        validation_report=ValidationReport(
+            passed=True,
+            verifiers=[
+                VerifierReport(
+                    verifier="output_exists:index.html", result="PASS", message="present"
+                )
+            ],
+        ),
+        harvest_run="2026-12-02-greeting-page-abc123",
+        duration_seconds=4.0,
+        run_ended_at="2026-12-02T10:00:00+00:00",
+    )
+    values.update(changes)
+    return PostRunContext(**values)
+
+
+def fail_diag(
+    attempts: int,
+    prior: list[tuple[str, str]],
+    error: str = "error: ECONNRESET while fetching mirror 10.0.0.7",
+) -> FailDiagContext:
+    from executive.hooks.context import PriorAttempt
+
+    return FailDiagContext(
+        work_item=ITEM,
+        current_step=STEP,
+        vendor="command",
+        failure_signals=FailureSignals(attempts=attempts, last_error=error),
+        prior_attempts=[
+            PriorAttempt(run_id=r, attempt=i + 1, error=e) for i, (r, e) in enumerate(prior)
+        ],
+        harvest_run=f"2026-12-02-fail-greeting-page-{attempts}",
+    )

@@ -1,0 +1,172 @@
+"""The reader: stop rules on a scripted view, the rest on the real embedded store."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from executive.memory import plan
+from executive.memory import reader as reader_module
+from executive.memory.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
+from executive.memory.store.base import Filter, MemoryRecord, ReadView
+from executive.memory.store.local import LocalStore
+from tests.memory.payloads import partial
+
+pytestmark = pytest.mark.anyio
+
+
+class ScriptedView:
+    """Answers each question from a script, so the stop rules can be driven exactly."""
+
+    def __init__(self, answers) -> None:
+        self.answers = answers
+        self.asked: list[tuple[str, Filter]] = []
+
+    async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
+        self.asked.append((query, where))
+        return self.answers(query, where, len(self.asked))
+
+
+def mem(i: int, score: float, text: str = "", **meta) -> MemoryRecord:
+    return MemoryRecord(
+        id=f"m{i}",
+        text=text or f"memory {i}",
+        app_id="demo",
+        metadata={"type": "semantic", "confidence": 0.9, **meta},
+        score=score,
+    )
+
+
+PROJECT = (Scope("project", app_ids=("demo",)),)
+
+
+def request(n: int = 8, scopes=PROJECT) -> ReadRequest:
+    return ReadRequest(
+        topic="the demo", questions=tuple(f"Question number {i}?" for i in range(n)), scopes=scopes
+    )
+
+
+async def test_stops_when_the_top_results_stop_changing():
+    view = ScriptedView(lambda q, w, n: [mem(1, 0.3), mem(2, 0.2), mem(3, 0.1)])
+    result = await Reader(view, user_id="u").read(request())
+    assert result.stop_reason == "the top results stopped changing"
+    assert len(result.questions) == 3  # the plan's first three angles are always asked
+
+
+async def test_stops_at_three_distinct_relevant_memories_above_the_floor():
+    view = ScriptedView(lambda q, w, n: [mem(n, 0.6), mem(100 + n, 0.1)])
+    result = await Reader(view, user_id="u").read(request())
+    assert result.stop_reason.startswith("3 distinct relevant memories")
+    assert len(result.questions) == 3
+
+
+async def test_stops_after_eight_questions():
+    view = ScriptedView(lambda q, w, n: [mem(n, 0.2)])  # always new, never relevant
+    result = await Reader(view, user_id="u").read(request(12))
+    assert len(result.questions) == MAX_QUESTIONS == 8
+    assert result.stop_reason == "asked 8 questions"
+
+
+async def test_refines_the_next_question_from_what_came_back():
+    def answers(q, w, n):
+        if n == 1:
+            return [mem(1, 0.35, "Run 2026-11-02-demo-x1 failed with ECONNRESET on mirror-eu.")]
+        return [mem(n, 0.2)]
+
+    result = await Reader(ScriptedView(answers), user_id="u").read(request(4))
+    assert [h.refined for h in result.hops[:3]] == [False, False, True]
+    second = result.hops[2]
+    assert second.refined
+    assert "ECONNRESET" in second.question and "2026-11-02-demo-x1" in second.question
+    assert second.question.endswith("?") and second.question.startswith(
+        "What else do we know about"
+    )
+
+
+async def test_below_the_floor_and_expired_memories_are_left_out():
+    past = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+    view = ScriptedView(
+        lambda q, w, n: [mem(1, 0.9, confidence=0.65), mem(2, 0.8, expires_at=past), mem(3, 0.5)]
+    )
+    result = await Reader(view, user_id="u", floor=0.7).read(request(3))
+    assert [m.id for m in result.memories] == ["m3"]
+    assert all(w.min_confidence == 0.7 for _, w in view.asked)
+
+
+async def test_each_scope_is_a_separate_search_and_results_merge():
+    scopes = (
+        Scope("project", app_ids=("demo",)),
+        Scope("global", app_ids=("_global",), types=("principle",)),
+    )
+    view = ScriptedView(
+        lambda q, w, n: (
+            [mem(10 + n, 0.3)] if w.app_ids == ("demo",) else [mem(1, 0.31, type="principle")]
+        )
+    )
+    result = await Reader(view, user_id="u").read(request(3, scopes))
+    assert [w.app_ids for _, w in view.asked[:2]] == [("demo",), ("_global",)]
+    assert result.searches == 2 * len(result.questions)
+    assert "m1" in {m.id for m in result.memories} and "m11" in {m.id for m in result.memories}
+    assert set(result.hops[0].returned) == {"project", "global"}
+
+
+async def test_env_defaults_to_prod():
+    view = ScriptedView(lambda q, w, n: [])
+    await Reader(view, user_id="u").read(request(3))
+    assert {w.env for _, w in view.asked} == {"prod"}
+
+
+def test_no_write_method_is_reachable_from_the_reader():
+    imported = set(vars(reader_module))
+    assert not imported & {"Harvester", "Store", "LocalStore", "PlatformStore", "MemoryRuntime"}
+    assert "harvester" not in inspect.getsource(reader_module).lower()
+    reader = Reader(ReadView(object()), user_id="u")  # type: ignore[arg-type]
+    reachable = {name for name in dir(reader) if not name.startswith("__")}
+    assert not reachable & {"add", "update", "delete", "wipe", "harvester"}
+    view = reader._view  # the one object it holds
+    assert {n for n in dir(view) if not n.startswith("_")} == {
+        "search",
+        "get",
+        "history",
+        "list",
+        "count",
+    }
+
+
+async def test_the_reader_finds_what_a_step_needs_on_the_real_store(harvester, store: LocalStore):
+    await harvester.add(
+        [
+            partial("principle"),
+            partial("semantic", app_id="flaky-fetch"),
+            partial(
+                "procedural", app_id="greeting", metadata={"confidence": 0.65}
+            ),  # below the floor
+            partial(
+                "semantic",
+                app_id="flaky-fetch",
+                text="Staging keys rotate monthly.",
+                metadata={"env": "test"},
+            ),
+        ]
+    )
+    request = plan.for_step(
+        title="Fetch the release notes",
+        slug="flaky-fetch",
+        app_id="flaky-fetch",
+        step_number=1,
+        step_title="Fetch the notes",
+        vendor="command",
+        retry_attempt=2,
+        last_error="error: ECONNRESET",
+    )
+    result = await Reader(ReadView(store), user_id="agent-test").read(request)
+    texts = [m.text for m in result.memories]
+    assert partial("principle")["text"] in texts
+    assert partial("semantic")["text"] in texts
+    assert all(m.confidence >= 0.7 for m in result.memories)
+    assert all(m.metadata["env"] == "prod" for m in result.memories)
+    assert 3 <= len(result.questions) <= 8
+    trace = result.trace()
+    assert trace["stop_reason"] and trace["questions"][0]["returned"]
