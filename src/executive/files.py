@@ -13,6 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from executive.logs import get_logger
+
+log = get_logger(__name__)
+
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
     """Replace ``path`` with ``data`` so a reader sees the old file or the new, never half.
@@ -54,18 +58,27 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
         os.close(fd)
 
 
+_reported: set[tuple[str, int]] = set()
+
+
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSON-lines file, skipping a torn or corrupt line."""
+    """Yield the records of a JSON-lines file, skipping a torn or corrupt line.
+
+    A kill mid-append leaves a torn line; it is skipped (and reported once per process).
+    """
     if not path.exists():
         return
     with path.open("rb") as handle:
-        for raw in handle:
+        for number, raw in enumerate(handle, 1):
             raw = raw.strip()
             if not raw:
                 continue
             try:
                 record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if (str(path), number) not in _reported:
+                    _reported.add((str(path), number))
+                    log.warning("jsonl.line_skipped", path=str(path), line=number, error=str(exc))
                 continue
             if isinstance(record, dict):
                 yield record

@@ -75,13 +75,13 @@ def test_every_stdout_line_is_json_and_no_secret_leaks(home, idle_env):
     secret = "m0-supersecretvalue0123456789"
     token = "tok-abcdef123456"
     set_env(home, V3_MEM0_API_KEY=secret)
-    # A queued bundle named after the secret makes the daemon log it (queue.seen), so the
-    # test proves redaction rather than the absence of an occasion to leak.
+    # A (malformed) bundle named after the secret makes the daemon log its name when it
+    # quarantines it, so the test proves redaction, not the absence of an occasion to leak.
     (home / "workspace" / "ondeck" / f"leak-{token}").mkdir()
     daemon = Daemon(home, {**idle_env, "SERVICE_TOKEN": token})
     try:
         daemon.wait_for("daemon.ready")
-        daemon.wait_for("queue.seen")
+        daemon.wait_for("bundle.quarantined")
         daemon.signal(signal.SIGTERM)
         assert daemon.wait(timeout=10) == 0
     finally:

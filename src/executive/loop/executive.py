@@ -1,29 +1,299 @@
-"""The executive that the supervisor runs, one iteration at a time."""
+"""The executive: one iteration of the loop at a time.
+
+ingest the queue ── select work ──(work?)── Hook A (audit only)
+                       │ no → idle: retrospective due? → write it → Hook E
+                       ▼
+Hook B (pack) → worker CLAUDE.md → spawn → verifiers
+                       ▼
+pass → update state → Hook C │ fail → count → Hook D from the 3rd → block after the limit
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from executive.home import Home
-from executive.logs import get_logger
+from executive.hooks.context import HookContext, PostRetroContext, WorkItem
+from executive.hooks.result import HookResult
+from executive.hooks.runner import HookEnv, run_memory_hook
+from executive.logs import bound, get_logger
+from executive.loop import contexts, retro
+from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings
+from executive.workers.process import reap_orphans
+from executive.workspace.bundle import Bundle
+from executive.workspace.ledger import WorkLedger
+from executive.workspace.lifecycle import Active, Workspace
+from executive.workspace.signals import root_signal
+from executive.workspace.state import log_progress, now_iso
 
 log = get_logger(__name__)
 
+FAIL_DIAG_FROM = 3
+KEEP_ERRORS = 10
+
 
 class Executive:
-    def __init__(self, settings: Settings, memory: MemoryRuntime) -> None:
-        self._settings = settings
-        self._home = Home(settings.home)
-        self._memory = memory
+    def __init__(
+        self, settings: Settings, memory: MemoryRuntime, hook_env: HookEnv | None = None
+    ) -> None:
+        self.settings = settings
+        self.home = Home(settings.home)
+        self.memory = memory
+        self.ledger = WorkLedger(self.home.work_ledger)
+        self.workspace = Workspace(self.home, settings.worker_vendor)
+        self.hook_env = hook_env or HookEnv(settings, memory, self.ledger)
 
+    # --- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
-        self._home.ensure()
-
-    async def iterate(self, number: int) -> Pace:
-        queued = sorted(p.name for p in self._home.ondeck.iterdir() if p.is_dir())
-        log.info("queue.seen", ondeck=len(queued), bundles=queued[:10])
-        return Pace.IDLE
+        """Crash recovery: end orphaned workers, return interrupted steps to pending."""
+        self.home.ensure()
+        for contract in reap_orphans(self.home.pids):
+            self.ledger.append("WORKER_ORPHAN_ENDED", contract_id=contract)
+        for active in self.workspace.active():
+            for step in active.state.steps:
+                if step.status != "in_progress":
+                    continue
+                step.status = "pending"
+                step.attempts += 1
+                step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
+                step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
+                self.workspace.save(active)
+                log_progress(
+                    active.bundle.folder, f"step {step.number} interrupted; back to pending"
+                )
+                self.ledger.append(
+                    "STEP_INTERRUPTED",
+                    bundle=active.bundle.slug,
+                    step=step.number,
+                    contract_id=step.contract_id,
+                    attempt=step.attempts,
+                )
+                log.warning(
+                    "step.interrupted",
+                    bundle=active.bundle.slug,
+                    step=step.number,
+                    contract_id=step.contract_id,
+                )
 
     async def close(self) -> None:
-        await self._memory.close()
+        await self.memory.close()
+
+    # --- one iteration --------------------------------------------------------------------------
+    async def iterate(self, number: int) -> Pace:
+        self.workspace.ingest()
+        pick = self.workspace.select()
+        if pick is None:
+            await self._idle()
+            return Pace.IDLE
+        with bound(bundle=pick.bundle.slug):
+            # Hook A only when work is queued (the original's idle-burn fix); audit only.
+            queued = [
+                contexts.work_item(a, self.home.root, steps.output_dir(self.settings, a.bundle))
+                for a in self.workspace.active()
+            ]
+            await self._hook(
+                "pre-work-selection",
+                lambda: contexts.pre_work(queued, pick.bundle.slug, self.ledger),
+            )
+            await self._run_step(pick)
+        return Pace.BUSY
+
+    async def _idle(self) -> None:
+        is_due = retro.due(
+            self.ledger,
+            after_outcomes=self.settings.retro_after_outcomes,
+            interval_days=self.settings.retro_interval_days,
+        )
+        if is_due is None:
+            return
+        document = retro.build(self.ledger, is_due.since)
+        path = retro.write(self.home, document)
+        rel = str(path.relative_to(self.home.root))
+        self.ledger.append(
+            "RETRO_WRITTEN", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons)
+        )
+        log.info("retro.written", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons))
+        await self._hook(
+            "post-retro-harvest",
+            lambda: PostRetroContext(
+                retro_path=rel,
+                retro_type="weekly",
+                related_bundle_slugs=retro.related(document),
+                harvest_run=f"{document.date}-retro-weekly",
+            ),
+        )
+
+    async def _run_step(self, active: Active) -> None:
+        bundle, state = active.bundle, active.state
+        step = state.next_step()
+        assert step is not None
+        vendor = bundle.vendor(self.settings.worker_vendor)
+        contract_id = f"contract-{int(time.time() * 1000)}"
+        item = contexts.work_item(active, self.home.root, steps.output_dir(self.settings, bundle))
+        if not state.started_at:
+            state.started_at = now_iso()
+            self.ledger.append(
+                "GOAL_STARTED", bundle=bundle.slug, title=bundle.title, priority=state.priority
+            )
+        step.status, step.contract_id, step.started_at = "in_progress", contract_id, now_iso()
+        self.workspace.save(active)
+        self.ledger.append(
+            "STEP_STARTED",
+            bundle=bundle.slug,
+            step=step.number,
+            step_title=step.title,
+            contract_id=contract_id,
+            attempt=step.attempts + 1,
+            vendor=vendor,
+        )
+        log_progress(
+            bundle.folder, f"step {step.number} attempt {step.attempts + 1} started ({contract_id})"
+        )
+        log.info(
+            "step.started",
+            step=step.number,
+            attempt=step.attempts + 1,
+            contract_id=contract_id,
+            vendor=vendor,
+        )
+
+        packed = await self._hook("pre-spawn-pack", lambda: contexts.pre_spawn(item, step, vendor))
+        pack = packed.memory_pack if packed is not None and packed.outcome == "ok" else None
+        attempt = await steps.attempt(
+            settings=self.settings,
+            home=self.home,
+            bundle=bundle,
+            step=step,
+            vendor=vendor,
+            contract_id=contract_id,
+            pack=pack,
+        )
+        step.finished_at, step.duration_seconds = now_iso(), round(attempt.duration_seconds, 3)
+        if attempt.passed:
+            await self._passed(active, item, vendor, attempt)
+        else:
+            await self._failed(active, item, vendor, attempt)
+
+    async def _passed(
+        self, active: Active, item: WorkItem, vendor: str, attempt: steps.Attempt
+    ) -> None:
+        bundle, state = active.bundle, active.state
+        step = state.next_step()
+        assert step is not None
+        step.status = "done"
+        self.workspace.save(active)
+        self.ledger.append(
+            "STEP_COMPLETED",
+            bundle=bundle.slug,
+            step=step.number,
+            step_title=step.title,
+            contract_id=attempt.contract_id,
+            attempts=step.attempts + 1,
+            duration_seconds=step.duration_seconds,
+            estimated_seconds=step.estimated_seconds,
+            verifiers=[r.as_dict() for r in attempt.results],
+        )
+        log_progress(bundle.folder, f"step {step.number} passed ({attempt.contract_id})")
+        log.info(
+            "step.completed",
+            step=step.number,
+            contract_id=attempt.contract_id,
+            attempts=step.attempts + 1,
+        )
+        await self._hook(
+            "post-run-harvest",
+            lambda: contexts.post_run(
+                item,
+                step,
+                vendor,
+                attempt.results,
+                contract_id=attempt.contract_id,
+                output_changed=attempt.output_changed,
+            ),
+        )
+        if state.next_step() is None:
+            self.workspace.complete(active)
+            self.ledger.append(
+                "GOAL_COMPLETED",
+                bundle=bundle.slug,
+                title=bundle.title,
+                contract_id=attempt.contract_id,
+                steps=len(state.steps),
+                step_titles=[s.title for s in state.steps],
+            )
+            log.info("goal.completed", title=bundle.title)
+
+    async def _failed(
+        self, active: Active, item: WorkItem, vendor: str, attempt: steps.Attempt
+    ) -> None:
+        bundle, state = active.bundle, active.state
+        step = state.next_step()
+        assert step is not None
+        step.status = "pending"
+        step.attempts += 1
+        step.last_error = attempt.error
+        step.errors = [*step.errors, attempt.error[-500:]][-KEEP_ERRORS:]
+        self.workspace.save(active)
+        signal = root_signal(attempt.error)
+        self.ledger.append(
+            "STEP_FAILED",
+            bundle=bundle.slug,
+            step=step.number,
+            step_title=step.title,
+            contract_id=attempt.contract_id,
+            attempt=step.attempts,
+            error=attempt.error[-1000:],
+            signal=signal,
+            verifiers=[r.as_dict() for r in attempt.results],
+        )
+        log_progress(
+            bundle.folder, f"step {step.number} failed (attempt {step.attempts}): {signal}"
+        )
+        log.warning(
+            "step.failed",
+            step=step.number,
+            attempt=step.attempts,
+            contract_id=attempt.contract_id,
+            signal=signal,
+        )
+        if step.attempts >= FAIL_DIAG_FROM:
+            await self._hook(
+                "failure-diagnosis",
+                lambda: contexts.fail_diag(item, step, vendor, self.ledger, self._limit(bundle)),
+            )
+        if attempt.fatal or step.attempts >= self._limit(bundle):
+            reason = (
+                f"cannot run: {attempt.error}"
+                if attempt.fatal
+                else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {self._limit(bundle)})"
+            )
+            details = [
+                f"last error: {signal}",
+                f"last run log: {attempt.log_path}" if attempt.log_path else "no run log",
+            ]
+            self.workspace.block(active, reason, details)
+            self.ledger.append(
+                "GOAL_BLOCKED",
+                bundle=bundle.slug,
+                title=bundle.title,
+                reason=reason,
+                attempts=step.attempts,
+                contract_id=attempt.contract_id,
+            )
+            log.warning("goal.blocked", reason=reason)
+
+    def _limit(self, bundle: Bundle) -> int:
+        return bundle.spec.max_attempts or self.settings.max_retries
+
+    async def _hook(self, name: str, build: Callable[[], HookContext]) -> HookResult | None:
+        """Build the context and run the hook; nothing here may stop the loop."""
+        try:
+            context = build()
+        except Exception as exc:
+            log.exception("hook.context_failed", hook=name, error=repr(exc))
+            return None
+        return await run_memory_hook(name, context, self.hook_env)

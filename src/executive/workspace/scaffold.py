@@ -55,7 +55,12 @@ def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
     values = {"V3_MEM0_USER_ID": new_user_id()}
     if demo:
         # The demo runs shell-script workers and shows memory working end to end.
-        values |= GO_LIVE | {"WORKER_VENDOR": "command", "IDLE_SLEEP_SECONDS": "10"}
+        values |= GO_LIVE | {
+            "WORKER_VENDOR": "command",
+            "IDLE_SLEEP_SECONDS": "10",
+            # A retrospective (and Hook E) after the demo's handful of outcomes.
+            "EXECUTIVE_RETRO_AFTER_OUTCOMES": "4",
+        }
     _write_new(result, home.env_file, render_env(values), mode=0o600)
     _write_new(result, root / ".gitignore", _read("gitignore"))
     _write_new(result, home.constitution, _read("constitution.md"))

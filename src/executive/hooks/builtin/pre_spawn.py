@@ -30,7 +30,7 @@ async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
     built = pack.render(
         chosen,
         questions=result.questions,
-        consulted=f"{len(result.questions)} questions over {scope_names(request.scopes)}",
+        consulted=f"{len(result.questions)} questions; scopes: {scope_names(request.scopes)}",
     )
     return EngineOutput(
         built.markdown,

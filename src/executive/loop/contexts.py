@@ -1,0 +1,144 @@
+"""Building each hook's context from the bundle, its state and the work ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from executive.hooks.context import (
+    FailDiagContext,
+    FailureSignals,
+    Outcome,
+    PostRunContext,
+    PreSpawnContext,
+    PreWorkContext,
+    PriorAttempt,
+    Step,
+    ValidationReport,
+    VerifierReport,
+    WorkItem,
+    new_harvest_run,
+)
+from executive.workers.verifiers import VerifierResult
+from executive.workspace.ledger import WorkLedger
+from executive.workspace.lifecycle import Active
+from executive.workspace.signals import root_signal
+from executive.workspace.state import StepState
+
+RECENT = 5
+
+
+def work_item(active: Active, home_root: Path, output_dir: Path) -> WorkItem:
+    bundle = active.bundle
+    try:
+        source = str((bundle.folder / "PROMPT.md").relative_to(home_root))
+    except ValueError:
+        source = str(bundle.folder / "PROMPT.md")
+    return WorkItem(
+        id=bundle.slug,
+        title=bundle.title,
+        description=bundle.goal[:2000],
+        priority=active.state.priority,
+        bundle_slug=bundle.slug,
+        app_id=bundle.app_id,
+        output_path=str(output_dir),
+        source=source,
+    )
+
+
+def step_of(state: StepState) -> Step:
+    return Step(number=state.number, title=state.title, estimated_seconds=state.estimated_seconds)
+
+
+def pre_work(queued: list[WorkItem], picked: str, ledger: WorkLedger) -> PreWorkContext:
+    failures, successes = [], []
+    for event in ledger.events("GOAL_COMPLETED", "GOAL_BLOCKED", "STEP_FAILED"):
+        outcome = Outcome(
+            bundle_slug=str(event.get("bundle", "")),
+            title=str(event.get("title", "")),
+            result="success"
+            if event["event"] == "GOAL_COMPLETED"
+            else "failure"
+            if event["event"] == "STEP_FAILED"
+            else "blocked",
+            run_id=str(event.get("contract_id", "")),
+            at=str(event.get("ts", "")),
+        )
+        (successes if outcome.result == "success" else failures).append(outcome)
+    return PreWorkContext(
+        queued=queued,
+        picked=picked,
+        recent_failures=failures[-RECENT:],
+        recent_successes=successes[-RECENT:],
+    )
+
+
+def pre_spawn(item: WorkItem, step: StepState, vendor: str) -> PreSpawnContext:
+    return PreSpawnContext(
+        work_item=item,
+        current_step=step_of(step),
+        vendor=vendor,
+        retry_attempt=step.attempts + 1,
+        last_error=step.last_error,
+    )
+
+
+def post_run(
+    item: WorkItem,
+    step: StepState,
+    vendor: str,
+    results: list[VerifierResult],
+    *,
+    contract_id: str,
+    output_changed: bool,
+) -> PostRunContext:
+    return PostRunContext(
+        work_item=item,
+        current_step=step_of(step),
+        vendor=vendor,
+        validation_report=ValidationReport(
+            passed=True,
+            verifiers=[VerifierReport(**r.as_dict()) for r in results],
+        ),
+        harvest_run=new_harvest_run(item.bundle_slug),
+        attempts=step.attempts + 1,
+        prior_errors=step.errors[-3:],
+        run_started_at=step.started_at,
+        run_ended_at=step.finished_at,
+        duration_seconds=step.duration_seconds,
+        contract_id=contract_id,
+        output_changed=output_changed,
+    )
+
+
+def fail_diag(
+    item: WorkItem, step: StepState, vendor: str, ledger: WorkLedger, max_retries: int
+) -> FailDiagContext:
+    failed = [
+        e
+        for e in ledger.events("STEP_FAILED")
+        if e.get("bundle") == item.bundle_slug and e.get("step") == step.number
+    ]
+    *earlier, _current = failed or [{}]
+    return FailDiagContext(
+        work_item=item,
+        current_step=step_of(step),
+        vendor=vendor,
+        failure_signals=FailureSignals(
+            attempts=step.attempts,
+            last_error=step.last_error,
+            signal=root_signal(step.last_error),
+            output_path=item.output_path,
+        ),
+        prior_attempts=[
+            PriorAttempt(
+                run_id=str(e.get("contract_id", "")),
+                attempt=int(e.get("attempt", 0)),
+                error=str(e.get("error", "")),
+                signal=str(e.get("signal", "")),
+                at=str(e.get("ts", "")),
+            )
+            for e in earlier
+        ],
+        harvest_run=new_harvest_run(f"fail-{item.bundle_slug}-{step.attempts}"),
+        max_retries=max_retries,
+    )

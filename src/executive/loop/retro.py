@@ -1,0 +1,176 @@
+"""Retrospectives: in the idle branch, when one is due, written from the work ledger.
+
+Due when ``EXECUTIVE_RETRO_AFTER_OUTCOMES`` new step outcomes are in the ledger, or when
+there is at least one and ``EXECUTIVE_RETRO_INTERVAL_DAYS`` have passed since the last.
+Lessons are derived by rule (a root signal that repeated, a failure a retry fixed, a slow
+step, the steps of a finished bundle), each tagged for Hook E.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from executive.files import atomic_write
+from executive.home import Home
+from executive.workspace.ledger import WorkLedger
+from executive.workspace.retrospective import Lesson, Retrospective
+
+OUTCOME_EVENTS = ("STEP_COMPLETED", "STEP_FAILED", "GOAL_BLOCKED")
+SLOW_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Due:
+    since: str  # ISO time of the last retrospective ("" when there was none)
+    outcomes: int
+
+
+def _parse(ts: str) -> datetime:
+    when = datetime.fromisoformat(ts)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def due(
+    ledger: WorkLedger, *, after_outcomes: int, interval_days: int, now: datetime | None = None
+) -> Due | None:
+    moment = now or datetime.now(UTC)
+    events = list(ledger.events())
+    written = [e["ts"] for e in events if e.get("event") == "RETRO_WRITTEN"]
+    since = written[-1] if written else ""
+    fresh = [e for e in events if e.get("event") in OUTCOME_EVENTS and e.get("ts", "") > since]
+    if not fresh:
+        return None
+    if len(fresh) >= after_outcomes:
+        return Due(since, len(fresh))
+    start = _parse(since) if since else _parse(events[0]["ts"])
+    if moment - start >= timedelta(days=interval_days):
+        return Due(since, len(fresh))
+    return None
+
+
+def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retrospective:
+    moment = now or datetime.now(UTC)
+    events = [e for e in ledger.events() if e.get("ts", "") > since]
+    completed = [e for e in events if e.get("event") == "GOAL_COMPLETED"]
+    blocked = [e for e in events if e.get("event") == "GOAL_BLOCKED"]
+    failed = [e for e in events if e.get("event") == "STEP_FAILED"]
+    steps_done = [e for e in events if e.get("event") == "STEP_COMPLETED"]
+
+    outcomes = [
+        f"- completed: {e['bundle']} “{e.get('title', '')}” ({e.get('steps', 1)} step(s))"
+        for e in completed
+    ]
+    outcomes += [
+        f"- blocked: {e['bundle']} “{e.get('title', '')}”: {e.get('reason', '')}" for e in blocked
+    ]
+
+    by_signal: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in failed:
+        by_signal[str(e.get("signal", "unknown"))].append(e)
+    failures = [
+        f"- `{signal}`: {len(group)} failure(s) in {', '.join(sorted({g['bundle'] for g in group}))} "
+        f"(runs {', '.join(str(g.get('contract_id')) for g in group)})"
+        for signal, group in sorted(by_signal.items(), key=lambda kv: -len(kv[1]))
+    ]
+
+    slow = [
+        e
+        for e in steps_done
+        if e.get("estimated_seconds")
+        and e.get("duration_seconds", 0) > SLOW_FACTOR * e["estimated_seconds"]
+    ]
+    slow_lines = [
+        f"- {e['bundle']} step {e.get('step')} “{e.get('step_title', '')}”: {e['duration_seconds']:.0f}s, "
+        f"expected {e['estimated_seconds']:.0f}s (run {e.get('contract_id')})"
+        for e in slow
+    ]
+
+    passed_after = {(e["bundle"], e.get("step")): e for e in steps_done if e.get("attempts", 1) > 1}
+    lessons: list[Lesson] = []
+    for signal, group in by_signal.items():
+        bundles = sorted({g["bundle"] for g in group})
+        scope = bundles[0] if len(bundles) == 1 else "_global"
+        runs = ", ".join(str(g.get("contract_id")) for g in group)
+        recovered = [
+            passed_after[k]
+            for k in {(g["bundle"], g.get("step")) for g in group}
+            if k in passed_after
+        ]
+        tail = " and passed on a retry" if recovered else ""
+        if len(group) >= 2:
+            lessons.append(
+                Lesson(
+                    "pattern",
+                    scope,
+                    f"{' and '.join(bundles)} failed {len(group)} times with “{signal}”{tail} (runs {runs}).",
+                )
+            )
+        elif recovered:
+            step = recovered[0]
+            lessons.append(
+                Lesson(
+                    "fact",
+                    scope,
+                    f"In bundle {bundles[0]}, step {step.get('step')} “{step.get('step_title', '')}” can fail with “{signal}” and pass on a retry (run {runs}).",
+                )
+            )
+    for e in slow:
+        lessons.append(
+            Lesson(
+                "fact",
+                e["bundle"],
+                f"Step {e.get('step')} “{e.get('step_title', '')}” of bundle {e['bundle']} takes about {e['duration_seconds']:.0f}s, over twice its {e['estimated_seconds']:.0f}s estimate.",
+            )
+        )
+    for e in completed:
+        titles = e.get("step_titles") or []
+        if len(titles) > 1:
+            ordered = "; ".join(f"{i}. {t}" for i, t in enumerate(titles, 1))
+            lessons.append(
+                Lesson(
+                    "steps",
+                    e["bundle"],
+                    f"To complete “{e.get('title', '')}” (bundle {e['bundle']}): {ordered}.",
+                )
+            )
+    for e in blocked:
+        lessons.append(
+            Lesson(
+                "rule",
+                "_global",
+                f"Consider a rule for bundles like {e['bundle']}: it was blocked after {e.get('attempts', '?')} attempts ({e.get('reason', '')}).",
+            )
+        )
+    period_start = (
+        since[:10] if since else (events[0]["ts"][:10] if events else moment.date().isoformat())
+    )
+    return Retrospective(
+        date=moment.date().isoformat(),
+        period=f"{period_start} to {moment.date().isoformat()}",
+        summary=(
+            f"Outcomes: {len(steps_done)} step(s) completed, {len(failed)} failed attempt(s), "
+            f"{len(completed)} bundle(s) completed, {len(blocked)} blocked"
+        ),
+        outcomes=outcomes,
+        failures=failures,
+        slow_steps=slow_lines,
+        lessons=lessons,
+    )
+
+
+def write(home: Home, retro: Retrospective) -> Path:
+    path = home.retrospectives / f"retro-{retro.date}.md"
+    n = 2
+    while path.exists():
+        path = home.retrospectives / f"retro-{retro.date}-{n}.md"
+        n += 1
+    atomic_write(path, retro.render())
+    return path
+
+
+def related(retro: Retrospective) -> list[str]:
+    return sorted({lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")})

@@ -1,0 +1,207 @@
+"""A goal bundle: a folder whose ``PROMPT.md`` holds YAML frontmatter and the goal in prose.
+
+```markdown
+---
+title: Build the greeting page
+priority: P1                # P0 (first) .. P4
+vendor: command             # claude | command (default WORKER_VENDOR)
+command: ["sh", "{bundle_dir}/work.sh", "{output_dir}"]   # command vendor only
+verifiers:
+  - builtin: output_exists
+    path: index.html
+  - name: page greets
+    run: grep -q "<h1>Hello" index.html
+max_attempts: 5             # default MAX_RETRIES
+timeout_seconds: 600        # default WORKER_TIMEOUT_MS
+steps:                      # optional, run in order
+  - title: Write the page
+    estimated_seconds: 30
+---
+The goal, in prose.
+```
+
+Unknown keys are errors: a misspelt ``verifers`` must not silently drop the checks.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from executive.memory.taxonomy import slugify, valid_app_id
+
+PROMPT_FILE = "PROMPT.md"
+PLACEHOLDERS = ("prompt_file", "output_dir", "bundle_dir", "step", "attempt")
+_FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)(.*)\Z", re.DOTALL)
+
+
+class BundleError(ValueError):
+    """A bundle that cannot run. The message names the file and what is wrong."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CommandVerifier(_Model):
+    run: str
+    name: str | None = None
+    timeout_seconds: float = Field(120, gt=0)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.run
+
+
+class OutputExists(_Model):
+    builtin: Literal["output_exists"]
+    path: str = "."
+
+    @property
+    def label(self) -> str:
+        return f"output_exists:{self.path}"
+
+
+class GitStatusClean(_Model):
+    builtin: Literal["git_status_clean"]
+
+    @property
+    def label(self) -> str:
+        return "git_status_clean"
+
+
+Verifier = CommandVerifier | OutputExists | GitStatusClean
+
+
+class StepSpec(_Model):
+    title: str = Field(min_length=1)
+    prompt: str = ""
+    estimated_seconds: float | None = Field(None, gt=0)
+    estimated_turns: int | None = Field(None, gt=0)
+
+
+class Frontmatter(_Model):
+    title: str = Field(min_length=1)
+    priority: Literal["P0", "P1", "P2", "P3", "P4"] = "P3"
+    vendor: Literal["claude", "command"] | None = None
+    command: list[str] | None = None
+    verifiers: list[Annotated[Verifier, Field(union_mode="left_to_right")]] = Field(
+        default_factory=list
+    )
+    max_attempts: int | None = Field(None, ge=1)
+    timeout_seconds: float | None = Field(None, gt=0)
+    max_turns: int | None = Field(None, ge=1)
+    model: str | None = None
+    app_id: str | None = None
+    steps: list[StepSpec] = Field(default_factory=list)
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _argv(cls, value: Any) -> Any:
+        # A string is split like a shell would, without running one.
+        return shlex.split(value) if isinstance(value, str) else value
+
+    @field_validator("command")
+    @classmethod
+    def _known_placeholders(cls, value: list[str] | None) -> list[str] | None:
+        for arg in value or []:
+            for name in re.findall(r"\{(\w+)\}", arg):
+                if name not in PLACEHOLDERS:
+                    raise ValueError(
+                        f"unknown placeholder {{{name}}}; known: {', '.join(PLACEHOLDERS)}"
+                    )
+        if value is not None and not value:
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("app_id")
+    @classmethod
+    def _app_id(cls, value: str | None) -> str | None:
+        if value is not None and not valid_app_id(value):
+            raise ValueError("must be a lowercase-kebab slug, _global, _executive or _skill-<slug>")
+        return value
+
+    @model_validator(mode="after")
+    def _command_for_command_vendor(self) -> Frontmatter:
+        if self.vendor == "command" and not self.command:
+            raise ValueError("vendor 'command' needs a command (an argv list or a string)")
+        return self
+
+
+class Bundle(BaseModel):
+    """A parsed, valid bundle. ``folder`` is where it lives now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    slug: str
+    folder: Path
+    spec: Frontmatter
+    goal: str
+
+    @property
+    def title(self) -> str:
+        return self.spec.title
+
+    @property
+    def app_id(self) -> str:
+        return self.spec.app_id or self.slug
+
+    @property
+    def steps(self) -> list[StepSpec]:
+        return self.spec.steps or [StepSpec(title=self.spec.title)]
+
+    def vendor(self, default: str) -> str:
+        if self.spec.vendor is not None:
+            return self.spec.vendor
+        # A bundle that names a command but no vendor means the command vendor.
+        return "command" if self.spec.command else default
+
+
+def split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    match = _FRONTMATTER.match(text)
+    if not match:
+        raise BundleError(f"{path}: no YAML frontmatter (a '---' block at the top)")
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise BundleError(f"{path}: the frontmatter is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{path}: the frontmatter must be a YAML mapping")
+    return data, match.group(2).strip()
+
+
+def load(folder: Path, *, default_vendor: str = "claude") -> Bundle:
+    """Parse ``folder/PROMPT.md``. Raises :class:`BundleError` naming the file and error."""
+    path = folder / PROMPT_FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise BundleError(f"{path}: missing (a bundle is a folder with a PROMPT.md)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{path}: unreadable: {exc}") from None
+    data, goal = split_frontmatter(text, path)
+    try:
+        spec = Frontmatter.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'frontmatter'}: {err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors(include_url=False)
+        )
+        raise BundleError(f"{path}: {problems}") from None
+    bundle = Bundle(slug=slugify(folder.name), folder=folder, spec=spec, goal=goal)
+    if bundle.vendor(default_vendor) == "command" and not spec.command:
+        raise BundleError(f"{path}: vendor 'command' (WORKER_VENDOR) needs a command")
+    return bundle
+
+
+def render(spec: Frontmatter, goal: str) -> str:
+    """A PROMPT.md for ``spec`` (what ``executive bundle add`` writes)."""
+    data = spec.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+    data = {"title": spec.title, "priority": spec.priority, **data}
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100).strip()
+    return f"---\n{front}\n---\n{goal.strip()}\n"

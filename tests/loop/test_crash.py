@@ -1,0 +1,119 @@
+"""Crash safety: SIGTERM while a worker runs, SIGKILL while a worker runs, torn ledger lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+from executive.workers.process import start_time
+from tests.conftest import json_lines, run_cli
+from tests.daemonproc import Daemon
+from tests.loop.homes import add_bundle, events, ledger, make_home, outputs
+
+SLOW = 'echo "start $GOAL_ATTEMPT" >> runs.log\nsleep "${SLEEP:-4}"\necho "done $GOAL_ATTEMPT" >> runs.log\necho ok > out.txt\n'
+
+
+def alive(pid: int, started: int | None) -> bool:
+    return started is not None and start_time(pid) == started
+
+
+def worker_pid(home) -> tuple[int, int]:
+    [pid_file] = list((home / ".state" / "pids").glob("*.json"))
+    info = json.loads(pid_file.read_text())
+    return info["pid"], info["start"]
+
+
+def test_sigterm_mid_worker_ends_the_worker_within_the_grace_and_exits_zero(tmp_path):
+    home = make_home(tmp_path, EXECUTIVE_SHUTDOWN_GRACE_SECONDS="1")
+    add_bundle(home, "slow", SLOW.replace("${SLEEP:-4}", "60"))
+    daemon = Daemon(home)
+    try:
+        daemon.wait_for("worker.started", timeout=60)
+        pid, started = worker_pid(home)
+        t0 = time.monotonic()
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+        assert time.monotonic() - t0 < 1 + 5 + 3  # grace, then TERM → KILL window
+    finally:
+        daemon.kill()
+    assert not alive(pid, started)
+    records = json_lines("".join(daemon.lines))
+    assert [r for r in records if r["event"] == "shutdown.grace_expired"]
+    assert [r for r in records if r["event"] == "worker.cancelled"]
+
+
+def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(
+        home,
+        "sturdy",
+        SLOW.replace("${SLEEP:-4}", "30"),
+        verifiers=[{"builtin": "output_exists", "path": "out.txt"}],
+    )
+    first = Daemon(home)
+    try:
+        first.wait_for("worker.started", timeout=60)
+        pid, started = worker_pid(home)
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait(10)
+    finally:
+        first.kill()
+    assert alive(pid, started), "the worker outlives a SIGKILLed daemon (its own session)"
+    # A torn line, as if the kill had landed mid-append.
+    with (home / "ledgers" / "work-ledger.jsonl").open("a") as handle:
+        handle.write('{"ts": "2026-12-02T00:00:00", "event": "STEP_STA')
+
+    # Make the retry quick, then restart.
+    script = home / "workspace" / "in-progress" / "P3" / "sturdy" / "work.sh"
+    script.write_text(script.read_text().replace("sleep 30", "sleep 1"))
+    second = Daemon(home)
+    try:
+        second.wait_for("goal.completed", timeout=120, bundle="sturdy")
+        second.signal(signal.SIGTERM)
+        assert second.wait(30) == 0
+    finally:
+        second.kill()
+
+    assert not alive(pid, started), "the orphaned worker was ended at start-up"
+    assert len(events(home, "GOAL_COMPLETED", bundle="sturdy")) == 1
+    assert len(events(home, "WORKER_ORPHAN_ENDED")) == 1
+    [interrupted] = events(home, "STEP_INTERRUPTED", bundle="sturdy")
+    assert interrupted["attempt"] == 1
+    [completed] = events(home, "STEP_COMPLETED", bundle="sturdy")
+    assert completed["attempts"] == 2
+    runs = (outputs(home) / "sturdy" / "runs.log").read_text().split()
+    assert runs.count("done") == 1  # the interrupted run never finished
+    state = json.loads((home / "workspace" / "completed" / "sturdy" / "STEPS.json").read_text())
+    assert state["status"] == "completed" and state["steps"][0]["status"] == "done"
+    assert len(ledger(home)) > 5  # every line but the torn one parses
+
+
+def test_an_unwritable_worker_folder_or_missing_executable_blocks_with_a_clear_entry(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(home, "ghost", "true\n", command=["definitely-not-installed-binary", "{output_dir}"])
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 0, result.stderr
+    [blocked] = events(home, "GOAL_BLOCKED", bundle="ghost")
+    assert "cannot start the worker (definitely-not-installed-binary)" in blocked["reason"]
+    assert "blocked: ghost" in (home / "workspace" / "needs-you.md").read_text()
+
+
+def test_an_operator_naming_a_memory_key_for_workers_is_refused(tmp_path):
+    home = make_home(tmp_path, EXECUTIVE_WORKER_ENV="V3_MEM0_API_KEY,EXTRA_OK")
+    add_bundle(home, "leaky", "env > env.txt\n")
+    result = run_cli(
+        "--home",
+        str(home),
+        "run",
+        "--once",
+        env={"V3_MEM0_API_KEY": "m0-secretsecretsecret", "EXTRA_OK": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    refused = [r for r in json_lines(result.stdout) if r["event"] == "worker.refused"]
+    assert refused and refused[0]["variables"] == ["V3_MEM0_API_KEY"]
+    assert not (outputs(home) / "leaky" / "env.txt").exists()
+    [blocked] = events(home, "GOAL_BLOCKED", bundle="leaky")
+    assert "executive-tier variables would reach the worker: V3_MEM0_API_KEY" in blocked["reason"]
+    assert os.environ.get("V3_MEM0_API_KEY") is None

@@ -1,0 +1,214 @@
+"""End to end: the real daemon, real shell-script workers, the real embedded store."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from tests.conftest import json_lines, run_cli
+from tests.daemonproc import Daemon
+from tests.loop.homes import MEMORY_ON, add_bundle, events, make_home, outputs
+
+SECRET = "m0-abcdefghijklmnopqrstuvwxyz0123"
+
+PRINCIPLE = {
+    "text": "Never push to a remote repository unless the goal explicitly says so (constitution rule 1).",
+    "app_id": "_global",
+    "run_id": "2026-12-01-spec-constitution",
+    "metadata": {
+        "type": "principle",
+        "category": "project",
+        "importance": "critical",
+        "confidence": 1.0,
+        "trigger": "spec-merge",
+        "source": "constitution.md",
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    """One home, one long-running daemon, every kind of bundle; stopped by SIGTERM."""
+    home = make_home(
+        tmp_path_factory.mktemp("e2e"), **MEMORY_ON, EXECUTIVE_RETRO_AFTER_OUTCOMES="100"
+    )
+    added = run_cli("--home", str(home), "mem", "add", "--payload", json.dumps(PRINCIPLE))
+    assert added.returncode == 0, added.stdout + added.stderr
+    add_bundle(
+        home,
+        "passes",
+        "env > env.txt\necho ok > out.txt\n",
+        priority="P0",
+        verifiers=[{"builtin": "output_exists", "path": "out.txt"}],
+    )
+    add_bundle(
+        home,
+        "flaky",
+        "n=$(cat .n 2>/dev/null || echo 0); n=$((n+1)); echo $n > .n\n"
+        '[ "$n" -ge 3 ] || { echo "error: ECONNRESET talking to mirror $n" >&2; exit 1; }\necho fine > out.txt\n',
+        priority="P1",
+        verifiers=[{"run": "test -s out.txt"}],
+    )
+    add_bundle(
+        home,
+        "doomed",
+        'echo "fatal: permission denied opening /etc/shadow (try $GOAL_ATTEMPT)" >&2\nexit 3\n',
+        priority="P2",
+        max_attempts=4,
+    )
+    add_bundle(
+        home,
+        "bad-verifier",
+        "echo nope > out.txt\n",
+        priority="P3",
+        max_attempts=2,
+        verifiers=[{"name": "says yes", "run": "grep -q yes out.txt"}],
+    )
+    malformed = home / "workspace" / "ondeck" / "malformed"
+    malformed.mkdir()
+    (malformed / "PROMPT.md").write_text("---\ntitle: Broken\npriority: P9\n---\nnope\n")
+
+    daemon = Daemon(home, {"V3_MEM0_API_KEY": SECRET, "MEM0_EXTRA": "x", "V3_SOMETHING": "y"})
+    try:
+        for slug in ("passes", "flaky"):
+            daemon.wait_for("goal.completed", timeout=240, bundle=slug)
+        for slug in ("doomed", "bad-verifier"):
+            daemon.wait_for("goal.blocked", timeout=240, bundle=slug)
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(60) == 0
+    finally:
+        daemon.kill()
+    return home, daemon
+
+
+def test_a_passing_bundle_completes_and_c_writes_an_episodic(scenario):
+    home, _ = scenario
+    assert (home / "workspace" / "completed" / "passes" / "STEPS.json").exists()
+    [done] = events(home, "GOAL_COMPLETED", bundle="passes")
+    episodic = json.loads(
+        run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "passes").stdout
+    )
+    kinds = [r["metadata"]["type"] for r in episodic["results"]]
+    assert kinds == ["episodic"]
+    assert (
+        done["contract_id"]
+        in (outputs(home) / "passes")
+        .parent.parent.joinpath("home", "ledgers", "work-ledger.jsonl")
+        .read_text()
+    )
+
+
+def test_a_bundle_that_fails_twice_then_passes(scenario):
+    home, _ = scenario
+    failed = events(home, "STEP_FAILED", bundle="flaky")
+    assert [f["attempt"] for f in failed] == [1, 2]
+    assert all("econnreset talking to mirror <n>" in f["signal"] for f in failed)
+    [completed] = events(home, "STEP_COMPLETED", bundle="flaky")
+    assert completed["attempts"] == 3
+    memories = json.loads(
+        run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "flaky").stdout
+    )
+    assert sorted(r["metadata"]["type"] for r in memories["results"]) == ["episodic", "procedural"]
+
+
+def test_failing_from_the_third_time_runs_d_and_the_limit_blocks(scenario):
+    home, _ = scenario
+    assert [f["attempt"] for f in events(home, "STEP_FAILED", bundle="doomed")] == [1, 2, 3, 4]
+    diagnoses = [e for e in events(home, "EXECUTIVE_SKILL_USED", hook="failure-diagnosis")]
+    assert len(diagnoses) >= 2  # attempts 3 and 4 of "doomed"
+    [blocked] = events(home, "GOAL_BLOCKED", bundle="doomed")
+    assert "failed 4 times" in blocked["reason"]
+    assert (home / "workspace" / "blocked" / "doomed" / "PROMPT.md").exists()
+    needs_you = (home / "workspace" / "needs-you.md").read_text()
+    assert "blocked: doomed" in needs_you and "permission denied" in needs_you
+    memories = json.loads(
+        run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "doomed").stdout
+    )
+    assert [r["metadata"]["type"] for r in memories["results"]] == ["reflective"]
+
+
+def test_verifier_failures_count_as_failures(scenario):
+    home, _ = scenario
+    failed = events(home, "STEP_FAILED", bundle="bad-verifier")
+    assert len(failed) == 2 and "verifier says yes failed: exit 1" in failed[0]["error"]
+    assert failed[0]["verifiers"][0] == {
+        "verifier": "says yes",
+        "result": "FAIL",
+        "message": "exit 1",
+        "evidence": "",
+    }
+
+
+def test_the_pack_in_the_workers_claude_md_holds_the_principle(scenario):
+    home, _ = scenario
+    claude_md = (outputs(home) / "passes" / "CLAUDE.md").read_text()
+    assert "## Memory Pack" in claude_md
+    assert "### [principle]" in claude_md and PRINCIPLE["text"] in claude_md
+    assert "Never commit or push with git unless your goal explicitly says so" in claude_md
+
+
+def test_the_worker_environment_holds_no_executive_tier_variable(scenario):
+    home, _ = scenario
+    env = (outputs(home) / "passes" / "env.txt").read_text()
+    names = {line.split("=", 1)[0] for line in env.splitlines() if "=" in line}
+    assert not {n for n in names if n.startswith(("V3_", "MEM0_", "EXECUTIVE_"))}
+    assert SECRET not in env
+    assert {"PATH", "HOME", "GOAL_BUNDLE", "GOAL_STEP", "GOAL_ATTEMPT"} <= names
+
+
+def test_a_malformed_bundle_is_quarantined_with_a_clear_entry(scenario):
+    home, _ = scenario
+    assert (home / "workspace" / "blocked" / "malformed" / "PROMPT.md").exists()
+    needs_you = (home / "workspace" / "needs-you.md").read_text()
+    assert "malformed bundle: malformed" in needs_you
+    assert "workspace/blocked/malformed/PROMPT.md" in needs_you and "priority" in needs_you
+
+
+def test_every_log_line_is_json_and_the_key_never_shows(scenario):
+    _, daemon = scenario
+    json_lines("".join(daemon.lines))
+    assert SECRET not in "".join(daemon.lines) + daemon.stderr
+
+
+def test_with_b_off_there_is_no_pack_section(tmp_path):
+    home = make_home(tmp_path)  # memory off: the pre-spawn hook is gated
+    add_bundle(home, "plain", "echo ok > out.txt\n")
+    for _ in range(2):
+        result = run_cli("--home", str(home), "run", "--once")
+        assert result.returncode == 0, result.stderr
+    claude_md = (outputs(home) / "plain" / "CLAUDE.md").read_text()
+    assert "## Memory Pack" not in claude_md and "{{MEMORY_PACK_SECTION}}" not in claude_md
+    assert events(home, "GOAL_COMPLETED", bundle="plain")
+
+
+def test_with_nothing_queued_an_iteration_makes_zero_store_calls(tmp_path):
+    home = make_home(tmp_path, **{**MEMORY_ON, "V3_MEM_HOOK_PRE_WORK": "true"})
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 0, result.stderr
+    records = json_lines(result.stdout)
+    assert not [r for r in records if r["event"].startswith(("store.", "hook."))]
+    assert not (home / ".state" / "store").exists()
+
+
+def test_a_bundle_added_from_the_cli_runs(tmp_path):
+    home = make_home(tmp_path)
+    added = run_cli(
+        "--home",
+        str(home),
+        "bundle",
+        "add",
+        "Write a poem",
+        "--command",
+        "sh -c 'echo roses > poem.txt'",
+        "--output-exists",
+        "poem.txt",
+        "--priority",
+        "P1",
+    )
+    assert added.returncode == 0, added.stderr
+    assert run_cli("--home", str(home), "run", "--once").returncode == 0
+    assert (outputs(home) / "write-a-poem" / "poem.txt").read_text() == "roses\n"
+    bad = run_cli("--home", str(home), "bundle", "add", "X", "--priority", "P9")
+    assert bad.returncode == 1 and "priority" in bad.stderr

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+
+from executive.workers.process import reap_orphans, run, start_time
+
+pytestmark = pytest.mark.anyio
+ENV = {"PATH": os.environ["PATH"]}
+
+
+async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path):
+    # The worker ignores SIGTERM and leaves a grandchild behind: both must go.
+    script = "trap '' TERM; sleep 60 & echo $! > child.pid; while true; do sleep 1; done"
+    result = await run(
+        ["sh", "-c", script],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_seconds=0.5,
+        log_path=tmp_path / "run.log",
+        pid_dir=tmp_path / "pids",
+        contract_id="c1",
+    )
+    assert result.timed_out and not result.ok
+    child = int((tmp_path / "child.pid").read_text())
+    await anyio.sleep(0.2)
+    assert start_time(child) is None or _zombie(child)
+    assert list((tmp_path / "pids").iterdir()) == []
+
+
+async def test_output_goes_to_the_run_log_and_the_exit_code_is_kept(tmp_path):
+    result = await run(
+        ["sh", "-c", "echo out; echo err >&2; exit 7"],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_seconds=10,
+        log_path=tmp_path / "logs" / "run.log",
+        pid_dir=tmp_path / "pids",
+        contract_id="c2",
+    )
+    assert result.exit_code == 7 and not result.timed_out
+    assert result.tail() == "out\nerr\n"
+
+
+async def test_cancellation_ends_the_worker(tmp_path):
+    with anyio.move_on_after(0.5):
+        await run(
+            ["sh", "-c", "echo $$ > me.pid; sleep 60"],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_seconds=60,
+            log_path=tmp_path / "run.log",
+            pid_dir=tmp_path / "pids",
+            contract_id="c3",
+        )
+    pid = int((tmp_path / "me.pid").read_text())
+    assert start_time(pid) is None or _zombie(pid)
+
+
+def test_orphans_from_pid_files_are_ended_and_recycled_pids_spared(tmp_path):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    orphan = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    (pids / "c4.json").write_text(
+        json.dumps(
+            {
+                "pid": orphan.pid,
+                "pgid": orphan.pid,
+                "start": start_time(orphan.pid),
+                "contract_id": "c4",
+            }
+        )
+    )
+    bystander = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    (pids / "c5.json").write_text(
+        json.dumps({"pid": bystander.pid, "pgid": bystander.pid, "start": 1, "contract_id": "c5"})
+    )
+    assert reap_orphans(pids) == ["c4"]
+    assert orphan.wait(5) is not None
+    assert bystander.poll() is None  # its start time did not match: not ours
+    bystander.kill()
+    bystander.wait()
+    assert list(pids.iterdir()) == []
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from executive.home import Home
+from executive.workspace.lifecycle import Workspace
+from executive.workspace.state import read_state
+from tests.loop.homes import add_bundle, make_home
+
+
+def test_ingest_promotes_by_priority_and_selection_is_priority_then_age(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(home, "later", "true\n", priority="P3")
+    add_bundle(home, "urgent", "true\n", priority="P0")
+    add_bundle(home, "also-urgent", "true\n", priority="P0")
+    workspace = Workspace(Home(home), "command")
+    promoted = workspace.ingest()
+    assert {a.bundle.folder.parent.name for a in promoted} == {"P0", "P3"}
+    assert workspace.select().bundle.slug == "urgent"  # P0 and queued first
+    assert (
+        read_state(home / "workspace" / "in-progress" / "P3" / "later").steps[0].status == "pending"
+    )
+
+
+def test_a_slug_clash_is_quarantined_not_overwritten(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(home, "same", "true\n")
+    workspace = Workspace(Home(home), "command")
+    workspace.ingest()
+    add_bundle(home, "same", "true\n")
+    assert workspace.ingest() == []
+    assert (home / "workspace" / "blocked" / "same").is_dir()
+    assert "already exists" in (home / "workspace" / "needs-you.md").read_text()
+
+
+def test_a_bundle_whose_prompt_breaks_in_progress_is_quarantined(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(home, "edited", "true\n")
+    workspace = Workspace(Home(home), "command")
+    [active] = workspace.ingest()
+    (active.bundle.folder / "PROMPT.md").write_text("---\ntitle: x\npriority: nope\n---\n")
+    assert workspace.select() is None
+    assert (home / "workspace" / "blocked" / "edited" / "STEPS.json").exists()
