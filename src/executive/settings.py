@@ -52,6 +52,8 @@ Flag = Annotated[bool, BeforeValidator(_parse_flag)]
 
 _IDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Mirrors the worker guard: memory flags and keys, mem0's variables, the daemon's settings.
+_EXECUTIVE_TIER = re.compile(r"^(V3_|MEM0_|EXECUTIVE_)|^AGENT_PATH$")
 _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
 
@@ -259,6 +261,12 @@ class Settings(BaseSettings):
         description="failed attempts before a bundle is blocked",
     )
 
+    spec_files: str = Field(
+        "",
+        validation_alias="EXECUTIVE_SPEC_FILES",
+        description="comma-separated home-relative files whose numbered rules become principles, beside constitution.md",
+    )
+
     # --- the loop (ours) ------------------------------------------------------------------
     claude_bin: str = Field(
         "claude",
@@ -343,6 +351,9 @@ class Settings(BaseSettings):
         bad = [n for n in _split(value) if not _ENV_NAME.match(n)]
         if bad:
             raise ValueError(f"not variable names: {', '.join(bad)}")
+        tier = [n for n in _split(value) if _EXECUTIVE_TIER.match(n)]
+        if tier:
+            raise ValueError(f"executive-tier variables never reach a worker: {', '.join(tier)}")
         return value
 
     @field_validator("home", "output_root")
@@ -374,6 +385,10 @@ class Settings(BaseSettings):
     @property
     def worker_env_names(self) -> list[str]:
         return _split(self.worker_env)
+
+    @property
+    def spec_file_list(self) -> list[str]:
+        return _split(self.spec_files)
 
     @property
     def snapshot_hour_minute(self) -> tuple[int, int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 
@@ -100,20 +99,24 @@ def test_an_unwritable_worker_folder_or_missing_executable_blocks_with_a_clear_e
     assert "blocked: ghost" in (home / "workspace" / "needs-you.md").read_text()
 
 
-def test_an_operator_naming_a_memory_key_for_workers_is_refused(tmp_path):
+def test_naming_a_memory_key_for_workers_stops_start_up(tmp_path):
     home = make_home(tmp_path, EXECUTIVE_WORKER_ENV="V3_MEM0_API_KEY,EXTRA_OK")
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 2
+    assert "EXECUTIVE_WORKER_ENV" in result.stderr
+    assert "never reach a worker: V3_MEM0_API_KEY" in result.stderr
+
+
+def test_a_memory_key_under_another_name_is_refused_at_spawn(tmp_path):
+    key = "m0-secretsecretsecret"
+    home = make_home(tmp_path, EXECUTIVE_WORKER_ENV="COPIED_KEY")
     add_bundle(home, "leaky", "env > env.txt\n")
-    result = run_cli(
-        "--home",
-        str(home),
-        "run",
-        "--once",
-        env={"V3_MEM0_API_KEY": "m0-secretsecretsecret", "EXTRA_OK": "1"},
-    )
+    env = {"V3_MEM0_API_KEY": key, "COPIED_KEY": key}
+    result = run_cli("--home", str(home), "run", "--once", env=env)
     assert result.returncode == 0, result.stderr
     refused = [r for r in json_lines(result.stdout) if r["event"] == "worker.refused"]
-    assert refused and refused[0]["variables"] == ["V3_MEM0_API_KEY"]
+    assert refused and refused[0]["variables"] == ["COPIED_KEY"]
     assert not (outputs(home) / "leaky" / "env.txt").exists()
     [blocked] = events(home, "GOAL_BLOCKED", bundle="leaky")
-    assert "executive-tier variables would reach the worker: V3_MEM0_API_KEY" in blocked["reason"]
-    assert os.environ.get("V3_MEM0_API_KEY") is None
+    assert "executive-tier variables would reach the worker: COPIED_KEY" in blocked["reason"]
+    assert key not in result.stdout

@@ -13,19 +13,10 @@ from tests.loop.homes import MEMORY_ON, add_bundle, events, make_home, outputs
 
 SECRET = "m0-abcdefghijklmnopqrstuvwxyz0123"
 
-PRINCIPLE = {
-    "text": "Never push to a remote repository unless the goal explicitly says so (constitution rule 1).",
-    "app_id": "_global",
-    "run_id": "2026-12-01-spec-constitution",
-    "metadata": {
-        "type": "principle",
-        "category": "project",
-        "importance": "critical",
-        "confidence": 1.0,
-        "trigger": "spec-merge",
-        "source": "constitution.md",
-    },
-}
+# Rule 1 of the scaffolded constitution; the daemon syncs the rules into principle memories.
+RULE_ONE = (
+    "Never commit or push to any remote unless the goal explicitly says so. (constitution rule 1)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +25,6 @@ def scenario(tmp_path_factory):
     home = make_home(
         tmp_path_factory.mktemp("e2e"), **MEMORY_ON, EXECUTIVE_RETRO_AFTER_OUTCOMES="100"
     )
-    added = run_cli("--home", str(home), "mem", "add", "--payload", json.dumps(PRINCIPLE))
-    assert added.returncode == 0, added.stdout + added.stderr
     add_bundle(
         home,
         "passes",
@@ -145,7 +134,7 @@ def test_the_pack_in_the_workers_claude_md_holds_the_principle(scenario):
     home, _ = scenario
     claude_md = (outputs(home) / "passes" / "CLAUDE.md").read_text()
     assert "## Memory Pack" in claude_md
-    assert "### [principle]" in claude_md and PRINCIPLE["text"] in claude_md
+    assert "### [principle]" in claude_md and RULE_ONE in claude_md
     assert "Never commit or push with git unless your goal explicitly says so" in claude_md
 
 

@@ -94,10 +94,10 @@ def status(
         f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
         f"completed={queue['completed']} blocked={queue['blocked']}"
     )
-    for key in ("pending_writes",):
-        if key in report:
-            typer.echo(f"{key.replace('_', ' ')}  {report[key]}")
-    typer.echo(f"snapshot next at {report['next_snapshot']}")
+    typer.echo(f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)")
+    typer.echo(
+        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}"
+    )
     for it in report["recent_iterations"][-5:]:
         typer.echo(
             f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms at {it['finished_at']}"

@@ -6,14 +6,17 @@ import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
 import typer
 
 from executive.cli.app import app, emit_json, fail, load
+from executive.daemon.surface import build_surface
 from executive.home import Home
 from executive.logs import configure_logging
+from executive.memory.maintenance import Maintenance
 from executive.memory.remote import RemoteSurface, daemon_listening
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.surface import MemorySurface, SurfaceError
@@ -33,7 +36,7 @@ async def open_surface(settings: Settings) -> AsyncIterator[MemorySurface | Remo
         yield RemoteSurface(home.socket)
         return
     runtime = MemoryRuntime(settings)
-    surface = MemorySurface(runtime)
+    surface = build_surface(runtime)
     try:
         yield surface
     finally:
@@ -197,3 +200,105 @@ def update(
 def delete(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Delete a memory (recorded in the ledger, so a rebuild does not bring it back)."""
     emit_json(call(ctx, "delete", {"id": memory_id}))
+
+
+@mem.command()
+def snapshot(ctx: typer.Context) -> None:
+    """Write today's snapshot of the whole store to memory/snapshots/ (owner-only)."""
+    emit_json(call(ctx, "snapshot", {}))
+
+
+@mem.command()
+def restore(
+    ctx: typer.Context, file: Annotated[Path, typer.Argument(help="A snapshot JSON file.")]
+) -> None:
+    """Load a snapshot into an empty store."""
+    result = call(ctx, "restore", {"file": str(file.resolve())})
+    emit_json(result)
+
+
+@mem.command()
+def rebuild(ctx: typer.Context) -> None:
+    """Wipe the store and replay the harvest ledgers: the repository wins."""
+    settings = load(ctx)
+    configure_logging(
+        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
+    )
+
+    async def run() -> dict[str, Any]:
+        async with open_surface(settings) as surface:
+            if not isinstance(surface, MemorySurface) or not sys.stdout.isatty():
+                if isinstance(surface, RemoteSurface):
+                    typer.echo(
+                        "rebuilding in the running daemon; its log shows the progress", err=True
+                    )
+                return await surface.call("rebuild", {})
+            with typer.progressbar(length=1, label="rebuilding", file=sys.stderr) as bar:
+
+                def progress(done: int, total: int) -> None:
+                    bar.length = total
+                    bar.update(done - bar.pos)
+
+                return await Maintenance(surface.runtime).rebuild(progress)
+
+    try:
+        emit_json(anyio.run(run))
+    except SurfaceError as exc:
+        emit_json(exc.as_dict())
+        raise typer.Exit(1) from None
+
+
+@mem.command()
+def drift(
+    ctx: typer.Context,
+    fix: Annotated[bool, typer.Option(help="Make the store match the ledgers.")] = False,
+) -> None:
+    """Compare the store with the harvest ledgers: missing, extra and changed memories."""
+    result = call(ctx, "drift", {"fix": fix})
+    emit_json(result)
+    if not fix and not result.get("clean", True):
+        raise typer.Exit(1)
+
+
+@mem.command()
+def backfill(
+    ctx: typer.Context,
+    lane: Annotated[
+        list[str] | None, typer.Option(help="A, B, C or D (repeatable; default all).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the payloads; write nothing.")] = False,
+) -> None:
+    """Harvest the home's corpus: A principles, B retrospectives, C capabilities, D episodes."""
+    lanes = [name.upper() for name in lane] if lane else None
+    result = call(ctx, "backfill", {"lanes": lanes, "dry_run": dry_run})
+    emit_json(result)
+    if not result.get("ok", True):
+        raise typer.Exit(1)
+
+
+@mem.command()
+def purge(
+    ctx: typer.Context,
+    env: Annotated[str | None, typer.Option(help="Every memory of this env (test, dev).")] = None,
+    cohort: Annotated[str | None, typer.Option(help="Every memory of this cohort.")] = None,
+    app_id: Annotated[str | None, typer.Option(help="Every memory of this app id.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+) -> None:
+    """Delete by env, cohort or app id; recorded in the ledger so a rebuild keeps them gone."""
+    what = {k: v for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v}
+    if not what:
+        fail("purge needs --env, --cohort or --app-id")
+    if not yes:
+        if not sys.stdin.isatty():
+            fail("purge deletes memories: pass --yes (no terminal to ask on)")
+        typer.confirm(f"Delete every memory with {what} (recorded in the ledger)?", abort=True)
+    result = call(ctx, "purge", what)
+    emit_json(result)
+    if not result.get("ok", True):
+        raise typer.Exit(1)
+
+
+@mem.command()
+def replay(ctx: typer.Context) -> None:
+    """Send again every write the store never confirmed (the daemon does this on a schedule)."""
+    emit_json(call(ctx, "replay", {}))

@@ -8,15 +8,19 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 
+from apscheduler.triggers.interval import IntervalTrigger
+
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
+from executive.daemon.surface import build_surface
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
 from executive.memory import remote
+from executive.memory import snapshot as snapshots
+from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.surface import MemorySurface
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -49,14 +53,41 @@ def daemon_lock(home: Home) -> Iterator[None]:
 def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
     runtime = MemoryRuntime(settings)
-    surface = MemorySurface(runtime)
+    maintenance = Maintenance(runtime)
     executive = Executive(settings, runtime)
     hour, minute = settings.snapshot_hour_minute
-    jobs = [Job("daily-snapshot", _snapshot_slot, daily(hour, minute, settings.tz))]
-    services: list[Callable[[], Awaitable[None]]] = [partial(remote.serve, surface, home.socket)]
+    jobs = [
+        Job(
+            "daily-snapshot",
+            partial(_snapshot, maintenance),
+            daily(hour, minute, settings.tz),
+            # The job store forgets runs missed while the daemon was down: catch up.
+            overdue=lambda: (
+                maintenance.should_snapshot() is None and snapshots.overdue(home.snapshots)
+            ),
+        ),
+        Job(
+            "replay-pending-writes",
+            partial(_replay, maintenance),
+            IntervalTrigger(seconds=settings.replay_interval_seconds, timezone=settings.tz),
+            overdue=lambda: settings.surface_memory_on and runtime.pending_writes() > 0,
+        ),
+    ]
+    services: list[Callable[[], Awaitable[None]]] = [
+        partial(remote.serve, build_surface(runtime), home.socket)
+    ]
     return Supervisor(executive, settings, jobs=jobs, services=services, notifier=notifier)
 
 
-async def _snapshot_slot() -> str:
-    log.info("snapshot.slot", note="snapshot body not installed")
-    return "noop"
+async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
+    reason = maintenance.should_snapshot()
+    if reason is not None:
+        log.info("snapshot.skipped", reason=reason)
+        return {"skipped": True, "reason": reason}
+    return await maintenance.snapshot()
+
+
+async def _replay(maintenance: Maintenance) -> dict[str, object]:
+    if not maintenance.runtime.settings.surface_memory_on:
+        return {"skipped": True, "reason": "V3_MEMORY_ENABLED off"}
+    return await maintenance.replay()

@@ -55,7 +55,7 @@ def start_scheduler(jobs: list[Job], tz: ZoneInfo) -> AsyncIOScheduler:
         if job.overdue is not None and _overdue(job):
             log.info("job.catch_up", job=job.id)
             scheduler.add_job(
-                _guarded(job),
+                _guarded(job, f"{job.id}.catch-up"),
                 DateTrigger(run_date=datetime.now(tz)),
                 id=f"{job.id}.catch-up",
                 name=f"{job.id}.catch-up",
@@ -78,19 +78,21 @@ def _overdue(job: Job) -> bool:
         return False
 
 
-def _guarded(job: Job) -> Callable[[], Awaitable[None]]:
+def _guarded(job: Job, name: str | None = None) -> Callable[[], Awaitable[None]]:
+    label = name or job.id
+
     async def run() -> None:
         started = time.monotonic()
-        log.info("job.started", job=job.id)
+        log.info("job.started", job=label)
         try:
             result = await job.run()
         except Exception as exc:
             # A failed job must not take the scheduler (or the daemon) with it.
-            log.exception("job.failed", job=job.id, error=repr(exc))
+            log.exception("job.failed", job=label, error=repr(exc))
             return
         log.info(
             "job.finished",
-            job=job.id,
+            job=label,
             duration_ms=round((time.monotonic() - started) * 1000),
             result=result if isinstance(result, dict | str | int | None) else repr(result),
         )

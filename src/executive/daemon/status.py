@@ -11,6 +11,8 @@ from typing import Any
 
 from executive.daemon.schedule import daily
 from executive.home import PRIORITIES, Home
+from executive.memory import snapshot as snapshots
+from executive.memory.ledger import HarvestLedger
 from executive.settings import HOOK_FLAGS, Settings
 
 
@@ -78,6 +80,7 @@ def recent_iterations(home: Home) -> list[dict[str, Any]]:
 def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     home = Home(settings.home)
     pid = daemon_pid(home)
+    last = snapshots.latest(home.snapshots)
     return {
         "home": str(home.root),
         "daemon": {"running": pid is not None, "pid": pid},
@@ -90,6 +93,9 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
         "hooks": hook_states(settings),
         "queue": queue_counts(home),
         "next_snapshot": next_snapshot(settings),
+        "last_snapshot": last.isoformat() if last else None,
+        # Writes the store never confirmed; replayed at start-up and on a schedule.
+        "pending_writes": len(HarvestLedger(home.harvest_runs).state().pending()),
         "recent_iterations": recent_iterations(home),
         **(extra or {}),
     }

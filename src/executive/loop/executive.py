@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from executive.home import Home
+from executive.hooks import backfill
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
@@ -46,6 +47,7 @@ class Executive:
         self.ledger = WorkLedger(self.home.work_ledger)
         self.workspace = Workspace(self.home, settings.worker_vendor)
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger)
+        self._specs_synced: tuple[float, ...] | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -89,6 +91,7 @@ class Executive:
         if pick is None:
             await self._idle()
             return Pace.IDLE
+        await self._sync_principles()
         with bound(bundle=pick.bundle.slug):
             # Hook A only when work is queued (the original's idle-burn fix); audit only.
             queued = [
@@ -101,6 +104,40 @@ class Executive:
             )
             await self._run_step(pick)
         return Pace.BUSY
+
+    async def _sync_principles(self) -> None:
+        """Keep the constitution's rules in memory as principles, so packs can carry them.
+
+        Backfill lane A, run when the constitution (or a spec file) changed and Hook B, the
+        pack, is on; only on iterations with work, so an idle loop touches no store.
+        """
+        s = self.settings
+        if not (s.hooks_master_on and s.hook_pre_spawn):
+            return
+        files = [self.home.constitution, *(self.home.root / f for f in s.spec_file_list)]
+        stamp = tuple(f.stat().st_mtime if f.exists() else 0.0 for f in files)
+        if stamp == self._specs_synced:
+            return
+        try:
+            report = await backfill.run(
+                await self.memory.harvester(),
+                await self.memory.view(),
+                self.home,
+                self.ledger,
+                lanes=("A",),
+                spec_files=s.spec_file_list,
+            )
+        except Exception as exc:
+            log.exception("principles.sync_failed", error=repr(exc))
+            return
+        self._specs_synced = stamp
+        lane = report["lanes"].get("A", {})
+        log.info(
+            "principles.synced",
+            written=lane.get("written"),
+            skipped=lane.get("skipped"),
+            pruned=lane.get("pruned"),
+        )
 
     async def _idle(self) -> None:
         is_due = retro.due(

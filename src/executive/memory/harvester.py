@@ -8,9 +8,11 @@ again, and the content key makes that a no-op when the first try did land.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +26,41 @@ from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError,
 
 log = get_logger(__name__)
 
-# Cosine similarity above which a new memory of the same type and scope is the same fact
-# said again (MiniLM gives paraphrases ~0.8-0.9; restatements with a changed word ~0.95+).
+# A near-duplicate is the same fact said again: very similar (MiniLM cosine; paraphrases
+# sit at 0.8-0.9) AND made of the same words. Similarity alone is not enough: two episodes
+# that differ only in their run ids, or a rule whose "never" became "always", score 0.95+.
 NEAR_DUPLICATE = 0.95
+_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
+_FILLER = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "it",
+        "this",
+        "that",
+    ]
+)
+
+
+def same_words(a: str, b: str) -> bool:
+    def words(text: str) -> set[str]:
+        return {w for w in _WORD.findall(text.lower()) if w not in _FILLER}
+
+    return words(a) == words(b)
 
 
 @dataclass
@@ -78,6 +112,41 @@ class HarvestSummary:
         }
 
 
+class Gate:
+    """Many writes at once, or one maintenance job (rebuild, restore, drift fix) alone."""
+
+    def __init__(self) -> None:
+        self._condition = anyio.Condition()
+        self._writers = 0
+        self._exclusive = False
+
+    @asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        async with self._condition:
+            while self._exclusive:
+                await self._condition.wait()
+            self._writers += 1
+        try:
+            yield
+        finally:
+            async with self._condition:
+                self._writers -= 1
+                self._condition.notify_all()
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        async with self._condition:
+            while self._exclusive or self._writers:
+                await self._condition.wait()
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            async with self._condition:
+                self._exclusive = False
+                self._condition.notify_all()
+
+
 class Harvester:
     """Holds the store's write side. Hooks, the CLI and backfill write only through it."""
 
@@ -94,6 +163,7 @@ class Harvester:
         self._defaults = defaults
         self._timeout = timeout_seconds
         self._key_locks: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)
+        self.gate = Gate()
 
     @property
     def defaults(self) -> Defaults:
@@ -151,7 +221,7 @@ class Harvester:
             "source": meta.source,
             "harvest_run": meta.harvest_run,
         }
-        async with self._key_locks[payload.key]:
+        async with self.gate.shared(), self._key_locks[payload.key]:
             started = time.monotonic()
             try:
                 duplicate = await self._existing(payload, near_duplicates)
@@ -237,7 +307,11 @@ class Harvester:
                 env=str(payload.metadata.env),
             )
             nearest = await self._store.search(payload.text, scope, 1)
-        if nearest and (nearest[0].score or 0.0) >= NEAR_DUPLICATE:
+        if (
+            nearest
+            and (nearest[0].score or 0.0) >= NEAR_DUPLICATE
+            and same_words(nearest[0].text, payload.text)
+        ):
             return nearest[0]
         return None
 

@@ -1,0 +1,132 @@
+"""The durability tools as surface operations: snapshot, restore, rebuild, drift, purge, replay.
+
+They hold the store's write side (with the harvester, the only code that does), and take the
+harvester's gate so no harvest write lands in the middle of a rebuild or a restore.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from executive import git
+from executive.logs import get_logger
+from executive.memory import rebuild as rebuilding
+from executive.memory import snapshot as snapshots
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import Filter
+from executive.memory.surface import MemorySurface, SurfaceError
+
+log = get_logger(__name__)
+
+
+class Maintenance:
+    def __init__(self, runtime: MemoryRuntime) -> None:
+        self.runtime = runtime
+
+    def register(self, surface: MemorySurface) -> None:
+        for name in ("snapshot", "restore", "drift", "purge", "replay"):
+            surface.register(name, getattr(self, name))
+        surface.register("rebuild", lambda: self.rebuild())  # no progress callback over JSON
+
+    def should_snapshot(self) -> str | None:
+        """Why the daily job has nothing to do, or None when it should run."""
+        settings = self.runtime.settings
+        if not settings.surface_memory_on:
+            return "V3_MEMORY_ENABLED off"
+        home = self.runtime.home
+        if (
+            settings.store_backend == "local"
+            and not settings.qdrant_url
+            and not home.store_dir.exists()
+        ):
+            return "the embedded store was never opened"
+        return None
+
+    def _off(self) -> dict[str, Any] | None:
+        if not self.runtime.settings.surface_memory_on:
+            return {"ok": True, "skipped": True, "reason": "V3_MEMORY_ENABLED off"}
+        return None
+
+    async def snapshot(self) -> dict[str, Any]:
+        if (off := self._off()) is not None:
+            return off
+        home = self.runtime.home
+        result = await snapshots.take(
+            await self.runtime.store(), home.snapshots, user_id=self.runtime.settings.user_id
+        )
+        if self.runtime.settings.snapshot_commit:
+            result["committed"] = self._commit(Path(result["path"]))
+        return result
+
+    def _commit(self, path: Path) -> bool:
+        home = self.runtime.home
+        try:
+            return git.commit(
+                home.root,
+                [path, home.work_ledger, home.harvest_runs, home.retrospectives],
+                f"chore(memory-snapshot): daily snapshot {path.stem}",
+            )
+        except git.GitError as exc:
+            log.error("snapshot.commit_failed", error=str(exc))
+            return False
+
+    async def restore(self, file: str) -> dict[str, Any]:
+        if (off := self._off()) is not None:
+            return off
+        try:
+            document = snapshots.load(Path(file))
+            store = await self.runtime.store()
+            return await rebuilding.restore(store, await self.runtime.harvester(), document)
+        except (snapshots.SnapshotError, rebuilding.RebuildError) as exc:
+            raise SurfaceError(str(exc)) from exc
+
+    async def rebuild(self) -> dict[str, Any]:
+        if (off := self._off()) is not None:
+            return off
+        store = await self.runtime.store()
+        try:
+            return await rebuilding.rebuild(
+                store, await self.runtime.harvester(), self.runtime.ledger
+            )
+        except rebuilding.RebuildError as exc:
+            raise SurfaceError(str(exc)) from exc
+
+    async def drift(self, fix: bool = False) -> dict[str, Any]:
+        store = await self.runtime.store()
+        if fix:
+            if (off := self._off()) is not None:
+                return off
+            return await rebuilding.fix_drift(
+                store, await self.runtime.harvester(), self.runtime.ledger
+            )
+        report, _, _ = await rebuilding.drift(store, self.runtime.ledger)
+        return report.as_dict()
+
+    async def purge(
+        self, env: str | None = None, cohort: str | None = None, app_id: str | None = None
+    ) -> dict[str, Any]:
+        if (off := self._off()) is not None:
+            return off
+        where = Filter(
+            user_id=self.runtime.settings.user_id,
+            env=env,
+            cohort=cohort,
+            app_ids=(app_id,) if app_id else (),
+        )
+        store = await self.runtime.store()
+        try:
+            what = ", ".join(
+                f"{k}={v}" for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v
+            )
+            return await rebuilding.purge(
+                store, await self.runtime.harvester(), where, f"purge {what}"
+            )
+        except rebuilding.RebuildError as exc:
+            raise SurfaceError(str(exc)) from exc
+
+    async def replay(self) -> dict[str, Any]:
+        """Send again every write the store never confirmed."""
+        if self.runtime.pending_writes() == 0:
+            return {"pending": 0, "confirmed": 0, "still_pending": 0}
+        return await (await self.runtime.harvester()).replay()

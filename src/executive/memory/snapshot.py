@@ -1,0 +1,108 @@
+"""The daily snapshot: every memory in the store, with its history, as one JSON file.
+
+``memory/snapshots/YYYY-MM-DD.json`` in the home, written atomically (temporary file, flush,
+fsync, rename) and readable by the owner only. The listing is checked against the store's
+own count, so a listing cap can never cut a snapshot short; a history that cannot be read is
+recorded per memory and counted, never fatal. A same-day rerun replaces the file; a failed
+run leaves the previous file as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from executive.files import atomic_write
+from executive.logs import get_logger
+from executive.memory.store.base import StoreError, StoreReader
+
+log = get_logger(__name__)
+
+FILE_MODE = 0o600
+
+
+class SnapshotError(RuntimeError):
+    pass
+
+
+def path_for(folder: Path, day: date) -> Path:
+    return folder / f"{day.isoformat()}.json"
+
+
+def latest(folder: Path) -> date | None:
+    days = []
+    for path in folder.glob("????-??-??.json") if folder.is_dir() else []:
+        try:
+            days.append(date.fromisoformat(path.stem))
+        except ValueError:
+            continue
+    return max(days, default=None)
+
+
+def overdue(folder: Path, today: date | None = None) -> bool:
+    """A run was missed: the latest snapshot is older than a day (or there is none)."""
+    last = latest(folder)
+    current = today or datetime.now(UTC).date()
+    return last is None or current - last > timedelta(days=1)
+
+
+async def take(
+    store: StoreReader, folder: Path, *, user_id: str | None, now: datetime | None = None
+) -> dict[str, Any]:
+    """Write today's snapshot; returns ``{ok, path, total, history_failures, bytes, ms}``."""
+    started = time.monotonic()
+    moment = now or datetime.now(UTC)
+    records = await store.list(None)
+    counted = await store.count(None)
+    if counted != len(records):
+        raise SnapshotError(
+            f"the listing returned {len(records)} memories but the store counts {counted}"
+        )
+    memories: list[dict[str, Any]] = []
+    failures = 0
+    for record in records:
+        entry: dict[str, Any] = {"memory": record.model_dump(exclude_none=True)}
+        try:
+            entry["history"] = await store.history(record.id)
+        except StoreError as exc:
+            failures += 1
+            entry["history_error"] = str(exc)
+        memories.append(entry)
+    document = {
+        "snapshot_date": moment.date().isoformat(),
+        "snapshot_at": moment.isoformat(),
+        "user_id": user_id,
+        "total": len(memories),
+        "history_failures": failures,
+        "memories": memories,
+    }
+    text = json.dumps(document, indent=1, default=str) + "\n"
+    path = path_for(folder, moment.date())
+    await anyio.to_thread.run_sync(lambda: atomic_write(path, text, mode=FILE_MODE))
+    result = {
+        "ok": True,
+        "path": str(path),
+        "total": len(memories),
+        "history_failures": failures,
+        "bytes": len(text.encode()),
+        "ms": round((time.monotonic() - started) * 1000),
+    }
+    log.info("snapshot.written", **result)
+    return result
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SnapshotError(f"no snapshot at {path}") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SnapshotError(f"{path} is not a readable snapshot: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("memories"), list):
+        raise SnapshotError(f"{path} is not a snapshot (no 'memories' list)")
+    return document

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import pytest
+
+from executive.memory.harvester import Harvester
+from executive.memory.rebuild import drift, fix_drift, purge, rebuild
+from executive.memory.store.base import Filter
+from tests.memory.payloads import DEFAULTS, partial
+
+pytestmark = pytest.mark.anyio
+
+
+def many(n: int, **changes) -> list[dict]:
+    kinds = ["semantic", "reflective", "episodic", "procedural"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % 4]
+        out.append(
+            partial(
+                kind,
+                text=f"Lesson {i}: bundle b{i % 5} needs flag --f{i} on mirror m{i * 7}.",
+                **changes,
+            )
+        )
+    return out
+
+
+async def keys_and_texts(store) -> dict[str, str]:
+    return {r.key: r.text for r in await store.list(None)}
+
+
+async def test_rebuild_from_the_ledgers_gives_the_same_keys_and_texts(harvester, store, ledger):
+    await harvester.add(many(40), near_duplicates=False)
+    some = (await store.list(None))[:3]
+    await harvester.delete(some[0])
+    await harvester.update(some[1].id, text="Rewritten: bundle b1 needs flag --g on mirror m7.")
+    before = await keys_and_texts(store)
+    await store.wipe()
+    assert await store.count() == 0
+    result = await rebuild(store, harvester, ledger)
+    assert result["memories"] == 39
+    assert await keys_and_texts(store) == before
+    again = await rebuild(store, harvester, ledger)  # idempotent
+    assert again["memories"] == 39 and await keys_and_texts(store) == before
+
+
+async def test_drift_finds_missing_extra_and_changed_and_fix_repairs_them(harvester, store, ledger):
+    await harvester.add(many(6), near_duplicates=False)
+    records = await store.list(None)
+    await store.delete(records[0].id)  # behind the ledger's back
+    extra = await store.add(
+        "Written behind the ledger's back.",
+        {"user_id": "agent-test", "agent_id": "executive", "run_id": "2026-12-01-x"},
+        {"type": "semantic", "confidence": 0.8},
+    )
+    await store.update(records[1].id, text="Changed behind the ledger's back.")
+    report, _, _ = await drift(store, ledger)
+    assert report.missing == [records[0].key]
+    assert report.extra == [extra.memory_id]
+    assert report.changed == [records[1].key]
+    fixed = await fix_drift(store, harvester, ledger)
+    assert fixed["ok"] and fixed["after"]["clean"]
+    assert (await drift(store, ledger))[0].clean
+    assert len(await store.list(None)) == 6
+
+
+async def test_purge_by_env_cohort_and_app_removes_exactly_those_and_survives_a_rebuild(
+    store, ledger
+):
+    prod = Harvester(store, ledger, DEFAULTS)
+    test_env = Harvester(store, ledger, DEFAULTS.__class__(user_id="agent-test", env="test"))
+    cohort = Harvester(
+        store, ledger, DEFAULTS.__class__(user_id="agent-test", env="test", cohort="run-7")
+    )
+    await prod.add(many(4), near_duplicates=False)
+    await prod.add(many(2, app_id="doomed-app"), near_duplicates=False)
+    await test_env.add(many(3), near_duplicates=False)
+    await cohort.add(many(2, app_id="cohort-app"), near_duplicates=False)
+    assert await store.count() == 11
+
+    by_cohort = await purge(store, prod, Filter(user_id="agent-test", cohort="run-7"), "test")
+    assert by_cohort["deleted"] == 2
+    by_env = await purge(store, prod, Filter(user_id="agent-test", env="test"), "test")
+    assert by_env["deleted"] == 3
+    by_app = await purge(store, prod, Filter(user_id="agent-test", app_ids=("doomed-app",)), "test")
+    assert by_app["deleted"] == 2
+    remaining = await store.list(None)
+    assert len(remaining) == 4 and {r.metadata["env"] for r in remaining} == {"prod"}
+
+    await rebuild(store, prod, ledger)
+    assert {r.key for r in await store.list(None)} == {r.key for r in remaining}
+
+
+async def test_purge_refuses_an_unscoped_filter(harvester, store):
+    from executive.memory.rebuild import RebuildError
+
+    with pytest.raises(RebuildError):
+        await purge(store, harvester, Filter(user_id="agent-test"), "everything")
