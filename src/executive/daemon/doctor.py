@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 from executive import git
 from executive.home import Home
+from executive.hooks.llm import preflight
 from executive.settings import Settings
 
 
@@ -104,7 +105,32 @@ def check_workers(settings: Settings) -> list[Check]:
     ]
 
 
-DEFAULT_CHECKS: list[CheckFn] = [check_home, check_memory_config, check_workers]
+def check_llm_engine(settings: Settings) -> list[Check]:
+    """Whether the claude skill engine can run here (SDK, CLI, credentials), and why not.
+
+    Informational (a warning) while EXECUTIVE_SKILL_ENGINE=builtin; a failure when the
+    hooks are set to run on claude, since every run would then fall back or fail.
+    """
+    ready = preflight.readiness(settings)
+    chosen = settings.skill_engine == "claude"
+    detail = ready.describe()
+    if not ready.ok:
+        if chosen and settings.skill_engine_fallback:
+            detail += " (each hook run falls back to the built-in engine)"
+        elif not chosen:
+            detail += " (informational: EXECUTIVE_SKILL_ENGINE=builtin)"
+    return [
+        Check(
+            "claude skill engine",
+            ready.ok,
+            detail,
+            ready.fix,
+            warning=not ready.ok and not chosen,
+        )
+    ]
+
+
+DEFAULT_CHECKS: list[CheckFn] = [check_home, check_memory_config, check_workers, check_llm_engine]
 
 
 def failed(checks: list[Check]) -> bool:

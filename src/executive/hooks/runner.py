@@ -19,6 +19,7 @@ import anyio
 from executive.hooks.builtin import BuiltinEngine
 from executive.hooks.context import HookContext
 from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
+from executive.hooks.llm import ClaudeEngine  # the SDK itself is imported only when it runs
 from executive.hooks.names import SPECS, HookName, HookSpec
 from executive.hooks.result import HookResult, Writes
 from executive.hooks.tools import HookTools
@@ -41,7 +42,9 @@ class HookEnv:
     settings: Settings
     memory: MemoryRuntime
     work_ledger: WorkLedger | None = None
-    engines: Mapping[str, Engine] = field(default_factory=lambda: {"builtin": BuiltinEngine()})
+    engines: Mapping[str, Engine] = field(
+        default_factory=lambda: {"builtin": BuiltinEngine(), "claude": ClaudeEngine()}
+    )
 
 
 def gate(settings: Settings, spec: HookSpec) -> str | None:

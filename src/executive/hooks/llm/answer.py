@@ -1,0 +1,91 @@
+"""Hook B's answer: the pack is the final text from the first ``## Memory Pack`` heading on.
+
+The skill asks for at most 10 entries and 2,000 tokens; here the code holds the agent to
+it, as the built-in pack does: entries (``### `` headings outside fenced blocks) beyond the
+tenth go, then the last ones until the pack fits, and a line says what was cut. The agent
+lists entries by type (principles first), so the cut takes the least binding ones. A fence
+left open is closed, so no pack can swallow what follows it in the worker's CLAUDE.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from executive.memory.pack import HEADING, MAX_ENTRIES
+from executive.memory.tokens import PACK_TOKEN_CAP, estimate
+
+_HEADING = re.compile(rf"^[ \t]*{re.escape(HEADING)}[ \t]*$", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+
+
+@dataclass(frozen=True)
+class Capped:
+    markdown: str
+    entries: int
+    cut: int
+    tokens: int
+
+
+def extract(text: str) -> str | None:
+    """The text from the first ``## Memory Pack`` heading line on, trimmed; None if absent."""
+    match = _HEADING.search(text)
+    if match is None:
+        return None
+    pack = text[match.start() :].strip()
+    # The skill shows the pack inside a fence; an answer that copies the fence ends with it.
+    before = text[: match.start()].rstrip().splitlines()
+    opener = _FENCE.match(before[-1]) if before else None
+    lines = pack.splitlines()
+    if opener and lines and lines[-1].strip() == opener.group(1):
+        pack = "\n".join(lines[:-1]).rstrip()
+    return pack or None
+
+
+def _split(pack: str) -> tuple[list[str], list[list[str]], str | None]:
+    """Lines before the first entry, the entries, and the fence still open at the end."""
+    head: list[str] = []
+    entries: list[list[str]] = []
+    fence: str | None = None
+    for line in pack.splitlines():
+        marker = _FENCE.match(line)
+        if fence is None and marker:
+            fence = marker.group(1)
+        elif fence is not None and marker and line.strip() == fence[0] * len(line.strip()):
+            if len(line.strip()) >= len(fence):
+                fence = None
+        elif fence is None and line.startswith("### "):
+            entries.append([])
+        (entries[-1] if entries else head).append(line)
+    return head, entries, fence
+
+
+def _join(head: list[str], entries: list[list[str]], cut: int) -> str:
+    lines = list(head)
+    for entry in entries:
+        lines += entry
+    text = "\n".join(lines).rstrip()
+    if cut:
+        text += (
+            f"\n\n_…{cut} lower-ranked {'entry was' if cut == 1 else 'entries were'} cut by "
+            f"the executive to keep this pack within {PACK_TOKEN_CAP} tokens and "
+            f"{MAX_ENTRIES} entries._"
+        )
+    return text + "\n"
+
+
+def cap(pack: str, *, limit: int = PACK_TOKEN_CAP, max_entries: int = MAX_ENTRIES) -> Capped:
+    head, entries, fence = _split(pack)
+    if fence is not None:  # close it inside the last entry (or the head), where it opened
+        (entries[-1] if entries else head).append(fence)
+    kept = entries[:max_entries]
+    cut = len(entries) - len(kept)
+    markdown = _join(head, kept, cut)
+    while estimate(markdown) > limit and kept:
+        kept.pop()
+        cut += 1
+        markdown = _join(head, kept, cut)
+    while estimate(markdown) > limit and len(head) > 1:  # an intro alone over the limit
+        head.pop()
+        markdown = _join(head, kept, cut)
+    return Capped(markdown, len(kept), cut, estimate(markdown))

@@ -1,0 +1,139 @@
+"""Can the LLM engine run here, and what the Claude CLI may see. Never imports the SDK.
+
+Three things must hold: the ``claude-agent-sdk`` package is installed (the ``claude``
+extra), a Claude Code CLI exists (the SDK bundles one; else ``EXECUTIVE_CLAUDE_BIN`` on the
+``PATH``), and the daemon's user has credentials. Credentials are looked for where the CLI
+looks, without running it: an API key or token variable, a cloud provider switch, or the
+login file ``claude`` writes (``~/.claude/.credentials.json``; on macOS the login lives in
+the keychain, so ``~/.claude.json`` naming an account counts). What is found is named,
+never shown. A key the CLI then rejects is caught at run time (``authentication_failed``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from executive.settings import Settings
+
+SDK_MISSING = "claude-agent-sdk is not installed: pip install 'executive[claude]'"
+_API_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+_PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+# The executive tier (as for workers): memory flags and keys, mem0's variables, our settings.
+EXECUTIVE_TIER = re.compile(r"^(V3_|MEM0_|EXECUTIVE_)|^AGENT_PATH$")
+
+
+@dataclass(frozen=True)
+class Readiness:
+    sdk: bool
+    cli: str | None  # the CLI the engine will run
+    credential: str | None  # where the credentials come from (a name, never a value)
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    @property
+    def problem(self) -> str | None:
+        if not self.sdk:
+            return SDK_MISSING
+        if self.cli is None:
+            return "no Claude Code CLI: the SDK bundles none for this platform and none is on PATH"
+        if self.credential is None:
+            return "no Claude credentials for this user (no ANTHROPIC_API_KEY, token or login)"
+        return None
+
+    @property
+    def fix(self) -> str:
+        if not self.sdk:
+            return "pip install 'executive[claude]', or set EXECUTIVE_SKILL_ENGINE=builtin"
+        if self.cli is None:
+            return "install Claude Code (npm install -g @anthropic-ai/claude-code) or set EXECUTIVE_CLAUDE_BIN"
+        if self.credential is None:
+            return (
+                "export ANTHROPIC_API_KEY for the daemon's user (or CLAUDE_CODE_OAUTH_TOKEN "
+                "from `claude setup-token`), or log in once with `claude` as that user"
+            )
+        return ""
+
+    def describe(self) -> str:
+        if self.problem is not None:
+            return self.problem
+        return f"CLI {self.cli}; credentials from {self.credential}"
+
+
+def sdk_dir() -> Path | None:
+    """Where ``claude_agent_sdk`` is installed, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("claude_agent_sdk")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def bundled_cli() -> Path | None:
+    root = sdk_dir()
+    if root is None:
+        return None
+    path = root / "_bundled" / ("claude.exe" if sys.platform == "win32" else "claude")
+    return path if path.is_file() else None
+
+
+def find_cli(settings: Settings) -> str | None:
+    """The SDK's bundled CLI (the version it was built with), else EXECUTIVE_CLAUDE_BIN."""
+    bundled = bundled_cli()
+    return str(bundled) if bundled is not None else shutil.which(settings.claude_bin)
+
+
+def credential_source(environ: Mapping[str, str]) -> str | None:
+    for name in _API_VARS:
+        if environ.get(name):
+            return name
+    for name in _PROVIDER_VARS:
+        if environ.get(name, "").strip().lower() in ("1", "true", "yes"):
+            return f"{name} (the provider's own credentials)"
+    home = Path(environ["HOME"]) if environ.get("HOME") else Path.home()
+    config = Path(environ["CLAUDE_CONFIG_DIR"]) if environ.get("CLAUDE_CONFIG_DIR") else None
+    login = (config or home / ".claude") / ".credentials.json"
+    if login.is_file():
+        return f"a Claude login ({login})"
+    state = home / ".claude.json"
+    if sys.platform == "darwin" and state.is_file():
+        try:
+            if '"oauthAccount"' in state.read_text(errors="replace"):
+                return "a Claude login (macOS keychain)"
+        except OSError:
+            return None
+    return None
+
+
+def readiness(settings: Settings, environ: Mapping[str, str] | None = None) -> Readiness:
+    env = os.environ if environ is None else environ
+    if sdk_dir() is None:
+        return Readiness(sdk=False, cli=None, credential=None)
+    return Readiness(sdk=True, cli=find_cli(settings), credential=credential_source(env))
+
+
+def cli_env(environ: Mapping[str, str], secrets: Iterable[str]) -> dict[str, str]:
+    """Overrides for ``ClaudeAgentOptions.env``: every executive-tier variable emptied.
+
+    The SDK starts the CLI with the parent's whole environment with ``options.env`` on top,
+    so nothing can be removed through it: each executive-tier variable (and any variable
+    holding a secret's value) is overridden with an empty value instead. Our settings read
+    an empty value as unset, so the ``executive mem`` commands the agent runs read the
+    home's ``.env.executive`` (or reach the daemon over its socket), and no key is passed on.
+    """
+    values = {s for s in secrets if s}
+    return {
+        name: ""
+        for name, value in environ.items()
+        if EXECUTIVE_TIER.match(name) or (value and value in values)
+    }

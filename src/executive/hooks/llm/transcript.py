@@ -1,0 +1,163 @@
+"""What one agent run did, read off the SDK's message stream (imported only with the SDK).
+
+Every tool-use block is recorded, in order, under the name the histogram shows: an allowed
+``executive mem search`` is ``memory.search`` (as the built-in engine records it), anything
+refused keeps its tool name (``Bash``). Each allowed ``mem add`` is matched with its tool
+result, whose JSON (``{ok, total, succeeded, skipped, failed, results}``) gives the writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+from executive.hooks.llm.allow import AllowList
+from executive.hooks.result import Writes
+from executive.logs import get_logger
+
+log = get_logger(__name__)
+
+SHOWN_CHARS = 300  # of a refused command or a failed write's output, in details and logs
+
+
+def _text(content: str | list[dict[str, Any]] | None) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+_ANSWER_KEYS = ("total", "rejections", "skipped")
+
+
+def _answer(text: str) -> dict[str, Any] | None:
+    """The JSON answer of ``executive mem add`` in a tool result, wherever it sits.
+
+    The Bash tool may put an exit-code line first, and log lines (JSON too, on stderr)
+    before or after it: the answer is the first object with one of the answer's keys.
+    """
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict) and any(key in value for key in _ANSWER_KEYS):
+            return value
+        start = text.find("{", end)
+    return None
+
+
+class Transcript:
+    def __init__(self, policy: AllowList, calls: list[str], scrub: Callable[[str], str]) -> None:
+        self.policy = policy
+        self.calls = calls
+        self.scrub = scrub
+        self.result: ResultMessage | None = None
+        self.model: str | None = None
+        self.last_text = ""
+        self.assistant_error: str | None = None
+        self.refused: dict[str, dict[str, str]] = {}
+        self._pending_adds: dict[str, int] = {}  # tool_use_id -> payloads, awaiting a result
+        self.adds = 0
+        self.attempted = self.succeeded = self.skipped = self.failed = self.rejected = 0
+        self.memory_off = False
+        self.add_errors: list[str] = []
+
+    # --- the stream ------------------------------------------------------------------------
+    def feed(self, message: object) -> None:
+        if isinstance(message, SystemMessage) and message.subtype == "init":
+            self.model = message.data.get("model")
+        elif isinstance(message, AssistantMessage):
+            if message.error:
+                self.assistant_error = message.error
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    self._tool_use(block)
+                elif isinstance(block, TextBlock) and block.text.strip():
+                    self.last_text = block.text
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock) and block.tool_use_id in self._pending_adds:
+                    self._add_result(self._pending_adds.pop(block.tool_use_id), block)
+        elif isinstance(message, ResultMessage):
+            self.result = message
+
+    def _tool_use(self, block: ToolUseBlock) -> None:
+        verdict = self.policy.check(block.name, block.input)
+        self.calls.append(verdict.label or block.name)
+        if verdict.allowed and verdict.op == "add":
+            self._pending_adds[block.id] = verdict.items
+            self.adds += 1
+
+    def _add_result(self, items: int, block: ToolResultBlock) -> None:
+        text = _text(block.content)
+        data = _answer(text)
+        if isinstance(data, dict) and isinstance(data.get("total"), int):
+            self.attempted += data["total"]
+            self.succeeded += int(data.get("succeeded", 0))
+            self.skipped += int(data.get("skipped", 0))
+            self.failed += int(data.get("failed", 0))
+        elif isinstance(data, dict) and data.get("ok") and data.get("skipped"):
+            self.memory_off = True  # the surface says memory is off: nothing was written
+        elif isinstance(data, dict) and data.get("rejections"):
+            self.rejected += items  # refused by validation before anything was sent
+        else:  # no answer we can read: the write is not confirmed
+            self.attempted += items
+            self.failed += items
+            self.add_errors.append(self.scrub(text.strip()[:SHOWN_CHARS]))
+
+    # --- the permission checks report here ------------------------------------------------
+    def refuse(
+        self, tool_use_id: str | None, tool: str, tool_input: Mapping[str, Any], why: str
+    ) -> None:
+        command = self.scrub(str(tool_input.get("command", ""))[:SHOWN_CHARS])
+        key = tool_use_id or f"refused-{len(self.refused)}"
+        if key not in self.refused:
+            self.refused[key] = {"tool": tool, "command": command, "reason": why}
+            log.warning("hook.command_refused", tool=tool, command=command)
+
+    # --- the outcome ----------------------------------------------------------------------
+    def finish(self) -> None:
+        """Adds that never got a result (the run ended first) are unconfirmed: failed."""
+        for items in self._pending_adds.values():
+            self.attempted += items
+            self.failed += items
+            self.add_errors.append("no result arrived for this add")
+        self._pending_adds.clear()
+
+    def writes(self) -> Writes:
+        return Writes(
+            attempted=self.attempted,
+            succeeded=self.succeeded,
+            skipped=self.skipped,
+            failed=self.failed,
+        )
+
+    def write_error(self) -> str | None:
+        """Why a write hook's adds came to nothing, when they all did."""
+        if not self.adds or self.succeeded or self.skipped or self.failed:
+            return None  # no adds, something landed, or the runner reports the failures
+        if self.memory_off:
+            return "`executive mem add` answered that memory is off: nothing was written"
+        if self.rejected:
+            n = self.rejected
+            return (
+                f"every memory add was rejected by validation ({n} payload{'s' * (n != 1)}): "
+                "nothing was written"
+            )
+        return None
