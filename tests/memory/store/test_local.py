@@ -178,3 +178,35 @@ async def test_add_many_creates_the_same_records_as_add(store):
     assert [h["event"] for h in await store.history(batched.memory_id)] == ["ADD"]
     found = await store.search("Same text one by one", Filter(user_id="agent-test"), 2)
     assert abs(found[0].score - found[1].score) < 1e-5
+
+
+async def test_cached_filter_masks_follow_every_write(store):
+    where = Filter(user_id="agent-test", app_ids=("app-1",), types=("semantic",))
+    await fill(store, 30)
+    before = await store.search("Which lesson did bundle app-1 learn?", where, 50)
+    again = await store.search("Which lesson did bundle app-1 learn?", where, 50)
+    assert [r.id for r in again] == [r.id for r in before]  # served from the cached mask
+    receipt = await store.add(
+        "Bundle app-1 learned a brand new lesson.", scope(), meta(0, app_id="app-1", key="f" * 32)
+    )
+    after = await store.search("Which lesson did bundle app-1 learn?", where, 50)
+    assert receipt.memory_id in {r.id for r in after}
+    await store.delete(receipt.memory_id)
+    assert receipt.memory_id not in {
+        r.id for r in await store.search("Which lesson did bundle app-1 learn?", where, 50)
+    }
+    assert await store.count(where) == len(before)
+
+
+async def test_lookup_by_key_follows_adds_deletes_and_wipes(store):
+    await fill(store, 5)
+    by_key = Filter(user_id="agent-test", key=f"{3:032x}")
+    [found] = await store.list(by_key)
+    assert found.key == f"{3:032x}"
+    await store.delete(found.id)
+    assert await store.list(by_key) == []
+    [receipt] = await store.add_many([NewMemory("again", scope(), meta(3))])
+    assert [r.id for r in await store.list(by_key)] == [receipt.memory_id]
+    assert await store.list(Filter(user_id="someone-else", key=f"{3:032x}")) == []
+    await store.wipe()
+    assert await store.list(by_key) == []
