@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
-import os
-import sys
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +21,7 @@ from typing import Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
+from executive.memory.store import mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -50,25 +48,6 @@ _PROMOTED_KEYS = frozenset(
 # Loading the embedding model costs seconds; every store in the process shares it.
 _EMBEDDERS: dict[str, Any] = {}
 _FACTORY_LOCK = threading.Lock()
-
-
-def prepare_environment(mem0_dir: Path) -> None:
-    """Make ``import mem0`` offline and confined. Must run before mem0 is first imported."""
-    mem0_dir.mkdir(parents=True, exist_ok=True)
-    os.environ["MEM0_TELEMETRY"] = "False"
-    os.environ["MEM0_DIR"] = str(mem0_dir)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    # We run semantic-only on purpose (BM25 needs a hub download, spaCy a model package);
-    # mem0 warns about both on every start, which says nothing an operator can act on.
-    for name in ("mem0.utils.spacy_models", "mem0.vector_stores.qdrant"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    telemetry = sys.modules.get("mem0.memory.telemetry")
-    if telemetry is not None and getattr(telemetry, "MEM0_TELEMETRY", False):
-        raise StoreError("mem0 was imported with telemetry on; set MEM0_TELEMETRY=False first")
 
 
 def model_path() -> str:
@@ -305,7 +284,7 @@ class LocalStore:
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
     ) -> LocalStore:
-        await anyio.to_thread.run_sync(prepare_environment, mem0_dir)
+        await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
         await anyio.Path(data_dir).mkdir(parents=True, exist_ok=True)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store")
         config = mem0_config(data_dir, qdrant_url, qdrant_api_key)

@@ -24,8 +24,6 @@ Traps handled here (``mem0-offline.md`` §5, ``original-system.md`` §7):
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +34,7 @@ import anyio
 import anyio.to_thread
 
 from executive.logs import get_logger
+from executive.memory.store import mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -233,12 +232,7 @@ class PlatformStore:
             raise StoreError("cannot open the mem0 Platform: no API key")
         if poll_seconds <= 0 or poll_timeout_seconds <= 0:
             raise StoreError("cannot open the mem0 Platform: poll settings must be positive")
-        telemetry = sys.modules.get("mem0.memory.telemetry")
-        if telemetry is not None and getattr(telemetry, "MEM0_TELEMETRY", False):
-            raise StoreError("mem0 was imported with telemetry on; set MEM0_TELEMETRY=False first")
-        os.environ["MEM0_TELEMETRY"] = "False"
-        if mem0_dir is not None and "mem0" not in sys.modules:
-            os.environ["MEM0_DIR"] = str(mem0_dir)  # mem0 creates it at import
+        mem0env.prepare(mem0_dir)
 
         def build() -> Any:
             import httpx
