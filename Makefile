@@ -1,27 +1,31 @@
 # The two commands of the quick start are `make run` and `make test`.
+# Recipes are silent (@) and setup talks on stderr: `make run | jq` sees only the daemon.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 DEMO   ?= demo-home
 PYTHON ?= python3
+# Where torch comes from. This machine's pip finds a CPU build of torch 2.13.0 on disk;
+# elsewhere, point this at a CPU index (https://download.pytorch.org/whl/cpu), or the
+# embedder's dependencies pull a multi-GB CUDA build.
+TORCH_INDEX ?=
 
 .PHONY: setup run test lint format bench clean
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# torch first and pinned: a CPU build. Unpinned, the embedder's dependencies pull a
-	# multi-GB CUDA build (see ../shared/reference/mem0-offline.md, pitfall 4).
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $@
+	@echo "setting up $(VENV) (about a minute)" >&2
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip >&2
+	@$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0 >&2
+	@$(PY) -m pip install --quiet -e ".[dev]" >&2
+	@touch $@
 
 setup: $(VENV)/.installed
 
 # Set everything up, make a demo home if there is none, run the daemon in the foreground.
 run: setup
-	@test -d $(DEMO) || $(BIN)/executive init --demo $(DEMO)
-	EXECUTIVE_HOME=$(abspath $(DEMO)) $(BIN)/executive run
+	@test -d $(DEMO) || $(BIN)/executive init --demo $(DEMO) >&2
+	@EXECUTIVE_HOME=$(abspath $(DEMO)) $(BIN)/executive run
 
 # The whole suite: lint, format, architecture contracts, tests.
 test: setup
@@ -36,6 +40,9 @@ format: setup
 
 bench: setup
 	$(PY) bench/idle.py
+	$(PY) bench/pack.py
+	$(PY) bench/store.py
+	$(PY) bench/durability.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache

@@ -23,6 +23,7 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
+from executive.logs import configure_logging
 from executive.memory import snapshot as snapshots
 from executive.memory.classify import validate
 from executive.memory.envelope import Defaults, stamp
@@ -125,4 +126,6 @@ if __name__ == "__main__":
     )
     parser.add_argument("--sizes", default="1000,10000")
     args = parser.parse_args()
+    # stdout carries the one JSON report; log lines go to stderr.
+    configure_logging(fmt="json", level="warning", stream=sys.stderr)
     anyio.run(main, [int(s) for s in args.sizes.split(",")])

@@ -23,6 +23,7 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
+from executive.logs import configure_logging
 from executive.memory import pack, plan
 from executive.memory.reader import Reader
 from executive.memory.store.base import NewMemory, ReadView
@@ -134,4 +135,6 @@ if __name__ == "__main__":
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=100)
     args = parser.parse_args()
+    # stdout carries the one JSON report; log lines go to stderr.
+    configure_logging(fmt="json", level="warning", stream=sys.stderr)
     anyio.run(main, args.memories, args.samples)

@@ -39,11 +39,16 @@ def run(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.Complet
 
 
 def is_repo(path: Path) -> bool:
-    return (
-        path.is_dir()
-        and available()
-        and run(["rev-parse", "--is-inside-work-tree"], path, check=False).returncode == 0
-    )
+    """Whether ``path`` is the top of a repository of its own.
+
+    Being *inside* another repository does not count: a home made in a project's checkout
+    (``make run`` makes ``demo-home`` there) must get its own repository, never commit into
+    the project's.
+    """
+    if not (path.is_dir() and available()):
+        return False
+    proc = run(["rev-parse", "--show-toplevel"], path, check=False)
+    return proc.returncode == 0 and Path(proc.stdout.strip()).resolve() == path.resolve()
 
 
 def init(path: Path) -> None:

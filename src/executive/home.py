@@ -5,10 +5,14 @@ Only paths live here (no I/O beyond ``ensure``), so any layer may depend on it.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 PRIORITIES = ("P0", "P1", "P2", "P3", "P4")
+_SOCKET_PATH_MAX = 100
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,18 @@ class Home:
 
     @property
     def socket(self) -> Path:
-        return self.state / "executive.sock"
+        """The daemon's control socket; beside the home unless its path would be too long.
+
+        A Unix socket path holds at most ~104 bytes (macOS; 108 on Linux). A deep home gets
+        a socket in a private runtime folder instead, named after the home, so the daemon
+        and the CLI still agree on it.
+        """
+        path = self.state / "executive.sock"
+        if len(os.fsencode(path)) < _SOCKET_PATH_MAX:
+            return path
+        digest = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16]
+        runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+        return Path(runtime) / f"executive-{os.getuid()}" / f"{digest}.sock"
 
     @property
     def daemon_pid(self) -> Path:

@@ -82,3 +82,26 @@ def test_status_reports_hooks_and_why(tmp_path):
     assert report["hooks"]["pre-spawn-pack"]["reason"] == "V3_MEM_HOOK_PRE_SPAWN off"
     assert report["daemon"]["running"] is False
     assert report["next_snapshot"].endswith("+00:00")
+
+
+def test_a_home_made_inside_another_repository_gets_a_repository_of_its_own(tmp_path):
+    import subprocess
+
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / ".gitignore").write_text("demo-home/\n")
+    home = project / "demo-home"
+    created = run_cli("init", "--demo", str(home))
+    assert created.returncode == 0, created.stderr
+    assert (home / ".git").is_dir()
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=home, capture_output=True, text=True
+    )
+    assert top.stdout.strip() == str(home.resolve())
+    project_log = subprocess.run(
+        ["git", "log", "--oneline"], cwd=project, capture_output=True, text=True
+    )
+    assert project_log.stdout == ""  # nothing was committed into the surrounding project
+    doctor = json.loads(run_cli("--home", str(home), "doctor", "--json").stdout)
+    assert any(c["name"] == "home is a git repository" and c["ok"] for c in doctor)

@@ -25,6 +25,7 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.llm import ClaudeEngine, answer, preflight
 from executive.hooks.llm.allow import AllowList, payload_count, shell_hazard
 from executive.hooks.llm.engine import MAX_TURNS, mem_prefix
+from executive.hooks.llm.transcript import SHOWN_CHARS
 from executive.hooks.result import Writes
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.memory import remote
@@ -429,7 +430,8 @@ async def test_a_read_hooks_agent_cannot_run_executive_mem_add(agent_home, monke
     assert result.histogram == {"Bash": len(attempts), "memory.search": 1}
     assert result.writes == Writes() and result.outcome == "ok"
     refused = result.details["refused"]
-    assert [r["command"] for r in refused] == attempts
+    # The details show each refused command cut to SHOWN_CHARS (paths make them long).
+    assert [r["command"] for r in refused] == [a[:SHOWN_CHARS] for a in attempts]
     assert "this hook is read-only" in refused[0]["reason"]
     assert "';' (a second command)" in refused[1]["reason"]
     assert "changes stored memory" in refused[7]["reason"]

@@ -151,7 +151,8 @@ def list_(
     """Every memory of this installation: complete, no silent cap."""
     args = {k: v for k, v in {"app_id": app_id, "env": env}.items() if v is not None}
     result = call(ctx, "list", args)
-    show(result, as_json, lambda r: print_records(r["results"], "(the store is empty)"))
+    empty = "(no memories matched)" if args else "(the store is empty)"
+    show(result, as_json, lambda r: print_records(r["results"], empty))
 
 
 @mem.command()

@@ -44,6 +44,9 @@ class RecordingView:
         self._calls.append("memory.count")
         return await self._view.count(where)
 
+    async def revision(self) -> int | None:
+        return await self._view.revision()  # bookkeeping, not a memory tool call
+
 
 class HookTools:
     def __init__(self, memory: MemoryRuntime, spec: HookSpec, calls: list[str]) -> None:
@@ -72,7 +75,7 @@ class HookTools:
             await self.view(),
             user_id=self.user_id,
             floor=settings.confidence_floor,
-            top_k=settings.top_k,
+            indexes=self.memory.lexicon,
         )
 
     async def add(self, items: Sequence[dict[str, Any]]) -> HarvestSummary:

@@ -115,3 +115,19 @@ def for_bundle(*, title: str, slug: str, app_id: str, description: str = "") -> 
         scopes=project_scopes(app_id),
         identifiers=(slug,),
     )
+
+
+def for_question(question: str, *, app_id: str, fill_tokens: int | None = None) -> ReadRequest:
+    """A plain question about one scope (``executive mem`` users, benchmarks).
+
+    With ``fill_tokens`` the reader keeps asking until corroborated memories would fill
+    that budget, instead of stopping at three.
+    """
+    return ReadRequest(
+        topic=question[:80],
+        questions=(question,),
+        scopes=(Scope(f"project {app_id}", app_ids=(app_id,)),),
+        identifiers=(app_id,),
+        enough=None if fill_tokens else 3,
+        fill_tokens=fill_tokens,
+    )

@@ -1,68 +1,71 @@
-"""How the reader turns what came back into its next question (the hop).
+"""How the reader sharpens its questions from what came back.
 
-The store ranks by similarity and never walks from one fact to a related one, so the next
-question names what the last answers mentioned and the question did not: identifiers (bundle
-slugs, error codes, paths, run ids) and proper names. Still a full sentence.
+* The focus sentence: the question without its *ubiquitous* words, those found in a large
+  share of the scope's memories. A project slug or a person's name that is everywhere pulls
+  a similarity search toward every short memory that mentions it; without it the search
+  finds the memories about the topic (classic IDF reasoning).
+* A refinement: the best-ranked memory not yet used as a seed lends its most specific new
+  words (highest IDF: names, identifiers, error codes) to the next question.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
+from executive.memory.lexical import WORD, normal, stem, words
 from executive.memory.store.base import MemoryRecord
 
-MAX_ENTITIES = 3
-_FROM_TOP = 3
-
-_IDENTIFIER = re.compile(
-    r"""
-    \b\d{4}-\d{2}-\d{2}-[a-z0-9-]+\b          # run ids
-  | \b[A-Z][A-Z0-9_]{3,}\b                      # error codes, SCREAMING_SNAKE
-  | \b[a-z0-9]+(?:-[a-z0-9]+)+\b                # kebab-case slugs
-  | (?:[\w.-]+/)+[\w.-]+                        # paths
-  | \b[\w-]+\.(?:py|js|ts|md|json|ya?ml|toml|sh|html|css)\b
-  | \b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b          # proper names
-    """,
-    re.VERBOSE,
-)
-# Capitalised words that start sentences or are too common to be worth a hop.
-_COMMON_WORDS = """
-The A An And But Or If When What Which Who How Why Where This That These Those It Its In On
-At For From With By To Of As Is Was Are Were Be Been Do Did Does Not No Yes We You I He She
-They My Your Our Their Then Than So Also Just Step Run Bundle Memory Never Always After
-Before During Yesterday Today Tomorrow Hey Hi Oh Yeah Thanks Thank Wow
-"""
-_COMMON = frozenset(_COMMON_WORDS.split())
+FROM_TOP = 10
 
 
-def entities(text: str) -> list[str]:
-    found = []
-    for match in _IDENTIFIER.finditer(text):
-        token = match.group(0).strip()
-        if token in _COMMON or len(token) < 3:
-            continue
-        found.append(token)
-    return found
+class WordStats(Protocol):
+    df: object
+
+    def share(self, term: str) -> float: ...
+
+    def idf(self, term: str) -> float: ...
+
+
+class _Config(Protocol):
+    ubiquitous_share: float
+    ubiquitous_min: int
+    seed_terms: int
+
+
+def ubiquitous(stats: WordStats, term: str, share: float, minimum: int) -> bool:
+    return stats.share(term) > share and stats.df.get(term, 0) >= minimum  # type: ignore[attr-defined]
+
+
+def focus_sentence(question: str, stats: WordStats, share: float, minimum: int) -> str:
+    kept = [
+        w for w in WORD.findall(question) if not ubiquitous(stats, stem(normal(w)), share, minimum)
+    ]
+    sentence = " ".join(kept)
+    return sentence + ("?" if question.rstrip().endswith("?") and sentence else "")
 
 
 def refinement(
-    topic: str,
-    question: str,
-    ranked: Sequence[MemoryRecord],
-    asked: Iterable[str],
-    identifiers: Sequence[str] = (),
-) -> str | None:
-    """The next question, or None when the results mention nothing new."""
-    seen = " ".join([*asked, question, *identifiers]).lower()
-    counts: Counter[str] = Counter()
-    for record in ranked[:_FROM_TOP]:
-        for token in dict.fromkeys(entities(record.text)):
-            if token.lower() not in seen:
-                counts[token] += 1
-    if not counts:
-        return None
-    picked = [token for token, _ in counts.most_common(MAX_ENTITIES)]
-    named = picked[0] if len(picked) == 1 else ", ".join(picked[:-1]) + f" and {picked[-1]}"
-    return f"What else do we know about {named}, in connection with {topic}?"
+    ranking: Sequence[str],
+    seen: dict[str, MemoryRecord],
+    stats: WordStats,
+    used_seeds: set[str],
+    used_terms: set[str],
+    cfg: _Config,
+) -> tuple[str | None, list[tuple[str, str]]]:
+    """The next seed memory and the words it lends, or (None, []) when none has any."""
+    for memory_id in ranking[:FROM_TOP]:
+        if memory_id in used_seeds or memory_id not in seen:
+            continue
+        used_seeds.add(memory_id)
+        picked: list[tuple[str, str]] = []
+        for surface, term in words(seen[memory_id].text):
+            if term in used_terms or any(term == p[1] for p in picked):
+                continue
+            if ubiquitous(stats, term, cfg.ubiquitous_share, cfg.ubiquitous_min):
+                continue
+            picked.append((surface, term))
+        picked.sort(key=lambda p: -stats.idf(p[1]))  # most specific first
+        if picked:
+            return memory_id, picked[: cfg.seed_terms]
+    return None, []

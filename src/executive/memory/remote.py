@@ -32,7 +32,12 @@ async def serve(
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``surface`` on a Unix socket until cancelled."""
-    await anyio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+    folder = anyio.Path(path.parent)
+    await folder.mkdir(parents=True, exist_ok=True)
+    # The folder may be a shared runtime folder (a deep home's socket): keep it ours alone.
+    if (await folder.stat()).st_uid != os.getuid():
+        raise PermissionError(f"{folder} belongs to another user; refusing to put the socket there")
+    await folder.chmod(0o700)
     await anyio.Path(path).unlink(missing_ok=True)
     old_umask = os.umask(0o177)  # the socket is born owner-only; no window before chmod
     try:

@@ -13,6 +13,7 @@ from executive.logs import get_logger
 from executive.memory.envelope import Defaults
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger
+from executive.memory.lexical import IndexCache
 from executive.memory.store.base import ReadView, Store, StoreError
 from executive.settings import Settings
 
@@ -53,6 +54,8 @@ class MemoryRuntime:
         self._store = store
         self._harvester: Harvester | None = None
         self._lock = anyio.Lock()
+        # The reader's BM25 indexes, kept across hook runs until the next write.
+        self.lexicon = IndexCache()
 
     @property
     def defaults(self) -> Defaults:

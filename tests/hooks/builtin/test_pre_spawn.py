@@ -20,7 +20,8 @@ async def test_b_returns_a_pack_that_holds_a_principle_written_earlier(env, runt
     assert pack.startswith(HEADING)
     assert "### [principle]" in pack
     assert principle["text"] in pack
-    assert result.tool_calls and set(result.tool_calls) == {"memory.search"}
+    assert "memory.search" in result.tool_calls
+    assert set(result.tool_calls) <= {"memory.search", "memory.list"}  # list: the BM25 index
     assert 3 <= len(result.details["trace"]["questions"]) <= 8
 
 

@@ -161,7 +161,7 @@ def test_filter_compiles_to_mem0_oss_shape():
 def test_the_read_view_exposes_no_write_method():
     view = ReadView(object())  # type: ignore[arg-type]
     public = {name for name in dir(view) if not name.startswith("_")}
-    assert public == {"search", "get", "history", "list", "count"}
+    assert public == {"search", "get", "history", "list", "count", "revision"}
 
 
 async def test_add_many_creates_the_same_records_as_add(store):

@@ -8,7 +8,8 @@ from executive.hooks.tools import HookTools
 from executive.memory import pack, plan
 from executive.memory.reader import scope_names
 
-# Below this a search hit is noise for a worker (MiniLM cosine): it stays out of the pack.
+# A memory reaches the pack when two passes agree on it (corroborated), or when its
+# similarity to a question shows it is on topic; below this cosine a lone hit is noise.
 PACK_MIN_SCORE = 0.25
 
 
@@ -26,7 +27,9 @@ async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
         last_error=ctx.last_error,
     )
     result = await (await tools.reader()).read(request)
-    chosen = [m for m in result.memories if (m.score or 0) >= PACK_MIN_SCORE]
+    chosen = [
+        m for m in result.memories if m.id in result.relevant or (m.score or 0) >= PACK_MIN_SCORE
+    ]
     built = pack.render(
         chosen,
         questions=result.questions,

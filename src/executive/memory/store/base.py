@@ -153,6 +153,10 @@ class StoreReader(Protocol):
 
     async def count(self, where: Filter | None = None) -> int: ...
 
+    async def revision(self) -> int | None:
+        """A number that changes with every write, or None when the store cannot say."""
+        ...
+
 
 @runtime_checkable
 class Store(StoreReader, Protocol):
@@ -202,3 +206,6 @@ class ReadView:
 
     async def count(self, where: Filter | None = None) -> int:
         return await self.__store.count(where)
+
+    async def revision(self) -> int | None:
+        return await self.__store.revision()

@@ -345,6 +345,10 @@ class LocalStore:
 
         return await self._call("list", run)
 
+    async def revision(self) -> int | None:
+        # Every write passes through this adapter and bumps it (see _wrote).
+        return self._masks.revision
+
     async def _by_key(self, where: Filter) -> list[MemoryRecord]:
         def run() -> list[MemoryRecord]:
             if self._keys is None:

@@ -331,6 +331,10 @@ class PlatformStore:
         records.sort(key=lambda r: (r.created_at or "", r.id))
         return records
 
+    async def revision(self) -> int | None:
+        """Unknown: other clients may write to the same Platform project at any time."""
+        return None
+
     async def count(self, where: Filter | None = None) -> int:
         """The length of the complete, post-filtered listing. The API's ``count`` is not used:
         it counts what the server matched, before the daemon's own predicate."""

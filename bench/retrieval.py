@@ -1,0 +1,257 @@
+"""Benchmark: evidence recall of the reader against plain and keyword search, on LoCoMo.
+
+    python bench/retrieval.py PATH [--conversations conv-26,conv-30] [--overhead 20]
+
+PATH is a LoCoMo-format file (the development split is ``../shared/data/locomo/locomo-dev.json``).
+Every turn of a conversation becomes one memory ("<speaker>: <text>", the session date in
+the memory's metadata and run id) in a fresh embedded store, written the way the store
+writes (mem0, ``infer=False``). Every question of categories 1 to 4 is a retrieval request,
+answered by three strategies side by side:
+
+* ``plain``: one store search with the question (what mem0 alone gives);
+* ``keywords``: the same search with the question as a keyword bag (stop words removed);
+* ``reader``: the product's reader (``executive.memory.reader``), asked the question.
+
+Each returns memories best first. ``recall_budget`` walks that list, charging every entry
+its text (4 characters a token) plus ``--overhead`` tokens for its heading and id line, and
+stops before the entry that would pass 2,000 tokens; recall is the share of the question's
+evidence turns among the entries kept. ``recall_at_10`` is the same over the first ten.
+Latency is the wall time of one whole request (every hop), after one warm-up request per
+store. Nothing a strategy sees carries the evidence labels: turn ids live in a side table
+the scorer alone reads. Prints one JSON object on stdout; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+os.environ["MEM0_TELEMETRY"] = "False"
+
+import anyio
+
+from executive.logs import configure_logging
+from executive.memory import plan
+from executive.memory.lexical import IndexCache, words
+from executive.memory.reader import Reader
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
+from executive.memory.store.local import LocalStore
+
+BUDGET = 2000
+CATEGORIES = {1: "1", 2: "2", 3: "3", 4: "4"}  # multi-hop, temporal, open-domain, single-hop
+NAMES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
+USER = "locomo-bench"
+POOL = 100  # enough hits to fill the budget (~40 entries of ~50 tokens)
+Strategy = Callable[[str, str], Awaitable[list[MemoryRecord]]]
+
+
+def session_date(text: str) -> datetime:
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")  # "1:56 pm on 8 May, 2023"
+
+
+def evidence_ids(raw: list[Any]) -> list[str]:
+    """``"D8:6; D9:17"`` → two ids; ``"D:11:26"`` → ``D11:26``."""
+    return [
+        f"D{int(a)}:{int(b)}" for item in raw for a, b in re.findall(r"D:?(\d+):(\d+)", str(item))
+    ]
+
+
+def load(path: Path, only: set[str] | None) -> list[dict[str, Any]]:
+    conversations = []
+    for sample in json.loads(path.read_text()):
+        if only and sample["sample_id"] not in only:
+            continue
+        talk = sample["conversation"]
+        sessions = sorted(
+            int(k.split("_")[1]) for k in talk if re.fullmatch(r"session_\d+", k) and talk[k]
+        )
+        turns = []
+        for number in sessions:
+            day = session_date(talk[f"session_{number}_date_time"]).date().isoformat()
+            for turn in talk[f"session_{number}"]:
+                turns.append(
+                    {
+                        "dia": turn["dia_id"],
+                        "text": f"{turn['speaker']}: {turn['text'].strip()}",
+                        "day": day,
+                    }
+                )
+        known = {t["dia"] for t in turns}
+        questions = []
+        for qa in sample["qa"]:
+            if qa["category"] not in CATEGORIES:
+                continue
+            evidence = sorted({e for e in evidence_ids(qa.get("evidence", [])) if e in known})
+            if evidence:
+                questions.append(
+                    {
+                        "q": qa["question"],
+                        "evidence": evidence,
+                        "category": CATEGORIES[qa["category"]],
+                    }
+                )
+        conversations.append({"id": sample["sample_id"], "turns": turns, "questions": questions})
+    return conversations
+
+
+def slug(conversation: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", conversation.lower()).strip("-")
+
+
+async def fill(store: LocalStore, conversation: dict[str, Any]) -> dict[str, str]:
+    """Write the turns; returns memory id → dia id (the scorer's side table)."""
+    app = slug(conversation["id"])
+    items, dias = [], []
+    for order, turn in enumerate(conversation["turns"]):
+        key = hashlib.sha256(f"{app}:{order}".encode()).hexdigest()[:32]
+        items.append(
+            NewMemory(
+                turn["text"],
+                {"user_id": USER, "agent_id": "executive", "run_id": f"{turn['day']}-{app}"},
+                {
+                    "type": "episodic",
+                    "confidence": 1.0,
+                    "env": "prod",
+                    "app_id": app,
+                    "key": key,
+                    "session_date": turn["day"],
+                    "source": "locomo",
+                },
+                f"{turn['day']}T00:00:00+00:00",
+            )
+        )
+        dias.append(turn["dia"])
+    side: dict[str, str] = {}
+    for start in range(0, len(items), 256):
+        receipts = await store.add_many(items[start : start + 256])
+        for receipt, dia in zip(receipts, dias[start : start + 256], strict=True):
+            side[str(receipt.memory_id)] = dia
+    return side
+
+
+def strategies(store: LocalStore) -> dict[str, Strategy]:
+    view = ReadView(store)
+    indexes = IndexCache()
+
+    def scope(app: str) -> Filter:
+        return Filter(user_id=USER, app_ids=(app,))
+
+    async def plain(question: str, app: str) -> list[MemoryRecord]:
+        return await store.search(question, scope(app), POOL)
+
+    async def keywords(question: str, app: str) -> list[MemoryRecord]:
+        bag = " ".join(surface for surface, _ in words(question)) or question
+        return await store.search(bag, scope(app), POOL)
+
+    async def reader(question: str, app: str) -> list[MemoryRecord]:
+        request = plan.for_question(question, app_id=app, fill_tokens=BUDGET)
+        return (await Reader(view, user_id=USER, indexes=indexes).read(request)).memories
+
+    return {"plain": plain, "keywords": keywords, "reader": reader}
+
+
+def recall(
+    found: list[MemoryRecord], side: dict[str, str], evidence: list[str], overhead: int
+) -> tuple[float, float]:
+    wanted, used, kept = set(evidence), 0, []
+    for record in found:
+        cost = math.ceil(len(record.text) / 4) + overhead
+        if used + cost > BUDGET:
+            break
+        used += cost
+        kept.append(record)
+    in_budget = {side.get(r.id) for r in kept} & wanted
+    in_ten = {side.get(r.id) for r in found[:10]} & wanted
+    return len(in_budget) / len(wanted), len(in_ten) / len(wanted)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] if ordered else 0.0
+
+
+async def main(path: Path, only: set[str] | None, overhead: int) -> None:
+    conversations = load(path, only)
+    rows: dict[str, dict[str, list[tuple[float, float, float, float]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for conversation in conversations:
+            root = Path(tmp) / slug(conversation["id"])
+            store = await LocalStore.open(root / "store", root / "mem0")
+            try:
+                started = time.perf_counter()
+                side = await fill(store, conversation)
+                print(
+                    f"{conversation['id']}: {len(side)} memories in {time.perf_counter() - started:.1f}s, "
+                    f"{len(conversation['questions'])} questions",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                app = slug(conversation["id"])
+                for name, strategy in strategies(store).items():
+                    await strategy(conversation["questions"][0]["q"], app)  # warm-up, not timed
+                    for item in conversation["questions"]:
+                        t0 = time.perf_counter()
+                        found = await strategy(item["q"], app)
+                        ms = (time.perf_counter() - t0) * 1000
+                        in_budget, in_ten = recall(found, side, item["evidence"], overhead)
+                        no_overhead, _ = recall(found, side, item["evidence"], 0)
+                        rows[name][item["category"]].append((in_budget, in_ten, ms, no_overhead))
+            finally:
+                await store.close()
+    report: dict[str, Any] = {"strategies": {}, "extra": {}}
+    for name, by_category in rows.items():
+        report["strategies"][name] = {}
+        report["extra"][name] = {}
+        for category in sorted(by_category):
+            values = by_category[category]
+            times = [v[2] for v in values]
+            report["strategies"][name][category] = {
+                "n": len(values),
+                "recall_budget": round(statistics.mean(v[0] for v in values), 3),
+                "recall_at_10": round(statistics.mean(v[1] for v in values), 3),
+                "p50_ms": round(percentile(times, 50), 1),
+                "p95_ms": round(percentile(times, 95), 1),
+            }
+            report["extra"][name][category] = {
+                "category": NAMES[category],
+                "recall_budget_no_overhead": round(statistics.mean(v[3] for v in values), 3),
+            }
+    report["protocol"] = {
+        "file": str(path),
+        "budget_tokens": BUDGET,
+        "entry_tokens": f"ceil(len(text) / 4) + {overhead}",
+        "conversations": [c["id"] for c in conversations],
+        "memory_text": "<speaker>: <turn text>",
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("path", type=Path, help="a LoCoMo-format JSON file")
+    parser.add_argument("--conversations", help="comma-separated sample ids (default: all)")
+    parser.add_argument(
+        "--overhead", type=int, default=20, help="tokens charged per entry besides its text"
+    )
+    args = parser.parse_args()
+    selected = set(args.conversations.split(",")) if args.conversations else None
+    # stdout carries the one JSON report; log lines go to stderr.
+    configure_logging(fmt="json", level="warning", stream=sys.stderr)
+    anyio.run(main, args.path, selected, args.overhead)

@@ -1,0 +1,364 @@
+"""Words and a BM25 index over one scope's memories: the reader's lexical pass.
+
+MiniLM blurs exact names, identifiers and rare words; BM25 over the scope catches them, and
+its document frequencies say which words are everywhere (a project's slug, the agent's name)
+and so discriminate nothing. English-only heuristics: a small stop list and a small suffix
+stripper; identifiers with ``-``, ``_`` or ``.`` stay whole.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from executive.memory.store.base import MemoryRecord
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "cannot",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "done",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "kind",
+        "kinds",
+        "type",
+        "types",
+        "thing",
+        "things",
+        "much",
+        "many",
+        "likely",
+        "also",
+        "ever",
+        "get",
+        "got",
+        "i'm",
+        "i've",
+        "it's",
+        "let's",
+        "that's",
+        "there's",
+        "they're",
+        "we're",
+        "what's",
+        "who's",
+        "you're",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "wasn't",
+        "can't",
+        "won't",
+        "hey",
+        "hi",
+        "hello",
+        "yeah",
+        "yes",
+        "yep",
+        "wow",
+        "oh",
+        "ok",
+        "okay",
+        "thanks",
+        "thank",
+        "cool",
+        "awesome",
+        "great",
+        "nice",
+        "really",
+        "pretty",
+        "sure",
+        "gonna",
+        "wanna",
+        "totally",
+        "definitely",
+        "absolutely",
+        "amazing",
+        "glad",
+        "sounds",
+        "sound",
+        "like",
+        "lot",
+        "lots",
+        "stuff",
+        "always",
+    ]
+)
+
+WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'\-.]*[A-Za-z0-9]|[A-Za-z0-9]")
+_SUFFIXES = (
+    ("ational", 5),
+    ("ization", 5),
+    ("ingly", 4),
+    ("edly", 4),
+    ("ings", 4),
+    ("ing", 4),
+    ("ies", 3),
+    ("ied", 3),
+    ("ers", 4),
+    ("er", 4),
+    ("ed", 4),
+    ("es", 4),
+    ("ly", 4),
+    ("s", 3),
+)
+
+
+def stem(word: str) -> str:
+    """researching → research, paintings → paint, running → run; identifiers mostly intact."""
+    for suffix, minimum in _SUFFIXES:
+        if (
+            word.endswith(suffix)
+            and len(word) - len(suffix) >= minimum - 1
+            and len(word) > len(suffix) + 2
+        ):
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                base += "y"
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]
+            return base
+    return word
+
+
+def normal(surface: str) -> str:
+    lowered = surface.lower().strip("'")
+    return lowered[:-2] if lowered.endswith("'s") else lowered
+
+
+def words(text: str) -> list[tuple[str, str]]:
+    """(surface, term) for each content word; the term is lower case and stemmed."""
+    out = []
+    for surface in WORD.findall(text):
+        lowered = normal(surface)
+        if len(lowered) < 2 or lowered in STOP_WORDS:
+            continue
+        out.append((surface, stem(lowered)))
+    return out
+
+
+def terms(text: str) -> list[str]:
+    return [term for _, term in words(text)]
+
+
+class LexicalIndex:
+    """BM25 (k1 1.2, b 0.75) over a scope's memories, with document frequencies."""
+
+    def __init__(self, records: Iterable[MemoryRecord], k1: float = 1.2, b: float = 0.75) -> None:
+        self.records: dict[str, MemoryRecord] = {}
+        self.df: Counter[str] = Counter()
+        self._ids: list[str] = []
+        self._postings: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
+        self._lengths: list[int] = []
+        for record in records:
+            if record.id in self.records:
+                continue
+            position = len(self._ids)
+            self._ids.append(record.id)
+            self.records[record.id] = record
+            counts = Counter(terms(record.text))
+            self._lengths.append(sum(counts.values()))
+            for term, count in counts.items():
+                self.df[term] += 1
+                self._postings[term].append((position, count))
+        self.n = len(self._ids)
+        self._average = sum(self._lengths) / self.n if self.n else 1.0
+        self.k1, self.b = k1, b
+
+    def share(self, term: str) -> float:
+        """The share of memories that contain ``term``."""
+        return self.df.get(term, 0) / self.n if self.n else 0.0
+
+    def idf(self, term: str) -> float:
+        n = self.df.get(term, 0)
+        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
+
+    def search(
+        self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
+    ) -> list[str]:
+        scores: defaultdict[int, float] = defaultdict(float)
+        for term in dict.fromkeys(query_terms):  # ordered: results never depend on hashing
+            postings = self._postings.get(term)
+            if not postings:
+                continue
+            idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
+            for position, count in postings:
+                norm = self.k1 * (1 - self.b + self.b * self._lengths[position] / self._average)
+                scores[position] += idf * count * (self.k1 + 1) / (count + norm)
+        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:top_k]
+        return [self._ids[position] for position, _ in best]
+
+
+class SampleStats:
+    """Word statistics estimated from what the searches returned, when no index exists.
+
+    A biased sample, but enough to spot the words that are everywhere.
+    """
+
+    def __init__(self) -> None:
+        self.df: Counter[str] = Counter()
+        self.n = 0
+        self._seen: set[str] = set()
+
+    def add(self, records: Iterable[MemoryRecord]) -> None:
+        for record in records:
+            if record.id not in self._seen:
+                self._seen.add(record.id)
+                self.n += 1
+                self.df.update(set(terms(record.text)))
+
+    def share(self, term: str) -> float:
+        return self.df.get(term, 0) / self.n if self.n else 0.0
+
+    def idf(self, term: str) -> float:
+        n = self.df.get(term, 0)
+        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
+
+
+class IndexCache:
+    """Lexical indexes by (store revision, scope); rebuilt only after a write.
+
+    The harvester is the only writer, and every write bumps the embedded store's revision,
+    so an index stays valid until the next harvest. Stores that cannot say their revision
+    (the Platform) get no cached index.
+    """
+
+    SIZE = 16
+
+    def __init__(self) -> None:
+        self._indexes: dict[tuple[object, ...], LexicalIndex] = {}
+
+    def get(self, key: tuple[object, ...]) -> LexicalIndex | None:
+        return self._indexes.get(key)
+
+    def put(self, key: tuple[object, ...], index: LexicalIndex) -> None:
+        if len(self._indexes) >= self.SIZE:
+            self._indexes.pop(next(iter(self._indexes)))
+        self._indexes[key] = index
