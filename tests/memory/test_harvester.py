@@ -153,3 +153,14 @@ async def test_fifty_concurrent_harvests_land_once_each(harvester, store):
         for i in range(5):  # the same payloads again, racing
             tg.start_soon(one, i)
     assert await store.count(Filter(user_id="agent-test")) == 50
+
+
+def test_near_duplicates_need_the_same_words_not_only_similarity():
+    from executive.memory.harvester import same_words
+
+    assert same_words(
+        "The mirror resets connections on first contact.",
+        "the mirror resets connections on first contact!",
+    )
+    assert not same_words("Run r1 passed in 3s.", "Run r2 passed in 4s.")
+    assert not same_words("Never expose a key.", "Always avoid exposing a key.")

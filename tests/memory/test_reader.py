@@ -173,3 +173,18 @@ async def test_the_reader_finds_what_a_step_needs_on_the_real_store(harvester, s
     assert 3 <= len(result.questions) <= 8
     trace = result.trace()
     assert trace["stop_reason"] and trace["questions"][0]["returned"]
+
+
+async def test_no_question_starts_after_the_deadline():
+    import anyio
+
+    class Slow(ScriptedView):
+        async def search(self, query, where, top_k):
+            await anyio.sleep(0.05)
+            return await super().search(query, where, top_k)
+
+    view = Slow(lambda q, w, n: [mem(n, 0.2)])
+    config = reader_module.ReaderConfig(deadline_ms=120)
+    result = await Reader(view, user_id="u", config=config).read(request(8, enough=None))
+    assert result.stop_reason == "the 120 ms deadline passed"
+    assert 1 < len(result.questions) < 8

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from executive.memory.lexical import IndexCache, LexicalIndex, SampleStats, stem, terms
+from executive.memory.refine import focus_sentence, refinement, ubiquitous
+from executive.memory.store.base import MemoryRecord
+
+
+def record(i: int, text: str) -> MemoryRecord:
+    return MemoryRecord(id=f"m{i}", text=text, metadata={"type": "semantic", "confidence": 0.9})
+
+
+def test_terms_drop_stop_words_stem_and_keep_identifiers():
+    assert terms("Caroline was researching the ECONNRESET in flaky-fetch's run_2") == [
+        "caroline",
+        "research",
+        "econnreset",
+        "flaky-fetch",
+        "run_2",
+    ]
+    assert stem("paintings") == "paint" and stem("running") == "run"
+
+
+def test_bm25_finds_the_rare_exact_word():
+    index = LexicalIndex(
+        [
+            record(1, "the deploy failed"),
+            record(2, "ECONNRESET from the mirror"),
+            record(3, "deploy ok"),
+        ]
+    )
+    assert index.search(terms("why ECONNRESET?"), 3) == ["m2"]
+    assert index.share("deploy") == 2 / 3 and index.idf("econnreset") > index.idf("deploy")
+
+
+def test_the_focus_sentence_drops_words_that_are_everywhere():
+    records = [record(i, f"greeting-page note {i}: step {i} details") for i in range(10)] + [
+        record(99, "the mirror")
+    ]
+    index = LexicalIndex(records)
+    assert ubiquitous(index, "greeting-page", 0.2, 5)
+    assert (
+        focus_sentence("Why did greeting-page fail on the mirror?", index, 0.2, 5)
+        == "Why did fail on the mirror?"
+    )
+
+
+def test_a_refinement_lends_the_seeds_most_specific_new_words():
+    seen = {
+        "m1": record(1, "Run 2026-11-02-x1 failed with ECONNRESET on mirror-eu"),
+        "m2": record(2, "nothing"),
+    }
+    stats = SampleStats()
+    stats.add(seen.values())
+
+    class Cfg:
+        ubiquitous_share, ubiquitous_min, seed_terms = 0.2, 5, 2
+
+    seed, picked = refinement(["m1", "m2"], seen, stats, set(), {"fail"}, Cfg())
+    assert seed == "m1" and len(picked) == 2
+    assert all(term != "fail" for _, term in picked)
+
+
+def test_the_index_cache_evicts_the_oldest():
+    cache = IndexCache()
+    for i in range(IndexCache.SIZE + 1):
+        cache.put((i,), LexicalIndex([]))
+    assert cache.get((0,)) is None and cache.get((IndexCache.SIZE,)) is not None
