@@ -39,3 +39,18 @@ def test_a_bundle_whose_prompt_breaks_in_progress_is_quarantined(tmp_path):
     (active.bundle.folder / "PROMPT.md").write_text("---\ntitle: x\npriority: nope\n---\n")
     assert workspace.select() is None
     assert (home / "workspace" / "blocked" / "edited" / "STEPS.json").exists()
+
+
+def test_an_oversized_step_is_flagged_for_a_person_and_still_runs(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(
+        home, "big", "true\n", steps=[{"title": "Small"}, {"title": "Huge", "estimated_turns": 250}]
+    )
+    workspace = Workspace(Home(home), "command", breakdown_turns=100)
+    assert len(workspace.ingest()) == 1
+    needs_you = (home / "workspace" / "needs-you.md").read_text()
+    assert "oversized steps: big" in needs_you
+    assert (
+        "step 2 “Huge” is estimated at 250 turns, over BREAKDOWN_THRESHOLD_TURNS (100)" in needs_you
+    )
+    assert workspace.select().bundle.slug == "big"

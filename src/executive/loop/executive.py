@@ -45,7 +45,9 @@ class Executive:
         self.home = Home(settings.home)
         self.memory = memory
         self.ledger = WorkLedger(self.home.work_ledger)
-        self.workspace = Workspace(self.home, settings.worker_vendor)
+        self.workspace = Workspace(
+            self.home, settings.worker_vendor, settings.breakdown_threshold_turns
+        )
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger)
         self._specs_synced: tuple[float, ...] | None = None
 

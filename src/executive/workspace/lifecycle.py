@@ -35,9 +35,12 @@ class Active:
 
 
 class Workspace:
-    def __init__(self, home: Home, default_vendor: str = "claude") -> None:
+    def __init__(
+        self, home: Home, default_vendor: str = "claude", breakdown_turns: int = 100
+    ) -> None:
         self.home = home
         self.default_vendor = default_vendor
+        self.breakdown_turns = breakdown_turns
 
     # --- reading ------------------------------------------------------------------------------
     def ondeck(self) -> list[Path]:
@@ -89,11 +92,36 @@ class Workspace:
             state = read_state(folder) or _new_state(bundle)
             write_state(folder, state)
             log_progress(folder, f"queued ({state.priority})")
+            self._flag_oversized(bundle)
             target = self._move(folder, self.home.priority_dir(state.priority), bundle.slug)
             moved = bundle.model_copy(update={"folder": target})
             log.info("bundle.ingested", bundle=bundle.slug, priority=state.priority)
             promoted.append(Active(moved, state))
         return promoted
+
+    def _flag_oversized(self, bundle: Bundle) -> None:
+        """A step estimated above BREAKDOWN_THRESHOLD_TURNS runs anyway; a person is told.
+
+        The original split such steps with an LLM; the built-in path has none, so it asks.
+        """
+        big = [
+            (n, s)
+            for n, s in enumerate(bundle.steps, 1)
+            if s.estimated_turns is not None and s.estimated_turns > self.breakdown_turns
+        ]
+        if not big:
+            return
+        add_entry(
+            self.home.needs_you,
+            f"oversized steps: {bundle.slug}",
+            [
+                f"step {n} “{s.title}” is estimated at {s.estimated_turns} turns, over "
+                f"BREAKDOWN_THRESHOLD_TURNS ({self.breakdown_turns}): consider splitting it"
+                for n, s in big
+            ]
+            + ["the bundle runs as it is meanwhile"],
+        )
+        log.warning("bundle.oversized_steps", bundle=bundle.slug, steps=[n for n, _ in big])
 
     def save(self, active: Active) -> None:
         write_state(active.bundle.folder, active.state)
