@@ -52,7 +52,9 @@ def decide(ctx: PostRunContext) -> tuple[list[dict[str, Any]], list[str]]:
             ctx,
             f"On {day}, run {ctx.harvest_run} of bundle {item.bundle_slug} (“{item.title}”, step "
             f"{step.number} “{step.title}”) passed all verifiers ({names}) on {tries} in "
-            f"{ctx.duration_seconds:.0f}s with the {ctx.vendor} worker.",
+            f"{ctx.duration_seconds:.0f}s with the {ctx.vendor} worker"
+            # The contract id is how the work ledger and retrospectives name the same run.
+            + (f" (contract {ctx.contract_id})." if ctx.contract_id else "."),
             type="episodic",
             category="project",
             importance="medium" if ctx.attempts == 1 else "high",
