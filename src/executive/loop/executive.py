@@ -29,7 +29,7 @@ from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
 from executive.workspace.signals import root_signal
-from executive.workspace.state import log_progress, now_iso
+from executive.workspace.state import StepState, log_progress, now_iso
 
 log = get_logger(__name__)
 
@@ -213,16 +213,14 @@ class Executive:
         )
         step.finished_at, step.duration_seconds = now_iso(), round(attempt.duration_seconds, 3)
         if attempt.passed:
-            await self._passed(active, item, vendor, attempt)
+            await self._passed(active, step, item, vendor, attempt)
         else:
-            await self._failed(active, item, vendor, attempt)
+            await self._failed(active, step, item, vendor, attempt)
 
     async def _passed(
-        self, active: Active, item: WorkItem, vendor: str, attempt: steps.Attempt
+        self, active: Active, step: StepState, item: WorkItem, vendor: str, attempt: steps.Attempt
     ) -> None:
         bundle, state = active.bundle, active.state
-        step = state.next_step()
-        assert step is not None
         step.status = "done"
         self.workspace.save(active)
         self.ledger.append(
@@ -267,11 +265,9 @@ class Executive:
             log.info("goal.completed", title=bundle.title)
 
     async def _failed(
-        self, active: Active, item: WorkItem, vendor: str, attempt: steps.Attempt
+        self, active: Active, step: StepState, item: WorkItem, vendor: str, attempt: steps.Attempt
     ) -> None:
-        bundle, state = active.bundle, active.state
-        step = state.next_step()
-        assert step is not None
+        bundle = active.bundle
         step.status = "pending"
         step.attempts += 1
         step.last_error = attempt.error
