@@ -55,13 +55,6 @@ def init(path: Path) -> None:
     run(["init", "-q", "-b", "main"], path)
 
 
-def status_clean(path: Path) -> tuple[bool, str]:
-    proc = run(["status", "--porcelain"], path, check=False)
-    if proc.returncode != 0:
-        return False, proc.stderr.strip() or "not a git repository"
-    return proc.stdout.strip() == "", proc.stdout.strip()
-
-
 def commit(path: Path, paths: list[Path], message: str) -> bool:
     """Stage ``paths`` and commit them if anything changed. Returns whether it committed."""
     existing = [str(p.relative_to(path)) for p in paths if p.exists()]

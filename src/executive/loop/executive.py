@@ -89,7 +89,8 @@ class Executive:
     # --- one iteration --------------------------------------------------------------------------
     async def iterate(self, number: int) -> Pace:
         self.workspace.ingest()
-        pick = self.workspace.select()
+        active = self.workspace.active()  # parsed once per iteration: selection and Hook A
+        pick = self.workspace.select(active)
         if pick is None:
             await self._idle()
             return Pace.IDLE
@@ -98,7 +99,7 @@ class Executive:
             # Hook A only when work is queued (the original's idle-burn fix); audit only.
             queued = [
                 contexts.work_item(a, self.home.root, steps.output_dir(self.settings, a.bundle))
-                for a in self.workspace.active()
+                for a in active
             ]
             await self._hook(
                 "pre-work-selection",

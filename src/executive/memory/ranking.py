@@ -8,7 +8,6 @@ relevant MiniLM scores sit around 0.3-0.6.)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from executive.memory.store.base import MemoryRecord
@@ -48,12 +47,6 @@ def rank_value(record: MemoryRecord, now: datetime) -> float:
     age = age_days(record, now)
     recency = _RECENCY_BONUS * math.exp(-age / _RECENCY_DAYS) if age is not None else 0.0
     return score + bonus + recency
-
-
-def rank(records: Iterable[MemoryRecord], now: datetime | None = None) -> list[MemoryRecord]:
-    """Best first; ties broken by id so the order is stable."""
-    moment = now or datetime.now(UTC)
-    return sorted(records, key=lambda r: (-rank_value(r, moment), r.id))
 
 
 def type_priority(record: MemoryRecord) -> int:

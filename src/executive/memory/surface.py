@@ -36,10 +36,6 @@ def record_dict(record: MemoryRecord) -> dict[str, Any]:
     return record.model_dump(exclude_none=True)
 
 
-# Operations that change the store; the read-only engine allow-list is the complement.
-WRITE_OPS = frozenset({"add", "update", "delete"})
-
-
 class MemorySurface:
     def __init__(self, runtime: MemoryRuntime) -> None:
         self.runtime = runtime

@@ -50,8 +50,6 @@ TYPE_RULES: dict[MemoryType, TypeRule] = {
     MemoryType.EPISODIC: TypeRule(1.0, 1.0, 4),
 }
 
-PACK_ORDER: tuple[MemoryType, ...] = tuple(sorted(TYPE_RULES, key=lambda t: TYPE_RULES[t].priority))
-
 
 class Env(StrEnum):
     TEST = "test"
@@ -112,17 +110,6 @@ ACTOR_FOR_TRIGGER: dict[Trigger, Actor] = {
     Trigger.MANUAL_HARVEST: Actor.HUMAN,
     Trigger.PRACTICE_LOOP: Actor.EXECUTIVE,
 }
-
-# Soft budgets per invocation (writes), from the harvester playbook; 10 is the hard ceiling.
-WRITE_BUDGET: dict[Trigger, tuple[int, int]] = {
-    Trigger.POST_RUN: (0, 3),
-    Trigger.FAILURE_DIAGNOSIS: (0, 2),
-    Trigger.POST_RETRO: (0, 8),
-    Trigger.SPEC_MERGE: (0, 10),
-    Trigger.MANUAL_HARVEST: (0, 10),
-    Trigger.PRACTICE_LOOP: (0, 1),
-}
-HARD_WRITE_CEILING = 10
 
 BUNDLE_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 RUN_ID_PREFIX = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")

@@ -68,9 +68,10 @@ class Workspace:
             found.append(Active(bundle, state))
         return found
 
-    def select(self) -> Active | None:
+    def select(self, active: list[Active] | None = None) -> Active | None:
         """P0 before P4, then the oldest; depth-first into its steps."""
-        candidates = [a for a in self.active() if a.state.next_step() is not None]
+        pool = self.active() if active is None else active
+        candidates = [a for a in pool if a.state.next_step() is not None]
         if not candidates:
             return None
         return min(candidates, key=lambda a: (a.state.priority, a.state.queued_at, a.bundle.slug))
