@@ -140,7 +140,11 @@ def configure_logging(
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(getattr(logging, level.upper()))
+    # Libraries (mem0, APScheduler, qdrant, httpx) speak at warning and above unless the
+    # operator asks for debug: at info they are chatty, and mem0 logs memory text there.
+    requested = getattr(logging, level.upper())
+    root.setLevel(requested if requested == logging.DEBUG else max(requested, logging.WARNING))
+    logging.getLogger("executive").setLevel(requested)
     for name, floor in _NOISY.items():
         logging.getLogger(name).setLevel(max(floor, root.level))
     # Off then on: re-hooks warnings even if something restored showwarning meanwhile.

@@ -40,9 +40,27 @@ def test_init_layout_git_and_private_env(tmp_path):
     assert ".state/" in (home / ".gitignore").read_text()
     assert ".env.executive" in (home / ".gitignore").read_text()
     assert (home / "constitution.md").read_text().count("\n1. ") == 1
-    assert (home / "workspace/ondeck/hello-world/PROMPT.md").is_file()
+    # A real home starts with nothing queued: only the demo brings work of its own.
+    assert not any((home / "workspace/ondeck").glob("*/PROMPT.md"))
     log = run_cli("--home", str(home), "status", "--json")
-    assert json.loads(log.stdout)["queue"]["ondeck"] == 1
+    assert json.loads(log.stdout)["queue"]["ondeck"] == 0
+
+
+def test_version_is_printed():
+    from executive import __version__
+
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"executive {__version__}"
+
+
+def test_status_outside_a_home_fails_and_names_the_folder(tmp_path):
+    result = run_cli("--home", str(tmp_path), "status")
+    assert result.returncode == 1
+    assert f"{tmp_path} is not an agent home" in result.stderr
+    missing = run_cli("--home", str(tmp_path / "nowhere"), "status")
+    assert missing.returncode == 1
+    assert "nowhere" in missing.stderr
 
 
 def test_init_twice_keeps_what_exists(tmp_path):

@@ -100,3 +100,93 @@ async def test_a_failing_iteration_is_logged_and_the_loop_goes_on(tmp_path):
         assert await sup.run() == 0
     assert executive.started >= 2
     assert executive.finished >= 1
+
+
+class RecordingNotifier(Notifier):
+    """A notifier with systemd's watchdog configured (one hour) that keeps what it sends."""
+
+    def __init__(self) -> None:
+        super().__init__({"NOTIFY_SOCKET": "/nonexistent", "WATCHDOG_USEC": str(3600 * 10**6)})
+        self.sent: list[str] = []
+
+    def send(self, *states: str) -> bool:
+        self.sent.extend(states)
+        return True
+
+
+class CountedExecutive:
+    """Returns ``paces`` one per iteration, then asks this process to stop (SIGTERM)."""
+
+    def __init__(self, *paces: Pace) -> None:
+        self.paces = list(paces)
+
+    async def start(self) -> None:
+        return None
+
+    async def iterate(self, number: int) -> Pace:
+        if number == len(self.paces):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return self.paces[number - 1]
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_watchdog_pings_come_only_from_the_heartbeat_and_stopping_is_sent_once(tmp_path):
+    notifier = RecordingNotifier()
+    executive = CountedExecutive(Pace.BUSY, Pace.BUSY, Pace.BUSY, Pace.BUSY)
+    settings = load_settings(tmp_path)
+    sup = Supervisor(executive, settings, notifier=notifier)
+    assert await sup.run() == 0
+    # Four iterations inside one heartbeat interval: no ping from the loop itself.
+    assert notifier.sent.count("WATCHDOG=1") == 0
+    assert notifier.sent.count("STOPPING=1") == 1
+    assert notifier.sent[0] == "READY=1"
+
+
+async def test_ready_waits_for_the_warmup_and_names_hooks_store_and_version(tmp_path):
+    from structlog.testing import capture_logs
+
+    from executive import __version__
+
+    order: list[str] = []
+    notifier = RecordingNotifier()
+
+    async def warmup() -> dict[str, object]:
+        order.append(f"warmup, READY sent: {'READY=1' in notifier.sent}")
+        return {"backend": "local", "opened": True}
+
+    sup = Supervisor(
+        CountedExecutive(Pace.BUSY), load_settings(tmp_path), notifier=notifier, warmup=warmup
+    )
+    with capture_logs() as logs:
+        assert await sup.run() == 0
+    assert order == ["warmup, READY sent: False"]
+    [ready] = [r for r in logs if r["event"] == "daemon.ready"]
+    assert ready["version"] == __version__
+    assert ready["store"] == {"backend": "local", "opened": True}
+    assert ready["hooks"]["pre-spawn-pack"] == "V3_MEMORY_ENABLED off"
+
+
+async def test_an_idle_daemon_says_so_on_its_first_idle_tick(tmp_path):
+    from structlog.testing import capture_logs
+
+    paces = [Pace.BUSY, Pace.IDLE, Pace.IDLE, Pace.BUSY, Pace.IDLE]
+    sup = Supervisor(
+        CountedExecutive(*paces),
+        load_settings(tmp_path, idle_sleep_seconds=0.001),
+        notifier=Notifier({}),
+    )
+    with capture_logs() as logs:
+        assert await sup.run() == 0
+    idle = [r for r in logs if r["event"] == "loop.idle"]
+    # The first tick of each idle stretch reports; the rest of the stretch is quiet.
+    assert [r["idle_ticks"] for r in idle] == [0, 0]
+    assert idle[0]["queue"]["ondeck"] == 0
+
+
+@pytest.mark.parametrize(("sleep", "every"), [(30, 10), (10, 30), (600, 1), (0, 300)])
+def test_idle_reports_come_every_five_minutes_of_ticks(sleep, every):
+    from executive.daemon.supervisor import idle_report_every
+
+    assert idle_report_every(sleep) == every

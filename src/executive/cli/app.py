@@ -10,6 +10,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from executive import __version__
 from executive.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -26,9 +27,24 @@ class CliState:
     home: Path | None = None
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"executive {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit.",
+        ),
+    ] = False,
     home: Annotated[
         Path | None,
         typer.Option(

@@ -73,6 +73,13 @@ def status(
 ) -> None:
     """Hooks on or off and why, queue counts, next snapshot, last iterations."""
     settings = load(ctx)
+    home = Home(settings.home)
+    if not (home.workspace.is_dir() or home.env_file.is_file()):
+        # Reporting "memory off, queue empty" for a folder that is no home would look healthy.
+        fail(
+            f"{home.root} is not an agent home (no workspace/ and no .env.executive); "
+            f"pass --home, set EXECUTIVE_HOME, or create one with: executive init {home.root}"
+        )
     report = status_mod.gather(settings)
     if as_json:
         emit_json(report)

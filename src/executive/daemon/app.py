@@ -21,6 +21,7 @@ from executive.memory import remote
 from executive.memory import snapshot as snapshots
 from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import StoreError
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -76,7 +77,29 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     services: list[Callable[[], Awaitable[None]]] = [
         partial(remote.serve, build_surface(runtime), home.socket)
     ]
-    return Supervisor(executive, settings, jobs=jobs, services=services, notifier=notifier)
+    return Supervisor(
+        executive,
+        settings,
+        jobs=jobs,
+        services=services,
+        notifier=notifier,
+        warmup=partial(_open_store, runtime),
+    )
+
+
+async def _open_store(runtime: MemoryRuntime) -> dict[str, object]:
+    """Open the store before READY when the hooks are on; say which store it is."""
+    settings = runtime.settings
+    info: dict[str, object] = {"backend": settings.store_backend, "opened": False}
+    if not settings.hooks_master_on:
+        return info
+    try:
+        await runtime.store()
+    except StoreError as exc:
+        # Not fatal: every hook reports the failure as a value and the loop goes on.
+        log.error("store.unavailable", backend=settings.store_backend, error=str(exc))
+        return {**info, "error": str(exc)}
+    return {**info, "opened": True}
 
 
 async def _snapshot(maintenance: Maintenance) -> dict[str, object]:

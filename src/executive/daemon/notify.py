@@ -25,6 +25,7 @@ class Notifier:
         pid = env.get("WATCHDOG_PID", "")
         ours = not pid or pid == str(os.getpid())
         self.watchdog_seconds = int(usec) / 1_000_000 if usec.isdigit() and ours else None
+        self._stopping_sent = False
 
     @property
     def enabled(self) -> bool:
@@ -51,6 +52,10 @@ class Notifier:
         return self.send("WATCHDOG=1")
 
     def stopping(self) -> bool:
+        """Tell systemd the stop has begun; said once, however many paths reach it."""
+        if self._stopping_sent:
+            return False
+        self._stopping_sent = True
         return self.send("STOPPING=1")
 
     def status(self, text: str) -> bool:

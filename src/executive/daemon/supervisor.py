@@ -22,8 +22,10 @@ import anyio
 from anyio import CancelScope
 from anyio.abc import TaskGroup, TaskStatus
 
+from executive import __version__
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, next_runs, start_scheduler
+from executive.daemon.status import hook_states, queue_counts
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
@@ -33,6 +35,13 @@ from executive.settings import Settings
 log = get_logger(__name__)
 
 _RECENT = 10
+# About how often an idle daemon says it is idle.
+_IDLE_REPORT_SECONDS = 300
+
+
+def idle_report_every(idle_sleep_seconds: float) -> int:
+    """How many idle ticks make about five minutes."""
+    return max(1, round(_IDLE_REPORT_SECONDS / max(idle_sleep_seconds, 1)))
 
 
 class Executive(Protocol):
@@ -54,6 +63,7 @@ class Supervisor:
         jobs: Sequence[Job] = (),
         services: Sequence[Callable[[], Awaitable[None]]] = (),
         notifier: Notifier | None = None,
+        warmup: Callable[[], Awaitable[dict[str, object]]] | None = None,
     ) -> None:
         self._executive = executive
         self._jobs = list(jobs)
@@ -67,6 +77,8 @@ class Supervisor:
         self._recent: list[dict[str, object]] = []
         self._started_at = datetime.now(UTC).isoformat()
         self._scheduler_next: dict[str, str] = {}
+        self._warmup = warmup
+        self._idle_streak = 0
 
     # --- entry points ---------------------------------------------------------------------
     async def run_once(self) -> int:
@@ -89,13 +101,23 @@ class Supervisor:
                 # Signals first: a stop during a slow start-up is still a clean stop.
                 await tg.start(self._watch_signals, tg)
                 await self._executive.start()
+                # READY means serving: with memory on, that includes an open store.
+                store = await self._warmup() if self._warmup else {}
                 scheduler = start_scheduler(self._jobs, self._settings.tz)
                 self._scheduler_next = next_runs(scheduler)
                 for service in self._services:
                     tg.start_soon(service)
                 tg.start_soon(self._heartbeat)
                 self._notifier.ready("looking for work")
-                log.info("daemon.ready", jobs=self._scheduler_next)
+                log.info(
+                    "daemon.ready",
+                    version=__version__,
+                    hooks={
+                        hook: state["reason"] for hook, state in hook_states(self._settings).items()
+                    },
+                    store=store,
+                    jobs=self._scheduler_next,
+                )
                 await self._loop()
                 tg.cancel_scope.cancel()
         finally:
@@ -113,7 +135,7 @@ class Supervisor:
         while not self._stopping.is_set():
             number += 1
             pace = await self._iterate(number)
-            self._notifier.watchdog()
+            self._report_idle(pace)
             delay = {
                 Pace.BUSY: 0.0,
                 Pace.IDLE: self._settings.idle_sleep_seconds,
@@ -139,6 +161,24 @@ class Supervisor:
             log.debug("iteration.finished", pace=pace.value, duration_ms=duration_ms)
         self._record(number, pace, duration_ms)
         return pace
+
+    def _report_idle(self, pace: Pace) -> None:
+        """A ``loop.idle`` line on the first idle tick and every few minutes after.
+
+        Without it a quiet daemon and a stuck one look the same in the log. Counted in
+        ticks, not measured in time, so the cadence is the same on a busy machine.
+        """
+        if pace is not Pace.IDLE:
+            self._idle_streak = 0
+            return
+        if self._idle_streak % idle_report_every(self._settings.idle_sleep_seconds) == 0:
+            log.info(
+                "loop.idle",
+                idle_ticks=self._idle_streak,
+                queue=queue_counts(self._home),
+                next_jobs=self._scheduler_next,
+            )
+        self._idle_streak += 1
 
     def _record(self, number: int, pace: Pace, duration_ms: int) -> None:
         self._recent.append(
@@ -198,7 +238,8 @@ class Supervisor:
 
     async def _heartbeat(self) -> None:
         # The watchdog proves the event loop is alive even while a long iteration runs
-        # (a worker may take 45 minutes; WatchdogSec is 90 s).
+        # (a worker may take 45 minutes; WatchdogSec is 90 s). It is the only sender of
+        # WATCHDOG=1: one ping per half interval, as sd_watchdog_enabled(3) advises.
         interval = self._notifier.watchdog_seconds
         if not self._notifier.enabled or interval is None:
             return

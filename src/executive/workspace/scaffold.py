@@ -22,8 +22,9 @@ GO_LIVE = {
     "V3_MEM_HOOK_POST_RETRO": "true",
 }
 
-_EXAMPLE_BUNDLES = ("hello-world",)
-_DEMO_BUNDLES = ("demo-greeting", "demo-flaky-fetch")
+# Only a demo home gets work queued: a real home starts empty, and nothing runs that the
+# operator did not queue.
+_DEMO_BUNDLES = ("demo-greeting", "demo-flaky-fetch", "hello-world")
 
 
 @dataclass
@@ -65,7 +66,7 @@ def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
     _write_new(result, root / ".gitignore", _read("gitignore"))
     _write_new(result, home.constitution, _read("constitution.md"))
     _write_new(result, home.needs_you, _read("needs-you.md"))
-    for name in _EXAMPLE_BUNDLES + (_DEMO_BUNDLES if demo else ()):
+    for name in _DEMO_BUNDLES if demo else ():
         _copy_bundle(result, name, home.ondeck / name)
     for folder in home.layout():
         if folder.is_relative_to(home.state):
