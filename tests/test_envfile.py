@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from executive.envfile import render_env
+from executive.envfile import render_env, unknown_keys
 from executive.settings import variable_names
 from tests.conftest import REPO
 
@@ -31,3 +31,15 @@ def test_master_and_hooks_off_in_stage_order_and_cohort_empty():
         "V3_MEM_HOOK_POST_RETRO=false",
     ]
     assert "V3_MEM0_COHORT=" in lines
+
+
+def test_misspelt_keys_of_ours_are_found_with_the_closest_name(tmp_path):
+    env_file = tmp_path / ".env.executive"
+    env_file.write_text(
+        "V3_MEM_HOOK_POSTRUN=true\nV3_ZZZ=1\nV3_MEMORY_ENABLED=true\nGITHUB_TOKEN=not-ours\n"
+    )
+    assert unknown_keys(env_file) == [
+        ("V3_MEM_HOOK_POSTRUN", "V3_MEM_HOOK_POST_RUN"),
+        ("V3_ZZZ", None),
+    ]
+    assert unknown_keys(tmp_path / "missing") == []

@@ -86,6 +86,10 @@ def test_invalid_values_are_all_named_with_value_and_reason(tmp_path, monkeypatc
     assert problems["EXECUTIVE_TIMEZONE"][0] == "Mars/Olympus"
     assert "1.5" in problems["V3_MEM0_CONFIDENCE_FLOOR"][0]
     assert "less than or equal to 1" in problems["V3_MEM0_CONFIDENCE_FLOOR"][1]
+    # Each bad value says where it came from: the file, or the environment that overrides it.
+    text = str(caught.value)
+    assert f"V3_MEM0_TOP_K='lots' (from {tmp_path / '.env.executive'})" in text
+    assert "EXECUTIVE_TIMEZONE='Mars/Olympus' (from environment)" in text
 
 
 def test_a_secret_value_is_never_echoed_in_the_error(tmp_path, monkeypatch):

@@ -6,12 +6,18 @@ a variable cannot be added to the code and forgotten in the template (a test com
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import AliasChoices
 
-from executive.settings import Settings
+from executive.settings import Settings, variable_names
+
+# Keys in our own namespaces: one of these that names no setting is a typo, not a choice.
+_OURS = re.compile(r"^(V3_|EXECUTIVE_)[A-Z0-9_]*$")
 
 # The original's staged roll-out order: C first (write only, lowest risk), E last.
 _STAGE_ORDER = [
@@ -88,3 +94,22 @@ def render_env(values: Mapping[str, str] | None = None) -> str:
         "# An empty value means unset: the default applies. The process environment wins.\n"
     )
     return header + "\n" + "\n\n".join(blocks) + "\n"
+
+
+def unknown_keys(env_file: Path) -> list[tuple[str, str | None]]:
+    """Keys of ``env_file`` in our namespaces that no setting reads, each with the closest name.
+
+    pydantic-settings ignores them silently, so ``V3_MEM_HOOK_POSTRUN=true`` would leave
+    Hook C off with nothing said.
+    """
+    from dotenv import dotenv_values
+
+    if not env_file.is_file():
+        return []
+    known = variable_names()
+    unknown = []
+    for key in dotenv_values(env_file):
+        if _OURS.match(key) and key not in known:
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            unknown.append((key, close[0] if close else None))
+    return unknown

@@ -440,17 +440,44 @@ _SECRET_FIELDS = {
 
 
 class SettingsError(Exception):
-    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why)."""
+    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why).
 
-    def __init__(self, problems: list[tuple[str, str, str]]) -> None:
+    ``sources`` says where each named variable's value came from, so the operator edits the
+    right place: the environment wins over the file, and editing the file would change nothing.
+    """
+
+    def __init__(
+        self, problems: list[tuple[str, str, str]], sources: Mapping[str, str] | None = None
+    ) -> None:
         self.problems = problems
+        self.sources = dict(sources or {})
         super().__init__(self.render())
 
     def render(self) -> str:
         lines = ["invalid configuration:"]
         for variable, value, why in self.problems:
-            lines.append(f"  {variable}={value!r}: {why}")
+            source = self.sources.get(variable)
+            where = f" (from {source})" if source else ""
+            lines.append(f"  {variable}={value!r}{where}: {why}")
         return "\n".join(lines)
+
+
+def value_sources(env_file: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Where each variable with a value gets it: ``environment`` or the env file's path.
+
+    Variables left out take their default. An empty value is unset, as everywhere.
+    """
+    from dotenv import dotenv_values  # pydantic-settings' own reader of env files
+
+    env = os.environ if environ is None else environ
+    in_file = dotenv_values(env_file) if env_file.is_file() else {}
+    sources: dict[str, str] = {}
+    for name in variable_names():
+        if env.get(name):
+            sources[name] = "environment"
+        elif in_file.get(name):
+            sources[name] = str(env_file)
+    return sources
 
 
 def env_file_for(home: Path) -> Path:
@@ -480,7 +507,7 @@ def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
             **overrides,
         )
     except ValidationError as exc:
-        raise SettingsError(_problems(exc)) from None
+        raise SettingsError(_problems(exc), value_sources(env_file)) from None
 
 
 def _problems(exc: ValidationError) -> list[tuple[str, str, str]]:

@@ -123,3 +123,13 @@ def test_a_home_made_inside_another_repository_gets_a_repository_of_its_own(tmp_
     assert project_log.stdout == ""  # nothing was committed into the surrounding project
     doctor = json.loads(run_cli("--home", str(home), "doctor", "--json").stdout)
     assert any(c["name"] == "home is a git repository" and c["ok"] for c in doctor)
+
+
+def test_doctor_warns_about_a_misspelt_key_and_names_the_real_one(tmp_path):
+    home = tmp_path / "agent"
+    run_cli("init", str(home))
+    with (home / ".env.executive").open("a") as env:
+        env.write("V3_MEM_HOOK_POSTRUN=true\n")
+    result = run_cli("--home", str(home), "doctor")
+    assert "[warn] unknown key V3_MEM_HOOK_POSTRUN" in result.stdout
+    assert "did you mean V3_MEM_HOOK_POST_RUN?" in result.stdout

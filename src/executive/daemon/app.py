@@ -11,6 +11,7 @@ from functools import partial
 from apscheduler.triggers.interval import IntervalTrigger
 
 from executive.daemon.notify import Notifier
+from executive.envfile import unknown_keys
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
 from executive.daemon.surface import build_surface
@@ -53,6 +54,8 @@ def daemon_lock(home: Home) -> Iterator[None]:
 
 def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
+    for key, close in unknown_keys(home.env_file):
+        log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
     runtime = MemoryRuntime(settings)
     maintenance = Maintenance(runtime)
     executive = Executive(settings, runtime)

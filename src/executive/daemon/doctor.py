@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from executive import git
+from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.hooks.llm import preflight
 from executive.settings import Settings
@@ -130,7 +131,31 @@ def check_llm_engine(settings: Settings) -> list[Check]:
     ]
 
 
-DEFAULT_CHECKS: list[CheckFn] = [check_home, check_memory_config, check_workers, check_llm_engine]
+def check_env_keys(settings: Settings) -> list[Check]:
+    """Misspelt keys in ``.env.executive``: a warning naming the closest real variable."""
+    env_file = Home(settings.home).env_file
+    checks = []
+    for key, close in unknown_keys(env_file):
+        checks.append(
+            Check(
+                f"unknown key {key}",
+                False,
+                f"{env_file} sets {key}, which no setting reads"
+                + (f"; did you mean {close}?" if close else ""),
+                f"rename it to {close}" if close else "remove it",
+                warning=True,
+            )
+        )
+    return checks
+
+
+DEFAULT_CHECKS: list[CheckFn] = [
+    check_home,
+    check_env_keys,
+    check_memory_config,
+    check_workers,
+    check_llm_engine,
+]
 
 
 def failed(checks: list[Check]) -> bool:
