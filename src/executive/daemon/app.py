@@ -11,10 +11,10 @@ from functools import partial
 from apscheduler.triggers.interval import IntervalTrigger
 
 from executive.daemon.notify import Notifier
-from executive.envfile import unknown_keys
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
 from executive.daemon.surface import build_surface
+from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
