@@ -1,7 +1,7 @@
 // PM2 process file for the executive daemon.
 //
 //   pm2 start ecosystem.config.js      start (reads EXECUTIVE_HOME from the shell, see below)
-//   pm2 logs executive --raw | jq .    follow the JSON log lines
+//   pm2 logs executive --raw | jq -R 'fromjson? // empty'    follow the JSON log lines
 //   pm2 save && pm2 startup            survive reboots
 //
 // Step-by-step setup and the traps are in deploy/README.md.
@@ -12,8 +12,15 @@
 
 "use strict";
 
+const fs = require("fs");
 const os = require("os");
 const path = require("path");
+
+// The package's own version, so `pm2 ls` / `pm2 show` say which code runs (not "N/A").
+const versionMatch = fs
+  .readFileSync(path.join(__dirname, "src", "executive", "__init__.py"), "utf8")
+  .match(/__version__ = "([^"]+)"/);
+const version = versionMatch ? versionMatch[1] : "unknown";
 
 // The daemon lets the running iteration finish for EXECUTIVE_SHUTDOWN_GRACE_SECONDS (default
 // 30 s) after SIGINT, then cancels it. PM2 must wait longer than that before its SIGKILL.
@@ -32,6 +39,7 @@ module.exports = {
   apps: [
     {
       name: "executive",
+      version,
 
       // The venv's console-script entry point, run directly: its shebang already points at
       // .venv/bin/python, so interpreter "none" makes PM2 exec it with no node or shell wrapper.
@@ -63,6 +71,9 @@ module.exports = {
       // the iteration, exits 0, and PM2 starts it again with the new code. So never set
       // stop_exit_codes: [0].
       autorestart: true,
+      // Exit 2 is a configuration error (a bad flag, a misspelt value): restarting cannot fix
+      // it, so PM2 stops instead of looping; the error is the last line of executive.err.log.
+      stop_exit_codes: [2],
       // Exits sooner than this count as unstable (start-up alone takes 10-20 s while the
       // store and the embedding model load).
       min_uptime: "30s",

@@ -127,6 +127,8 @@ def test_ecosystem_restart_policy():
     assert app["autorestart"] is True
     # SIGUSR2 makes the daemon exit 0 so that PM2 restarts it: 0 must not be a "stop" code.
     assert 0 not in (app.get("stop_exit_codes") or [])
+    # Exit 2 is a configuration error: a restart cannot fix it, so PM2 must not loop on it.
+    assert app["stop_exit_codes"] == [2]
     assert isinstance(app["max_restarts"], int) and app["max_restarts"] > 0
     assert (
         isinstance(app["exp_backoff_restart_delay"], int) and app["exp_backoff_restart_delay"] > 0
@@ -137,6 +139,13 @@ def test_ecosystem_restart_policy():
     assert pm2_bytes(app["max_memory_restart"]) >= 1000 * 1024**2
     # No cron restarts and no second app: the snapshot runs in-process.
     assert "cron_restart" not in app
+
+
+@needs_node
+def test_ecosystem_names_the_package_version():
+    from executive import __version__
+
+    assert the_app(load_ecosystem())["version"] == __version__
 
 
 @needs_node
@@ -217,6 +226,8 @@ def test_unit_readiness_watchdog_and_restart(unit):
     assert seconds(one(service, "TimeoutStartSec")) >= 6 * STARTUP_SECONDS
     assert one(service, "Restart") == "on-failure"
     assert seconds(one(service, "RestartSec")) > 0
+    # Exit 2 is a configuration error: no restart loop.
+    assert one(service, "RestartPreventExitStatus") == "2"
     # The start limit belongs in [Unit]; in [Service] systemd ignores it.
     for key in ("StartLimitIntervalSec", "StartLimitBurst"):
         assert values(unit["Unit"], key), f"{key}= missing from [Unit]"
