@@ -118,3 +118,22 @@ def test_a_second_daemon_on_the_same_home_is_refused(home, idle_env):
         assert first.wait(timeout=10) == 0
     finally:
         first.kill()
+
+
+@pytest.mark.store
+def test_ready_comes_after_the_store_opens_and_names_the_hooks(home, idle_env):
+    set_env(home, V3_MEMORY_ENABLED="true", V3_MEM_HOOK_PRE_SPAWN="true")
+    daemon = Daemon(home, idle_env)
+    try:
+        ready = daemon.wait_for("daemon.ready", timeout=120)
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(timeout=30) == 0
+    finally:
+        daemon.kill()
+    names = [r.get("event") for r in json_lines("".join(daemon.lines))]
+    assert names.index("store.opened") < names.index("daemon.ready")
+    assert ready["store"] == {"backend": "local", "opened": True}
+    assert ready["hooks"]["pre-spawn-pack"] == "on"
+    assert ready["hooks"]["post-run-harvest"] == "V3_MEM_HOOK_POST_RUN off"
+    # The process leaves right after closing (no interpreter teardown), with nothing unsaid.
+    assert names[-1] == "daemon.stopped"
