@@ -303,9 +303,28 @@ class Settings(BaseSettings):
         description="time of the daily snapshot, HH:MM",
     )
     snapshot_commit: Flag = Field(
-        False,
-        validation_alias="EXECUTIVE_SNAPSHOT_COMMIT",
-        description="commit each snapshot, ledgers and retrospectives to the home repository (never pushes)",
+        True,
+        validation_alias=_alias("EXECUTIVE_GIT_COMMIT", "EXECUTIVE_SNAPSHOT_COMMIT"),
+        description="commit ledgers, retrospectives and snapshots to the home repository after each outcome and snapshot (never pushes)",
+    )
+    # --- retention (the daily prune; 0 keeps everything) ------------------------------------
+    retain_worker_logs_days: int = Field(
+        30,
+        ge=0,
+        validation_alias="EXECUTIVE_RETAIN_WORKER_LOGS_DAYS",
+        description="delete worker logs (ledgers/worker-logs/<day>) older than this many days",
+    )
+    retain_snapshots_days: int = Field(
+        90,
+        ge=0,
+        validation_alias="EXECUTIVE_RETAIN_SNAPSHOTS_DAYS",
+        description="delete snapshot files older than this many days (never the newest; git keeps committed ones)",
+    )
+    retain_outputs_days: int = Field(
+        14,
+        ge=0,
+        validation_alias="EXECUTIVE_RETAIN_OUTPUTS_DAYS",
+        description="delete output folders of finished bundles untouched for this many days",
     )
     shutdown_grace_seconds: float = Field(
         30.0,

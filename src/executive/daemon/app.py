@@ -6,10 +6,14 @@ import fcntl
 import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from functools import partial
 
+import anyio
 from apscheduler.triggers.interval import IntervalTrigger
 
+from executive.daemon import retention
+from executive.daemon.history import History
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
@@ -77,17 +81,49 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
             overdue=lambda: settings.surface_memory_on and runtime.pending_writes() > 0,
         ),
     ]
+    limits = retention.Limits(
+        worker_logs_days=settings.retain_worker_logs_days,
+        snapshots_days=settings.retain_snapshots_days,
+        outputs_days=settings.retain_outputs_days,
+    )
+    jobs.append(
+        Job(
+            "daily-prune",
+            partial(_prune, home, settings, limits),
+            daily(hour, minute, settings.tz),
+        )
+    )
     services: list[Callable[[], Awaitable[None]]] = [
         partial(remote.serve, build_surface(runtime), home.socket)
     ]
+    after: list[Callable[[], Awaitable[object]]] = []
+    warmups: list[Callable[[], Awaitable[object]]] = []
+    if settings.snapshot_commit:
+        history = History(home)
+        after.append(history.after_iteration)
+        warmups.append(history.start)
     return Supervisor(
         executive,
         settings,
         jobs=jobs,
         services=services,
         notifier=notifier,
-        warmup=partial(_open_store, runtime),
+        warmup=partial(_warm_up, runtime, warmups),
+        after_iteration=after,
     )
+
+
+async def _warm_up(
+    runtime: MemoryRuntime, others: list[Callable[[], Awaitable[object]]]
+) -> dict[str, object]:
+    for step in others:
+        await step()
+    return await _open_store(runtime)
+
+
+async def _prune(home: Home, settings: Settings, limits: retention.Limits) -> dict[str, int]:
+    now = datetime.now(settings.tz)
+    return await anyio.to_thread.run_sync(retention.prune, home, settings.outputs, limits, now)
 
 
 async def _open_store(runtime: MemoryRuntime) -> dict[str, object]:

@@ -64,6 +64,7 @@ class Supervisor:
         services: Sequence[Callable[[], Awaitable[None]]] = (),
         notifier: Notifier | None = None,
         warmup: Callable[[], Awaitable[dict[str, object]]] | None = None,
+        after_iteration: Sequence[Callable[[], Awaitable[object]]] = (),
     ) -> None:
         self._executive = executive
         self._jobs = list(jobs)
@@ -78,6 +79,7 @@ class Supervisor:
         self._started_at = datetime.now(UTC).isoformat()
         self._scheduler_next: dict[str, str] = {}
         self._warmup = warmup
+        self._after_iteration = list(after_iteration)
         self._idle_streak = 0
 
     # --- entry points ---------------------------------------------------------------------
@@ -159,6 +161,12 @@ class Supervisor:
                 pace = Pace.FAILED
             duration_ms = round((time.monotonic() - started) * 1000)
             log.debug("iteration.finished", pace=pace.value, duration_ms=duration_ms)
+            for follow_up in self._after_iteration:
+                try:
+                    await follow_up()
+                except Exception as exc:
+                    # Book-keeping after the work (git commits) never stops the loop.
+                    log.exception("iteration.follow_up_failed", error=repr(exc))
         self._record(number, pace, duration_ms)
         return pace
 

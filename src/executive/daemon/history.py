@@ -1,0 +1,109 @@
+"""Git as the source of truth, kept: commit the ledgers after each iteration with outcomes.
+
+The harvest ledger is the canonical memory log, so it must reach git, not sit untracked.
+After an iteration that recorded outcomes (a goal completed or blocked, a step passed or
+failed, a retrospective written) one commit takes the ledgers and retrospectives, its
+message naming the outcomes. Outcomes of one iteration share a commit (batched), and an
+iteration without outcomes commits nothing. The work ledger is read from where the last
+look stopped, never whole.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+
+from executive import git
+from executive.home import Home
+from executive.logs import get_logger
+
+log = get_logger(__name__)
+
+OUTCOMES = {
+    "GOAL_COMPLETED": "completed",
+    "GOAL_BLOCKED": "blocked",
+    "STEP_COMPLETED": "step passed",
+    "STEP_FAILED": "step failed",
+    "RETRO_WRITTEN": "retrospective",
+}
+_MAX_NAMED = 5
+
+
+class History:
+    def __init__(self, home: Home) -> None:
+        self._home = home
+        self._offset = 0
+
+    def paths(self) -> list[Path]:
+        home = self._home
+        return [home.work_ledger, home.harvest_runs, home.retrospectives, home.snapshots]
+
+    async def start(self) -> bool:
+        """Commit what an earlier run left uncommitted; then follow the ledger from its end."""
+        self._offset = _size(self._home.work_ledger)
+        return await self._commit("chore(executive): ledgers left uncommitted by an earlier run")
+
+    async def after_iteration(self) -> bool:
+        outcomes = self._new_outcomes()
+        if not outcomes:
+            return False
+        return await self._commit(message(outcomes))
+
+    def _new_outcomes(self) -> list[str]:
+        path = self._home.work_ledger
+        size = _size(path)
+        if size < self._offset:  # replaced or truncated by hand: start over from its end
+            self._offset = size
+            return []
+        if size == self._offset:
+            return []
+        with path.open("rb") as handle:
+            handle.seek(self._offset)
+            chunk = handle.read(size - self._offset)
+        # Only whole lines; a line still being written is read next time.
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self._offset += len(complete)
+        found = []
+        for raw in complete.splitlines():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("event") in OUTCOMES:
+                found.append(_describe(record))
+        return found
+
+    async def _commit(self, text: str) -> bool:
+        home = self._home
+        if not git.is_repo(home.root):
+            return False
+        try:
+            done = await anyio.to_thread.run_sync(git.commit, home.root, self.paths(), text)
+        except git.GitError as exc:
+            log.error("history.commit_failed", error=str(exc))
+            return False
+        if done:
+            log.info("history.committed", message=text.splitlines()[0])
+        return done
+
+
+def message(outcomes: list[str]) -> str:
+    head = "; ".join(outcomes[:_MAX_NAMED])
+    more = f" (+{len(outcomes) - _MAX_NAMED} more)" if len(outcomes) > _MAX_NAMED else ""
+    return f"chore(executive): {head}{more}"
+
+
+def _describe(record: dict[str, object]) -> str:
+    what = OUTCOMES[str(record["event"])]
+    bundle = str(record.get("bundle", "")).splitlines()[0][:80] if record.get("bundle") else ""
+    step = record.get("step")
+    return " ".join(part for part in (bundle, what, f"#{step}" if step is not None else "") if part)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
