@@ -16,6 +16,11 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, StoreError
 from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
 
+# Memory ids are UUIDs; packs and log lines show their first 8 characters. Anything shorter
+# than a whole id is taken as a prefix, and a prefix must be long enough to mean something.
+_FULL_ID = 32
+_MIN_PREFIX = 6
+
 
 class SurfaceError(Exception):
     """A request the surface refuses or could not carry out; ``rejections`` when invalid."""
@@ -106,18 +111,33 @@ class MemorySurface:
         found = await view.search(query, where, top_k or self.runtime.settings.top_k)
         return {"count": len(found), "results": [record_dict(r) for r in found]}
 
-    async def get(self, id: str) -> dict[str, Any]:
-        record = await (await self.runtime.view()).get(id)
-        if record is None:
+    async def resolve(self, id: str) -> MemoryRecord:
+        """The memory ``id`` names: a whole id, or a unique prefix as packs and logs show it."""
+        view = await self.runtime.view()
+        record = await view.get(id) if len(id) >= _FULL_ID else None
+        if record is not None:
+            return record
+        if len(id) < _MIN_PREFIX:
+            raise SurfaceError(
+                f"no memory with id {id} (give the whole id or at least {_MIN_PREFIX} characters)"
+            )
+        matches = [r for r in await view.list(Filter(user_id=self._user())) if r.id.startswith(id)]
+        if not matches:
             raise SurfaceError(f"no memory with id {id}")
-        return record_dict(record)
+        if len(matches) > 1:
+            shown = ", ".join(r.id for r in matches[:5])
+            raise SurfaceError(
+                f"{len(matches)} memories have ids starting {id}: {shown}; give more characters"
+            )
+        return matches[0]
+
+    async def get(self, id: str) -> dict[str, Any]:
+        return record_dict(await self.resolve(id))
 
     async def history(self, id: str) -> dict[str, Any]:
-        view = await self.runtime.view()
-        if await view.get(id) is None:
-            raise SurfaceError(f"no memory with id {id}")
-        rows = await view.history(id)
-        return {"id": id, "count": len(rows), "history": rows}
+        record = await self.resolve(id)
+        rows = await (await self.runtime.view()).history(record.id)
+        return {"id": record.id, "count": len(rows), "history": rows}
 
     async def list(self, app_id: str | None = None, env: str | None = None) -> dict[str, Any]:
         """Every memory of this installation (no cap), optionally one app or env."""
@@ -181,6 +201,7 @@ class MemorySurface:
             )
         if text is not None and not text.strip():
             raise SurfaceError("--text must not be empty")
+        id = (await self.resolve(id)).id
         harvester = await self.runtime.harvester()
         updated = await harvester.update(
             id, text=text, metadata={"importance": importance} if importance else None, actor="cli"
@@ -190,13 +211,11 @@ class MemorySurface:
     async def delete(self, id: str) -> dict[str, Any]:
         if (skipped := self._disabled()) is not None:
             return skipped
-        record = await (await self.runtime.view()).get(id)
-        if record is None:
-            raise SurfaceError(f"no memory with id {id}")
+        record = await self.resolve(id)
         harvester = await self.runtime.harvester()
         if not await harvester.delete(record, actor="cli", reason="executive mem delete"):
-            raise SurfaceError(f"delete of {id} failed; it stays pending in the ledger")
-        return {"ok": True, "id": id, "deleted": True}
+            raise SurfaceError(f"delete of {record.id} failed; it stays pending in the ledger")
+        return {"ok": True, "id": record.id, "deleted": True}
 
 
 def _rejections(rejections: list[Rejection]) -> list[dict[str, Any]]:
