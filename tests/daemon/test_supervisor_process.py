@@ -137,3 +137,41 @@ def test_ready_comes_after_the_store_opens_and_names_the_hooks(home, idle_env):
     assert ready["hooks"]["post-run-harvest"] == "V3_MEM_HOOK_POST_RUN off"
     # The process leaves right after closing (no interpreter teardown), with nothing unsaid.
     assert names[-1] == "daemon.stopped"
+
+
+def test_status_asks_the_running_daemon_and_says_when_a_restart_is_needed(home, idle_env):
+    from tests.conftest import run_cli
+
+    set_env(home, V3_MEM_HOOK_FAIL_DIAG="false")
+    daemon = Daemon(home, idle_env)
+    try:
+        daemon.wait_for("daemon.ready")
+        # An operator edits the file and forgets the restart.
+        set_env(home, V3_MEMORY_ENABLED="true", V3_MEM_HOOK_FAIL_DIAG="true")
+        result = run_cli("--home", str(home), "status", "--json")
+        text = run_cli("--home", str(home), "status").stdout
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(timeout=10) == 0
+    finally:
+        daemon.kill()
+    report = json.loads(result.stdout)
+    assert report["source"] == "daemon"
+    assert report["daemon"]["pid"] == daemon.proc.pid
+    assert report["daemon"]["restart_needed"] is True
+    diag = report["hooks"]["failure-diagnosis"]
+    # The running value, and where it came from: the file as it was at start.
+    assert (diag["on"], diag["value"]) == (False, False)
+    assert diag["source"].endswith(".env.executive")
+    assert "restart needed" in text
+    assert "V3_MEM_HOOK_FAIL_DIAG=false from" in text
+
+
+def test_status_without_a_daemon_says_so_and_shows_the_files_view(home):
+    from tests.conftest import run_cli
+
+    set_env(home, V3_MEMORY_ENABLED="true", V3_MEM_HOOK_POST_RUN="true")
+    result = run_cli("--home", str(home), "status")
+    assert result.returncode == 0
+    assert "not running" in result.stdout
+    assert "this is what the files say" in result.stdout
+    assert "V3_MEM_HOOK_POST_RUN=true from" in result.stdout

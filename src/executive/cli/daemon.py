@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import anyio
 import typer
@@ -17,6 +17,9 @@ from executive.daemon import doctor as doctor_mod
 from executive.daemon import status as status_mod
 from executive.home import Home
 from executive.logs import configure_logging
+from executive.memory.remote import RemoteSurface, daemon_listening
+from executive.memory.surface import SurfaceError
+from executive.settings import Settings
 from executive.workspace.scaffold import scaffold
 
 
@@ -87,7 +90,10 @@ def status(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Hooks on or off and why, queue counts, next snapshot, last iterations."""
+    """The running daemon's view (hooks and where their values came from, queue, store, jobs).
+
+    Asked of the daemon over its control socket; with no daemon, the files' view.
+    """
     settings = load(ctx)
     home = Home(settings.home)
     if not (home.workspace.is_dir() or home.env_file.is_file()):
@@ -96,35 +102,21 @@ def status(
             f"{home.root} is not an agent home (no workspace/ and no .env.executive); "
             f"pass --home, set EXECUTIVE_HOME, or create one with: executive init {home.root}"
         )
-    report = status_mod.gather(settings)
+    report, note = _status_report(settings, home)
     if as_json:
         emit_json(report)
         return
-    daemon = report["daemon"]
-    typer.echo(f"home     {report['home']}")
-    typer.echo(
-        f"daemon   {'running, pid ' + str(daemon['pid']) if daemon['running'] else 'not running'}"
-    )
-    mem = report["memory"]
-    typer.echo(
-        f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} engine={mem['engine']} env={mem['env']}"
-    )
-    for hook, info in report["hooks"].items():
-        typer.echo(f"  hook {hook:<20} {'on ' if info['on'] else 'off'}  {info['reason']}")
-    queue = report["queue"]
-    in_progress = " ".join(f"{p}={n}" for p, n in queue["in_progress"].items())
-    typer.echo(
-        f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
-        f"completed={queue['completed']} blocked={queue['blocked']}"
-    )
-    typer.echo(f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)")
-    typer.echo(
-        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}"
-    )
-    for it in report["recent_iterations"][-5:]:
-        typer.echo(
-            f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms at {it['finished_at']}"
-        )
+    for line in status_mod.render(report, note):
+        typer.echo(line)
+
+
+def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]:
+    if daemon_listening(home.socket):
+        try:
+            return anyio.run(RemoteSurface(home.socket).call, "status"), ""
+        except SurfaceError as exc:
+            return status_mod.gather(settings), f"the daemon did not answer ({exc}); files' view"
+    return status_mod.gather(settings), "no daemon answers; this is what the files say"
 
 
 @app.command()

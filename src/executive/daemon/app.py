@@ -14,6 +14,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from executive.daemon import retention
 from executive.daemon.history import History
+from executive.daemon.live import LiveStatus
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
@@ -93,16 +94,17 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
             daily(hour, minute, settings.tz),
         )
     )
-    services: list[Callable[[], Awaitable[None]]] = [
-        partial(remote.serve, build_surface(runtime), home.socket)
-    ]
+    surface = build_surface(runtime)
+    live = LiveStatus(runtime)
+    surface.register("status", live)
+    services: list[Callable[[], Awaitable[None]]] = [partial(remote.serve, surface, home.socket)]
     after: list[Callable[[], Awaitable[object]]] = []
     warmups: list[Callable[[], Awaitable[object]]] = []
     if settings.snapshot_commit:
         history = History(home)
         after.append(history.after_iteration)
         warmups.append(history.start)
-    return Supervisor(
+    supervisor = Supervisor(
         executive,
         settings,
         jobs=jobs,
@@ -111,6 +113,8 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
         warmup=partial(_warm_up, runtime, warmups),
         after_iteration=after,
     )
+    live.supervisor = supervisor
+    return supervisor
 
 
 async def _warm_up(

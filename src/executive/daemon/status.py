@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,19 @@ from executive.daemon.schedule import daily
 from executive.home import PRIORITIES, Home
 from executive.memory import snapshot as snapshots
 from executive.memory.ledger import HarvestLedger
-from executive.settings import HOOK_FLAGS, Settings
+from executive.memory.store.base import Filter, StoreReader
+from executive.memory.taxonomy import MemoryType
+from executive.settings import HOOK_FLAGS, Settings, value_sources
 
 
-def hook_states(settings: Settings) -> dict[str, dict[str, Any]]:
-    """Each hook: on or off, and why (the same reasons the runner gives)."""
+def hook_states(
+    settings: Settings, sources: Mapping[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each hook: on or off, and why (the same reasons the runner gives).
+
+    With ``sources`` (from :func:`value_sources`) each also says where its flag's value and
+    the master switch's came from: the environment, the file, or the default.
+    """
     states = {}
     for hook, flag in HOOK_FLAGS.items():
         if not settings.hooks_master_on:
@@ -27,7 +37,27 @@ def hook_states(settings: Settings) -> dict[str, dict[str, Any]]:
         else:
             reason = "on"
         states[hook] = {"on": reason == "on", "flag": flag, "reason": reason}
+        if sources is not None:
+            states[hook]["value"] = settings.hook_flag(hook)
+            states[hook]["source"] = sources.get(flag, "default")
+            states[hook]["master_source"] = sources.get("V3_MEMORY_ENABLED", "default")
     return states
+
+
+def fingerprint(path: Path) -> str | None:
+    """What the file held, to tell later whether it changed; None when there is none."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+async def memory_counts(store: StoreReader, user_id: str | None) -> dict[str, Any]:
+    by_type = {
+        kind.value: await store.count(Filter(user_id=user_id, types=(kind.value,)))
+        for kind in MemoryType
+    }
+    return {"total": sum(by_type.values()), "by_type": by_type}
 
 
 def queue_counts(home: Home) -> dict[str, Any]:
@@ -78,10 +108,12 @@ def recent_iterations(home: Home) -> list[dict[str, Any]]:
 
 
 def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The view from the files: what ``.env.executive`` says now, queue, ledgers."""
     home = Home(settings.home)
     pid = daemon_pid(home)
     last = snapshots.latest(home.snapshots)
     return {
+        "source": "files",
         "home": str(home.root),
         "daemon": {"running": pid is not None, "pid": pid},
         "memory": {
@@ -90,7 +122,7 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
             "engine": settings.skill_engine,
             "env": settings.env,
         },
-        "hooks": hook_states(settings),
+        "hooks": hook_states(settings, value_sources(home.env_file)),
         "queue": queue_counts(home),
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
@@ -99,3 +131,64 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
         "recent_iterations": recent_iterations(home),
         **(extra or {}),
     }
+
+
+def render(report: dict[str, Any], note: str = "") -> list[str]:
+    """``executive status`` for a person: the daemon's view when it answered, else the files'."""
+    daemon = report["daemon"]
+    lines = [f"home     {report['home']}"]
+    if report.get("source") == "daemon":
+        lines.append(
+            f"daemon   running, pid {daemon['pid']}, version {daemon['version']}, "
+            f"up {_duration(daemon['uptime_seconds'])} (since {daemon['started_at']})"
+        )
+        if daemon.get("restart_needed"):
+            lines.append(
+                "         .env.executive changed after the daemon started: restart needed "
+                "(the values below are the running ones)"
+            )
+    else:
+        state = f"running, pid {daemon['pid']}" if daemon["running"] else "not running"
+        lines.append(f"daemon   {state}")
+    if note:
+        lines.append(f"         ({note})")
+    mem = report["memory"]
+    lines.append(
+        f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
+        f"engine={mem['engine']} env={mem['env']}"
+    )
+    store = report.get("store")
+    if store and "total" in store:
+        kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
+        lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
+    for hook, info in report["hooks"].items():
+        where = ""
+        if "source" in info:
+            value = "true" if info["value"] else "false"
+            where = f"  [{info['flag']}={value} from {info['source']}]"
+        lines.append(f"  hook {hook:<20} {'on ' if info['on'] else 'off'}  {info['reason']}{where}")
+    queue = report["queue"]
+    in_progress = " ".join(f"{p}={n}" for p, n in queue["in_progress"].items())
+    lines.append(
+        f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
+        f"completed={queue['completed']} blocked={queue['blocked']}"
+    )
+    lines.append(
+        f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)"
+    )
+    lines.append(
+        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}"
+    )
+    for job, when in (report.get("next_jobs") or {}).items():
+        lines.append(f"  job {job:<24} next {when}")
+    for it in report["recent_iterations"][-5:]:
+        lines.append(
+            f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms "
+            f"at {it['finished_at']}"
+        )
+    return lines
+
+
+def _duration(seconds: int) -> str:
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"

@@ -21,6 +21,7 @@ from typing import Protocol
 import anyio
 from anyio import CancelScope
 from anyio.abc import TaskGroup, TaskStatus
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from executive import __version__
 from executive.daemon.notify import Notifier
@@ -79,6 +80,8 @@ class Supervisor:
         self._started_at = datetime.now(UTC).isoformat()
         self._scheduler_next: dict[str, str] = {}
         self._warmup = warmup
+        self._scheduler: AsyncIOScheduler | None = None
+        self._started_monotonic = time.monotonic()
         self._after_iteration = list(after_iteration)
         self._idle_streak = 0
 
@@ -106,6 +109,7 @@ class Supervisor:
                 # READY means serving: with memory on, that includes an open store.
                 store = await self._warmup() if self._warmup else {}
                 scheduler = start_scheduler(self._jobs, self._settings.tz)
+                self._scheduler = scheduler
                 self._scheduler_next = next_runs(scheduler)
                 for service in self._services:
                     tg.start_soon(service)
@@ -130,6 +134,19 @@ class Supervisor:
                 await self._executive.close()
             log.info("daemon.stopped", reason=self._stop_reason or "loop ended")
         return 0
+
+    def snapshot(self) -> dict[str, object]:
+        """The running process as ``executive status`` shows it (no store access)."""
+        scheduler = self._scheduler
+        return {
+            "pid": os.getpid(),
+            "version": __version__,
+            "started_at": self._started_at,
+            "uptime_seconds": round(time.monotonic() - self._started_monotonic),
+            "stopping": self._stopping.is_set(),
+            "jobs": next_runs(scheduler) if scheduler and scheduler.running else {},
+            "recent_iterations": list(self._recent),
+        }
 
     # --- the loop ---------------------------------------------------------------------------
     async def _loop(self) -> None:
