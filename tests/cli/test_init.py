@@ -96,8 +96,12 @@ def test_status_reports_hooks_and_why(tmp_path):
         "on": True,
         "flag": "V3_MEM_HOOK_POST_RUN",
         "reason": "on",
+        "value": True,
+        "source": "environment",
+        "master_source": "environment",
     }
     assert report["hooks"]["pre-spawn-pack"]["reason"] == "V3_MEM_HOOK_PRE_SPAWN off"
+    assert report["hooks"]["pre-spawn-pack"]["source"].endswith(".env.executive")
     assert report["daemon"]["running"] is False
     assert report["next_snapshot"].endswith("+00:00")
 
