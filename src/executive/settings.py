@@ -260,6 +260,18 @@ class Settings(BaseSettings):
         validation_alias="MAX_RETRIES",
         description="failed attempts before a bundle is blocked",
     )
+    retry_backoff_seconds: float = Field(
+        30.0,
+        ge=0,
+        validation_alias="EXECUTIVE_RETRY_BACKOFF_SECONDS",
+        description="wait after a bundle's first failed attempt, doubled after each further failure (0: retry at once); other bundles run meanwhile",
+    )
+    retry_backoff_max_seconds: float = Field(
+        1800.0,
+        ge=0,
+        validation_alias="EXECUTIVE_RETRY_BACKOFF_MAX_SECONDS",
+        description="the longest wait between failed attempts of a bundle",
+    )
 
     spec_files: str = Field(
         "",

@@ -33,6 +33,8 @@ def make_home(tmp: Path, **env: str) -> Path:
         "WORKER_VENDOR": "command",
         "IDLE_SLEEP_SECONDS": "0.2",
         "EXECUTIVE_SHUTDOWN_GRACE_SECONDS": "2",
+        # Retries at once; the backoff has tests of its own.
+        "EXECUTIVE_RETRY_BACKOFF_SECONDS": "0",
     }
     set_env(home, **{**defaults, **env})
     return home

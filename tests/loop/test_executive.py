@@ -109,6 +109,15 @@ def test_failing_from_the_third_time_runs_d_and_the_limit_blocks(scenario):
     assert (home / "workspace" / "blocked" / "doomed" / "PROMPT.md").exists()
     needs_you = (home / "workspace" / "needs-you.md").read_text()
     assert "blocked: doomed" in needs_you and "permission denied" in needs_you
+    # The entry carries what a person needs to act: the error itself (not only "exit 3"),
+    # Hook D's diagnosis, and the command that retries with the attempts reset.
+    entry = needs_you[needs_you.index("blocked: doomed") :]
+    assert "Last error (its last lines):" in entry
+    assert "fatal: permission denied opening /etc/shadow (try 4)" in entry
+    assert "Hook D's diagnosis:" in entry
+    assert "bundle retry doomed" in entry
+    state = json.loads((home / "workspace/blocked/doomed/STEPS.json").read_text())
+    assert state["steps"][0]["diagnosis"]
     memories = json.loads(
         run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "doomed").stdout
     )

@@ -1,17 +1,22 @@
-"""``executive bundle add``: queue a goal from the command line."""
+"""``executive bundle add | list | show | retry | cancel``: the operator's bundle lifecycle."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
-from executive.cli.app import app, fail, load
+from executive.cli.app import app, emit_json, fail, load
+from executive.daemon import app as daemon_app
+from executive.daemon import status as status_mod
 from executive.home import Home
+from executive.memory.pack import HEADING as PACK_HEADING
 from executive.memory.taxonomy import slugify
 from executive.workspace import bundle as bundles
+from executive.workspace import operator
+from executive.workspace.needs_you import error_tail
 
 group = typer.Typer(help="Queue and inspect goal bundles.", no_args_is_help=True)
 app.add_typer(group, name="bundle")
@@ -97,3 +102,133 @@ def add(
     (folder / bundles.PROMPT_FILE).write_text(bundles.render(spec, prose))
     bundles.load(folder, default_vendor=settings.worker_vendor)  # what we wrote must parse
     typer.echo(f"queued {folder.relative_to(home.root)}")
+
+
+@group.command("list")
+def list_(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Every bundle, where it is, its step and attempts, and when a backing-off one runs next."""
+    home = _home(ctx)
+    rows = [_summary(found) for found in operator.list_bundles(home)]
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        typer.echo("no bundles")
+    for row in rows:
+        wait = f"  waits until {row['retry_after']}" if row["retry_after"] else ""
+        problem = f"  STEPS.json unreadable: {row['state_error']}" if row["state_error"] else ""
+        typer.echo(
+            f"{row['slug']:<32} {row['where']:<9} {row['status']:<9} "
+            f"step {row['step']}/{row['steps']}  attempts {row['attempts']}{wait}{problem}"
+        )
+
+
+@group.command("show")
+def show(
+    ctx: typer.Context,
+    slug: Annotated[str, typer.Argument(help="The bundle's folder name.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Steps, attempts, the last error's tail, Hook D's diagnosis and the last memory pack."""
+    settings = load(ctx)
+    home = _home(ctx)
+    try:
+        found = operator.find(home, slug)
+    except operator.OperatorError as exc:
+        fail(str(exc))
+    pack = _last_pack(settings.outputs / slug / "CLAUDE.md")
+    steps = [s.model_dump() for s in found.state.steps] if found.state else []
+    report = {**_summary(found), "folder": str(found.folder), "steps_detail": steps, "pack": pack}
+    if as_json:
+        emit_json(report)
+        return
+    typer.echo(f"{found.slug}  ({found.where}, {report['status']})  {found.folder}")
+    if found.state_error:
+        typer.echo(f"STEPS.json cannot be read: {found.state_error}")
+    for step in found.state.steps if found.state else []:
+        wait = f", retry after {step.retry_after}" if step.retry_after else ""
+        typer.echo(
+            f"  step {step.number} {step.title!r}: {step.status}, {step.attempts} failed attempts{wait}"
+        )
+        if step.last_error:
+            typer.echo("    last error (its last lines):")
+            for line in error_tail(step.last_error).splitlines():
+                typer.echo(f"      {line}")
+        if step.diagnosis:
+            typer.echo("    Hook D's diagnosis:")
+            for line in step.diagnosis.splitlines():
+                typer.echo(f"      {line}")
+    typer.echo("last memory pack:" if pack else "last memory pack: none recorded")
+    if pack:
+        typer.echo(pack)
+    if found.where == "blocked":
+        typer.echo(f"to retry: executive --home {home.root} bundle retry {slug}")
+
+
+@group.command("retry")
+def retry(
+    ctx: typer.Context, slug: Annotated[str, typer.Argument(help="A blocked bundle's name.")]
+) -> None:
+    """Queue a blocked bundle again, its attempts reset to zero (recorded in the work ledger)."""
+    home = _home(ctx)
+    try:
+        target = operator.retry(home, slug)
+    except operator.OperatorError as exc:
+        fail(str(exc))
+    typer.echo(f"queued {target.relative_to(home.root)} again (attempts reset)")
+
+
+@group.command("cancel")
+def cancel(
+    ctx: typer.Context, slug: Annotated[str, typer.Argument(help="A queued bundle's name.")]
+) -> None:
+    """Park a queued or in-progress bundle in blocked/ (retry brings it back)."""
+    home = _home(ctx)
+    try:
+        if status_mod.daemon_pid(home) is not None:
+            operator.request_cancel(home, slug)
+            typer.echo(
+                f"the running daemon cancels {slug} before its next iteration "
+                "(a step already running finishes first)"
+            )
+            return
+        with daemon_app.daemon_lock(home):
+            target = operator.cancel(home, slug)
+    except (operator.OperatorError, daemon_app.AlreadyRunning) as exc:
+        fail(str(exc))
+    typer.echo(f"cancelled: moved to {target.relative_to(home.root)}")
+
+
+def _home(ctx: typer.Context) -> Home:
+    home = Home(load(ctx).home)
+    if not home.workspace.is_dir():
+        fail(f"{home.root} is not an agent home (no workspace/); run: executive init {home.root}")
+    return home
+
+
+def _summary(found: operator.Located) -> dict[str, Any]:
+    state = found.state
+    step = state.next_step() if state else None
+    return {
+        "slug": found.slug,
+        "where": found.where,
+        "status": state.status if state else "unknown",
+        "steps": len(state.steps) if state else 0,
+        "step": step.number if step else (len(state.steps) if state else 0),
+        "attempts": step.attempts if step else 0,
+        "retry_after": step.retry_after if step else "",
+        "state_error": found.state_error,
+    }
+
+
+def _last_pack(claude_md: Path) -> str:
+    """The memory pack of the last spawn: the pack section at the end of its ``CLAUDE.md``."""
+    try:
+        text = claude_md.read_text(errors="replace")
+    except OSError:
+        return ""
+    start = text.find(PACK_HEADING)
+    return text[start:].strip() if start >= 0 else ""

@@ -12,24 +12,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 from executive.home import Home
 from executive.hooks import backfill
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
-from executive.logs import bound, get_logger
+from executive.logs import bound, get_logger, redactor
 from executive.loop import contexts, retro
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings
 from executive.workers.process import reap_orphans
+from executive.workspace import operator
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
+from executive.workspace.needs_you import error_tail, one_line
 from executive.workspace.signals import root_signal
-from executive.workspace.state import StepState, log_progress, now_iso
+from executive.workspace.state import StepState, backoff_seconds, log_progress, now_iso
 
 log = get_logger(__name__)
 
@@ -88,6 +91,8 @@ class Executive:
 
     # --- one iteration --------------------------------------------------------------------------
     async def iterate(self, number: int) -> Pace:
+        # The operator's cancels first: the daemon alone moves queued bundles while it runs.
+        operator.apply_requests(self.home)
         self.workspace.ingest()
         active = self.workspace.active()  # parsed once per iteration: selection and Hook A
         pick = self.workspace.select(active)
@@ -297,21 +302,28 @@ class Executive:
             signal=signal,
         )
         if step.attempts >= FAIL_DIAG_FROM:
-            await self._hook(
+            diagnosed = await self._hook(
                 "failure-diagnosis",
                 lambda: contexts.fail_diag(item, step, vendor, self.ledger, self._limit(bundle)),
             )
+            if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
+                step.diagnosis = redactor().scrub(diagnosed.tail)
+                self.workspace.save(active)
         if attempt.fatal or step.attempts >= self._limit(bundle):
             reason = (
-                f"cannot run: {attempt.error}"
+                f"cannot run: {one_line(attempt.error)[:300]}"
                 if attempt.fatal
                 else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {self._limit(bundle)})"
             )
-            details = [
-                f"last error: {signal}",
-                f"last run log: {attempt.log_path}" if attempt.log_path else "no run log",
-            ]
-            self.workspace.block(active, reason, details)
+            self.workspace.block(
+                active,
+                reason,
+                [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
+                [
+                    ("Last error (its last lines)", error_tail(attempt.error)),
+                    ("Hook D's diagnosis", step.diagnosis),
+                ],
+            )
             self.ledger.append(
                 "GOAL_BLOCKED",
                 bundle=bundle.slug,
@@ -321,6 +333,22 @@ class Executive:
                 contract_id=attempt.contract_id,
             )
             log.warning("goal.blocked", reason=reason)
+            return
+        delay = backoff_seconds(
+            step.attempts,
+            self.settings.retry_backoff_seconds,
+            self.settings.retry_backoff_max_seconds,
+        )
+        if delay:
+            step.retry_after = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat()
+            self.workspace.save(active)
+            log.info(
+                "step.retry_scheduled",
+                step=step.number,
+                attempt=step.attempts,
+                wait_seconds=delay,
+                retry_after=step.retry_after,
+            )
 
     def _limit(self, bundle: Bundle) -> int:
         return bundle.spec.max_attempts or self.settings.max_retries

@@ -8,7 +8,9 @@ with a needs-you entry that names the file and the error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from executive.home import PRIORITIES, Home
@@ -68,10 +70,20 @@ class Workspace:
             found.append(Active(bundle, state))
         return found
 
-    def select(self, active: list[Active] | None = None) -> Active | None:
-        """P0 before P4, then the oldest; depth-first into its steps."""
+    def select(
+        self, active: list[Active] | None = None, now: datetime | None = None
+    ) -> Active | None:
+        """P0 before P4, then the oldest; depth-first into its steps.
+
+        A bundle backing off after a failure waits its turn; the others run meanwhile.
+        """
         pool = self.active() if active is None else active
-        candidates = [a for a in pool if a.state.next_step() is not None]
+        moment = now or datetime.now(UTC)
+        candidates = [
+            a
+            for a in pool
+            if a.state.next_step() is not None and a.state.waiting_until(moment) is None
+        ]
         if not candidates:
             return None
         return min(candidates, key=lambda a: (a.state.priority, a.state.queued_at, a.bundle.slug))
@@ -134,7 +146,13 @@ class Workspace:
         log_progress(active.bundle.folder, "completed")
         return self._move(active.bundle.folder, self.home.completed)
 
-    def block(self, active: Active, reason: str, details: list[str]) -> Path:
+    def block(
+        self,
+        active: Active,
+        reason: str,
+        details: list[str],
+        blocks: Sequence[tuple[str, str]] = (),
+    ) -> Path:
         active.state.status = "blocked"
         active.state.finished_at = now_iso()
         self.save(active)
@@ -147,8 +165,10 @@ class Workspace:
                 reason,
                 *details,
                 f"bundle: {target.relative_to(self.home.root)}",
-                "to retry: fix the cause, then move the folder back to workspace/ondeck/",
+                "to retry (attempts start again from zero): fix the cause, then run "
+                f"`executive --home {self.home.root} bundle retry {target.name}`",
             ],
+            [(label, text) for label, text in blocks if text.strip()],
         )
         return target
 

@@ -36,6 +36,10 @@ class StepState(BaseModel):
     finished_at: str = ""
     duration_seconds: float = 0.0
     estimated_seconds: float | None = None
+    # After a failure: not before this instant (ISO, UTC). Empty: no wait.
+    retry_after: str = ""
+    # Hook D's last diagnosis of this step's failures (redacted, tail only).
+    diagnosis: str = ""
 
 
 class BundleState(BaseModel):
@@ -51,6 +55,14 @@ class BundleState(BaseModel):
     def next_step(self) -> StepState | None:
         """Depth-first: the first step not done."""
         return next((s for s in self.steps if s.status != "done"), None)
+
+    def waiting_until(self, now: datetime) -> datetime | None:
+        """When the next step may run again after a failure; None when it may run now."""
+        step = self.next_step()
+        if step is None or not step.retry_after:
+            return None
+        until = datetime.fromisoformat(step.retry_after)
+        return until if until > now else None
 
     def step(self, number: int) -> StepState:
         return next(s for s in self.steps if s.number == number)
@@ -72,3 +84,10 @@ def log_progress(folder: Path, line: str) -> None:
     path = folder / LOG_FILE
     with path.open("a") as handle:
         handle.write(f"- {now_iso()} {line}\n")
+
+
+def backoff_seconds(attempts: int, floor: float, ceiling: float) -> float:
+    """The wait after ``attempts`` failures: ``floor`` doubled per failure after the first."""
+    if attempts < 1 or floor <= 0:
+        return 0.0
+    return min(max(ceiling, floor), floor * 2 ** min(attempts - 1, 32))

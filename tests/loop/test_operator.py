@@ -1,0 +1,93 @@
+"""The operator's bundle lifecycle, end to end: backoff, retry with a fresh count, cancel."""
+
+from __future__ import annotations
+
+import json
+import signal
+
+from tests.conftest import run_cli
+from tests.daemonproc import Daemon
+from tests.loop.homes import add_bundle, events, make_home, outputs
+
+FAILS = 'echo "error: the mirror is down" >&2\nexit 1\n'
+
+
+def once(home):
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def bundle(home, *args):
+    return run_cli("--home", str(home), "bundle", *args)
+
+
+def test_a_failing_bundle_backs_off_while_the_others_run(tmp_path):
+    home = make_home(tmp_path, EXECUTIVE_RETRY_BACKOFF_SECONDS="3600")
+    add_bundle(home, "flaky", FAILS, priority="P1")
+    add_bundle(home, "steady", "echo ok > out.txt\n", priority="P2")
+    once(home)  # flaky fails, and waits an hour before its next attempt
+    assert len(events(home, "STEP_FAILED", bundle="flaky")) == 1
+    state = json.loads((home / "workspace/in-progress/P1/flaky/STEPS.json").read_text())
+    assert state["steps"][0]["retry_after"]
+    once(home)  # the lower-priority bundle runs meanwhile
+    assert events(home, "GOAL_COMPLETED", bundle="steady")
+    once(home)  # nothing runnable: flaky is still waiting, no attempt spent
+    assert len(events(home, "STEP_FAILED", bundle="flaky")) == 1
+    listed = json.loads(bundle(home, "list", "--json").stdout)
+    assert {r["slug"]: r["retry_after"] != "" for r in listed} == {"flaky": True, "steady": False}
+
+
+def test_retry_starts_a_blocked_bundle_from_zero_attempts(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(home, "doomed", FAILS, max_attempts=2)
+    once(home)
+    once(home)
+    assert events(home, "GOAL_BLOCKED", bundle="doomed")
+    shown = bundle(home, "show", "doomed")
+    assert "error: the mirror is down" in shown.stdout
+    assert "bundle retry doomed" in shown.stdout
+
+    retried = bundle(home, "retry", "doomed")
+    assert retried.returncode == 0, retried.stderr
+    [event] = events(home, "BUNDLE_RETRIED", bundle="doomed")
+    assert event["attempts_reset"] == 2
+    once(home)
+    # One failure after the retry: attempt 1 of 2 again, not blocked at once as before.
+    assert len(events(home, "GOAL_BLOCKED", bundle="doomed")) == 1
+    state = json.loads((home / "workspace/in-progress/P3/doomed/STEPS.json").read_text())
+    assert state["steps"][0]["attempts"] == 1
+    assert bundle(home, "retry", "doomed").returncode == 1  # not blocked now
+
+
+def test_cancel_without_a_daemon_parks_the_bundle(tmp_path):
+    home = make_home(tmp_path)
+    add_bundle(home, "unwanted", "echo ok > out.txt\n")
+    result = bundle(home, "cancel", "unwanted")
+    assert result.returncode == 0, result.stderr
+    assert (home / "workspace/blocked/unwanted/PROMPT.md").exists()
+    assert events(home, "BUNDLE_CANCELLED", bundle="unwanted")
+    once(home)
+    assert not events(home, "STEP_STARTED", bundle="unwanted")
+    assert bundle(home, "cancel", "nothing-here").returncode == 1
+
+
+def test_the_running_daemon_applies_a_cancel_before_its_next_iteration(tmp_path):
+    home = make_home(tmp_path)
+    # "busy" holds the daemon in its worker until the test drops a file in its output folder.
+    add_bundle(home, "busy", "while [ ! -e go ]; do sleep 0.05; done\necho ok > out.txt\n")
+    daemon = Daemon(home)
+    try:
+        daemon.wait_for("worker.started", bundle="busy")
+        add_bundle(home, "unwanted", "echo ok > out.txt\n", priority="P0")
+        result = bundle(home, "cancel", "unwanted")
+        assert "before its next iteration" in result.stdout
+        (outputs(home) / "busy" / "go").touch()
+        daemon.wait_for("bundle.cancelled", bundle="unwanted")
+        daemon.wait_for("goal.completed", bundle="busy")
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+    finally:
+        daemon.kill()
+    assert (home / "workspace/blocked/unwanted").is_dir()
+    assert not events(home, "STEP_STARTED", bundle="unwanted")
