@@ -126,6 +126,10 @@ def doctor(
 ) -> None:
     """Check configuration, the home, git, the store and the workers; exit 1 on a failure."""
     settings = load(ctx)
+    # Opening the store logs; stdout is the report (and --json must stay one document).
+    configure_logging(
+        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
+    )
     checks = doctor_mod.run_checks(settings)
     if as_json:
         emit_json([c.as_dict() for c in checks])

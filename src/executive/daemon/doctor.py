@@ -6,11 +6,19 @@ import shutil
 import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
+
+import anyio
 
 from executive import git
+from executive.daemon.status import memory_counts
 from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.hooks.llm import preflight
+from executive.memory.remote import RemoteSurface, daemon_listening
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import Filter
+from executive.memory.surface import SurfaceError
 from executive.settings import Settings
 
 
@@ -149,10 +157,59 @@ def check_env_keys(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_store(settings: Settings) -> list[Check]:
+    """Open the store (or ask the daemon that holds it), count memories, load the embedder."""
+    if not settings.surface_memory_on:
+        return [Check("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
+    home = Home(settings.home)
+    if daemon_listening(home.socket):
+        try:
+            report = anyio.run(RemoteSurface(home.socket).call, "status")
+        except SurfaceError as exc:
+            return [Check("memory store", False, f"the running daemon did not answer: {exc}")]
+        store = report.get("store", {})
+        if "total" not in store:
+            detail = store.get("error") or "the daemon has not opened it (memory hooks off)"
+            return [Check("memory store (via the daemon)", "error" not in store, detail)]
+        return [Check("memory store (via the daemon)", True, _counts(store))]
+    try:
+        store = anyio.run(_open_and_count, settings)
+    except Exception as exc:
+        return [
+            Check(
+                "memory store",
+                False,
+                f"cannot open the {settings.store_backend} store: {exc}",
+                "executive mem rebuild rebuilds it from the ledgers",
+            )
+        ]
+    return [Check("memory store", True, _counts(store))]
+
+
+async def _open_and_count(settings: Settings) -> dict[str, Any]:
+    runtime = MemoryRuntime(settings)
+    try:
+        # A search embeds a question: the embedding model is loaded and run, not only found.
+        view = await runtime.view()
+        await view.search("doctor: is the embedder working?", Filter(user_id=settings.user_id), 1)
+        return {
+            "backend": settings.store_backend,
+            **await memory_counts(view, settings.user_id),
+        }
+    finally:
+        await runtime.close()
+
+
+def _counts(store: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{n} {kind}" for kind, n in store["by_type"].items())
+    return f"{store['backend']} store opened, embedder loaded: {store['total']} memories ({kinds})"
+
+
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
     check_memory_config,
+    check_store,
     check_workers,
     check_llm_engine,
 ]
