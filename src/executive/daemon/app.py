@@ -10,6 +10,8 @@ from functools import partial
 
 from apscheduler.triggers.interval import IntervalTrigger
 
+from executive import dashboard
+from executive.daemon import status
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
@@ -21,6 +23,7 @@ from executive.memory import remote
 from executive.memory import snapshot as snapshots
 from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
+from executive.observe import Observer
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -54,7 +57,8 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
     runtime = MemoryRuntime(settings)
     maintenance = Maintenance(runtime)
-    executive = Executive(settings, runtime)
+    observer = Observer()
+    executive = Executive(settings, runtime, observer=observer)
     hour, minute = settings.snapshot_hour_minute
     jobs = [
         Job(
@@ -76,7 +80,14 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     services: list[Callable[[], Awaitable[None]]] = [
         partial(remote.serve, build_surface(runtime), home.socket)
     ]
-    return Supervisor(executive, settings, jobs=jobs, services=services, notifier=notifier)
+    if settings.dashboard:
+        app = dashboard.build_app(
+            dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
+        )
+        services.append(dashboard.service(settings, app))
+    return Supervisor(
+        executive, settings, jobs=jobs, services=services, notifier=notifier, observer=observer
+    )
 
 
 async def _snapshot(maintenance: Maintenance) -> dict[str, object]:

@@ -28,6 +28,7 @@ from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
 from executive.loop.pace import Pace
+from executive.observe import Observer
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -54,6 +55,7 @@ class Supervisor:
         jobs: Sequence[Job] = (),
         services: Sequence[Callable[[], Awaitable[None]]] = (),
         notifier: Notifier | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self._executive = executive
         self._jobs = list(jobs)
@@ -61,6 +63,7 @@ class Supervisor:
         self._settings = settings
         self._home = Home(settings.home)
         self._notifier = notifier or Notifier()
+        self.observer = observer or Observer()
         self._stopping = anyio.Event()
         self._stop_reason = ""
         self._signals_seen = 0
@@ -128,6 +131,7 @@ class Supervisor:
 
     async def _iterate(self, number: int) -> Pace:
         started = time.monotonic()
+        self.observer.iteration_started(number)
         with bound(iteration=number):
             try:
                 pace = await self._executive.iterate(number)
@@ -138,6 +142,7 @@ class Supervisor:
             duration_ms = round((time.monotonic() - started) * 1000)
             log.debug("iteration.finished", pace=pace.value, duration_ms=duration_ms)
         self._record(number, pace, duration_ms)
+        self.observer.iteration_finished(number, pace.value, duration_ms)
         return pace
 
     def _record(self, number: int, pace: Pace, duration_ms: int) -> None:
@@ -182,6 +187,7 @@ class Supervisor:
                     return
                 self._notifier.stopping()
                 self._stopping.set()
+                self.observer.stopping = True
                 if signum == signal.SIGUSR2:
                     self._stop_reason = "SIGUSR2 (restart after the iteration)"
                     log.info("shutdown.requested", signal=name, grace_seconds=None)
