@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from markupsafe import Markup
+
 from executive.logs import redactor, secrets_from_environment
 
 
@@ -24,4 +26,6 @@ def scrub(text: str) -> str:
 
 def scrub_value(value: Any) -> Any:
     """Jinja's ``finalize``: every printed value is scrubbed before it is escaped."""
+    if isinstance(value, Markup):  # our own SVG: scrubbed, and still markup
+        return Markup(scrub(str(value)))
     return scrub(value) if isinstance(value, str) else value
