@@ -6,6 +6,7 @@ bars (attempts per outcome). Every label is escaped; the numbers are ours.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
@@ -34,6 +35,13 @@ def _empty(title: str) -> Markup:
             f"no data yet</text>"
         ],
     )
+
+
+def _nice_top(top: float, counts: bool) -> float:
+    """Counts get whole-number gridlines (a top divisible by the four gridline steps)."""
+    if not counts:
+        return top or 1.0
+    return float(max(4, math.ceil(top / 4) * 4))
 
 
 def _y_axis(top: float, unit: str) -> list[str]:
@@ -71,7 +79,7 @@ def lines(
     t0 = min(t for t, _ in points).timestamp()
     t1 = max(t for t, _ in points).timestamp()
     span = (t1 - t0) or 1.0
-    top = max(v for _, v in points) or 1.0
+    top = _nice_top(max(v for _, v in points), all(isinstance(v, int) for _, v in points))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     body = _y_axis(top, unit)
     for i, (name, values) in enumerate(series.items()):
@@ -101,7 +109,7 @@ def bars(title: str, groups: Mapping[str, Mapping[int, int]], x_label: str = "")
     xs = sorted({x for g in groups.values() for x in g})
     if not xs:
         return _empty(title)
-    top = max(n for g in groups.values() for n in g.values()) or 1
+    top = _nice_top(max(n for g in groups.values() for n in g.values()), counts=True)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / len(xs)
     bar_w = slot * 0.8 / max(1, len(groups))
