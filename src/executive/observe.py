@@ -124,7 +124,7 @@ class Histogram:
 class Observer:
     def __init__(self, keep: int = 500) -> None:
         self.started_monotonic = time.monotonic()
-        self.started_at = _now()
+        self.started_at = datetime.now(UTC).isoformat()
         self.iterations: deque[Iteration] = deque(maxlen=keep)
         self.hook_runs: deque[HookRun] = deque(maxlen=keep)
         self.packs: deque[Pack] = deque(maxlen=keep)

@@ -119,7 +119,9 @@ def test_packs_beside_the_readers_trace(demo, browser, tmp_path):
     assert console_errors(browser) == []
     assert "## " in text(browser, "pre.pack") or "memory" in text(browser, "pre.pack").lower()
     questions = browser.find_elements(By.CSS_SELECTOR, ".trace ol.questions > li")
-    assert len(questions) >= 3  # the reader asks 3-8 questions
+    assert questions  # each with why it was asked and what each scope returned
+    for question in questions:
+        assert " — " in question.text and ("project " in question.text or "global" in question.text)
     assert text(browser, ".trace .stop-reason")
 
 

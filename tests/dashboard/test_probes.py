@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
+import socket
+import time
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import run_cli, set_env
+from tests.daemonproc import Daemon
 from tests.dashboard.conftest import ENV_SECRET, FILE_SECRET, start, stop
 from tests.loop.homes import add_bundle, make_home
 
@@ -52,9 +57,7 @@ def test_metrics_parse_with_the_prometheus_parser(demo):
 
 
 def test_healthz_answers_for_loop_and_store(demo):
-    response = demo.get("/healthz")
-    assert response.status_code == 200, response.text
-    body = response.json()
+    body = _poll(demo, lambda r: r.status_code == 200).json()
     assert body["status"] == "ok"
     assert body["store"].startswith("answers (")
 
@@ -74,8 +77,6 @@ def test_no_secret_in_any_page_metric_or_health_answer(demo):
 
 
 def _links(html: str) -> list[str]:
-    import re
-
     return sorted(set(re.findall(r'href="(/(?:packs|memory)/[^"]+)"', html)))[:40]
 
 
@@ -108,12 +109,10 @@ def test_healthz_turns_503_while_the_loop_is_stalled(tmp_path):
         stop(served)
 
 
-def _poll(served, done, attempts: int = 400) -> httpx.Response:
+def _poll(served, done, headers=None, attempts: int = 400) -> httpx.Response:
     """Ask until ``done``: bounded by count; each answer is a fresh look at the loop."""
-    import time
-
     for _ in range(attempts):
-        response = served.get("/healthz")
+        response = served.get("/healthz", headers=headers or {})
         if done(response):
             return response
         time.sleep(0.05)
@@ -130,7 +129,7 @@ def test_a_token_guards_every_route_and_is_never_shown(tmp_path):
             assert served.get(path).status_code == 401, path
             assert served.get(path, headers={"Authorization": "Bearer wrong"}).status_code == 401
         authorised = {"Authorization": f"Bearer {token}"}
-        _poll_authorised(served, authorised)
+        _poll(served, lambda r: r.status_code == 200, authorised)  # the loop has ticked
         for path in PAGES:
             response = served.get(path, headers=authorised)
             assert response.status_code == 200, path
@@ -147,17 +146,6 @@ def test_a_token_guards_every_route_and_is_never_shown(tmp_path):
         stop(served)
 
 
-def _poll_authorised(served, headers: dict[str, str]) -> None:
-    _poll(served, lambda r: True)  # the server answers
-    for _ in range(400):
-        if served.get("/healthz", headers=headers).status_code == 200:
-            return
-        import time
-
-        time.sleep(0.05)
-    raise AssertionError("the loop never ticked")
-
-
 @pytest.mark.parametrize("bind", ["0.0.0.0:0", "[::]:0", "example.org:8377"])
 def test_a_non_loopback_bind_without_a_token_refuses_to_start(tmp_path, bind):
     home = make_home(tmp_path)
@@ -170,3 +158,24 @@ def test_a_non_loopback_bind_without_a_token_refuses_to_start(tmp_path, bind):
     assert result.returncode != 0
     assert "EXECUTIVE_DASHBOARD_TOKEN" in result.stderr + result.stdout
     assert not (home / ".state" / "status.json").exists()
+
+
+def test_a_taken_port_leaves_the_loop_running(tmp_path):
+    # Two daemons on one machine must not crash each other: the second one runs blind.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        home = make_home(tmp_path)
+        add_bundle(home, "still-works", "echo done\n")
+        daemon = Daemon(
+            home, {"EXECUTIVE_DASHBOARD": "true", "EXECUTIVE_DASHBOARD_BIND": f"127.0.0.1:{port}"}
+        )
+        try:
+            failed = daemon.wait_for("dashboard.failed")
+            assert str(port) in failed["bind"]
+            daemon.wait_for("goal.completed")
+        finally:
+            daemon.signal(signal.SIGTERM)
+            assert daemon.wait(timeout=60) == 0
+            daemon.kill()

@@ -102,3 +102,37 @@ def test_scrub_uses_the_log_redactor():
     learn(["dashboard-secret-123456"])
     assert scrub("token dashboard-secret-123456 here") == f"token {REDACTED} here"
     assert scrub_value(3) == 3
+
+
+def test_hook_runs_from_before_this_start_come_from_the_work_ledger():
+    ledger = [
+        {
+            "ts": "2026-01-01T00:00:00+00:00",
+            "event": "EXECUTIVE_SKILL_USED",
+            "hook": "pre-spawn-pack",
+            "engine": "builtin",
+            "outcome": "ok",
+            "duration_ms": 12,
+            "tools": {"memory.search": 3},
+            "writes": {"attempted": 0, "succeeded": 0, "skipped": 0, "failed": 0},
+        },
+        {
+            "ts": "2026-01-01T00:00:01+00:00",
+            "event": "EXECUTIVE_SKILL_USED",
+            "hook": "pre-work-selection",
+            "outcome": "skipped",
+        },
+        {
+            "ts": "2026-01-02T00:00:00+00:00",
+            "event": "EXECUTIVE_SKILL_USED",
+            "hook": "post-run-harvest",
+            "engine": "builtin",
+            "outcome": "ok",
+            "duration_ms": 40,
+        },
+        {"ts": "2026-01-01T00:00:02+00:00", "event": "STEP_STARTED"},
+    ]
+    runs = sources.ledger_runs(ledger, before="2026-01-01T12:00:00+00:00")
+    assert [(r.hook, r.duration_ms, r.tools) for r in runs] == [
+        ("pre-spawn-pack", 12, {"memory.search": 3})
+    ]

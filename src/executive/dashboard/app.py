@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hmac
 import json
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -24,7 +25,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from executive.dashboard import health, pages
+from executive.dashboard import health, pages, sources
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
 from executive.dashboard.scrub import learn, scrub
 from executive.home import Home
@@ -33,6 +34,12 @@ from executive.observe import Observer
 from executive.settings import Settings
 
 COOKIE = "executive_dashboard_token"
+T = TypeVar("T")
+
+
+# Figures that list the whole store are computed at most this often, however many tabs
+# refresh and however often Prometheus scrapes: the store's one thread also serves the hooks.
+STORE_FIGURES_SECONDS = 15.0
 
 
 @dataclass
@@ -43,6 +50,16 @@ class Context:
     observer: Observer
     runtime: MemoryRuntime
     status: Callable[[], dict[str, Any]]
+    _cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
+
+    async def cached(self, key: str, compute: Callable[[], Awaitable[T]]) -> T:
+        now = time.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < STORE_FIGURES_SECONDS:
+            return cast(T, hit[1])
+        value = await compute()
+        self._cache[key] = (now, value)
+        return value
 
     @property
     def home(self) -> Home:
@@ -85,10 +102,11 @@ async def _figures(ctx: Context) -> StoreFigures:
         figures.pending_writes = None
     if ctx.runtime.opened:
         # Only a store the daemon already opened: a scrape must not load the embedding model.
-        from executive.dashboard.sources import by_type
-
         try:
-            figures.by_type = await by_type(await ctx.runtime.view(), ctx.settings.user_id)
+            view = await ctx.runtime.view()
+            figures.by_type = await ctx.cached(
+                "by_type", lambda: sources.by_type(view, ctx.settings.user_id)
+            )
         except Exception:
             figures.by_type = {}
     return figures

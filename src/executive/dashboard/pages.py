@@ -22,6 +22,7 @@ from executive.dashboard.scrub import scrub, scrub_value
 from executive.memory import plan
 from executive.memory.reader import Reader, Scope
 from executive.memory.store.base import Filter
+from executive.observe import HookRun
 from executive.settings import HOOK_FLAGS
 
 if TYPE_CHECKING:
@@ -88,8 +89,10 @@ async def overview(ctx: Context, request: Request) -> Page:
     drift: dict[str, int] | None = None
     if view is not None:
         try:
-            by_type = await sources.by_type(view, ctx.settings.user_id)
-            drift = await sources.drift(view, ctx.home)
+            by_type = await ctx.cached(
+                "by_type", lambda: sources.by_type(view, ctx.settings.user_id)
+            )
+            drift = await ctx.cached("drift", lambda: sources.drift(view, ctx.home))
         except Exception as exc:
             store_note = f"the store does not answer: {exc}"
     return "overview.html", {
@@ -146,15 +149,21 @@ async def pack(ctx: Context, request: Request) -> Page:
 async def hook_runs(ctx: Context, request: Request) -> Page:
     hook = request.query_params.get("hook", "")
     outcome = request.query_params.get("outcome", "")
-    runs = [
-        r
-        for r in sources.observer_runs(ctx.observer)[::-1]
-        if (not hook or r.hook == hook) and (not outcome or r.outcome == outcome)
-    ]
     ledger = await anyio.to_thread.run_sync(sources.tail_jsonl, ctx.home.work_ledger)
+    earlier = sources.ledger_runs(ledger, before=ctx.observer.started_at)
+
+    def chosen(runs: list[HookRun]) -> list[HookRun]:
+        return [
+            r
+            for r in runs[::-1]
+            if (not hook or r.hook == hook) and (not outcome or r.outcome == outcome)
+        ][: ctx.observer.hook_runs.maxlen]
+
+    runs = chosen(sources.observer_runs(ctx.observer))
     return "hooks.html", {
         "live": True,
         "runs": runs,
+        "earlier": chosen(earlier),
         "hook": hook,
         "outcome": outcome,
         "hooks": list(HOOK_FLAGS),

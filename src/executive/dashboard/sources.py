@@ -121,6 +121,36 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
     return views
 
 
+def ledger_runs(ledger: list[dict[str, Any]], *, before: str) -> list[HookRun]:
+    """Hook runs the work ledger recorded before this process started (no tail: the ledger
+    keeps none; the observer keeps this process's own runs, tails included)."""
+    start = _when(before)
+    runs = []
+    for event in ledger:
+        when = _when(event.get("ts"))
+        if event.get("event") != "EXECUTIVE_SKILL_USED" or event.get("outcome") == "skipped":
+            continue
+        if when is None or start is None or when >= start:
+            continue
+        runs.append(
+            HookRun(
+                id=0,
+                at=when.isoformat(timespec="seconds"),
+                hook=str(event.get("hook", "")),
+                engine=str(event.get("engine", "")),
+                outcome=str(event.get("outcome", "")),
+                duration_ms=int(event.get("duration_ms") or 0),
+                tools=dict(event.get("tools") or {}),
+                writes={k: int(v) for k, v in (event.get("writes") or {}).items()},
+                tail="",
+                error=event.get("error"),
+                bundle=None,
+                step=None,
+            )
+        )
+    return runs
+
+
 # --- charts' series ----------------------------------------------------------------------------
 def hook_durations(ledger: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:
     """Per hook: (when, seconds) of every run the work ledger recorded."""
