@@ -21,7 +21,7 @@ from executive.dashboard import charts, health, sources
 from executive.dashboard.scrub import scrub, scrub_value
 from executive.memory import plan
 from executive.memory.reader import Reader, Scope
-from executive.memory.store.base import Filter
+from executive.memory.store.base import Filter, StoreError
 from executive.observe import HookRun
 from executive.settings import HOOK_FLAGS
 
@@ -230,8 +230,11 @@ async def memory_item(ctx: Context, request: Request) -> Page:
     memory_id = request.path_params["memory_id"]
     if view is None:
         raise NotFound(note)
-    record = await view.get(memory_id)
+    try:
+        record = await view.get(memory_id)
+        history = await view.history(memory_id) if record is not None else []
+    except StoreError as exc:  # an id the backend cannot even parse
+        raise NotFound(f"no memory with id {memory_id} ({exc})") from None
     if record is None:
         raise NotFound(f"no memory with id {memory_id}")
-    history = await view.history(memory_id)
     return "memory_item.html", {"record": record, "history": history, "app": sources.app_of(record)}
