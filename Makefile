@@ -27,13 +27,16 @@ run: setup
 	@test -d $(DEMO) || $(BIN)/executive init --demo $(DEMO) >&2
 	@EXECUTIVE_HOME=$(abspath $(DEMO)) $(BIN)/executive run
 
-# The dashboard's browser tests drive Debian's Chromium (never a downloaded browser). As root
-# with apt-get (CI on a fresh machine) it is installed here; elsewhere we say what to run.
+# The dashboard's browser tests drive Debian's Chromium (never a downloaded browser). With
+# apt-get and root (CI on a fresh machine) or password-less sudo it is installed here;
+# elsewhere we say what to run.
 browser:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	  else sudo=none; fi; \
+	  if [ "$$sudo" != none ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing chromium and chromium-driver for the dashboard's browser tests" >&2; \
-	    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive \
+	    $$sudo apt-get update -qq >&2 && $$sudo env DEBIAN_FRONTEND=noninteractive \
 	      apt-get install -y -qq --no-install-recommends chromium chromium-driver >&2; \
 	  else \
 	    echo "chromium/chromedriver missing: sudo apt-get install chromium chromium-driver" >&2; \

@@ -136,3 +136,21 @@ def test_hook_runs_from_before_this_start_come_from_the_work_ledger():
     assert [(r.hook, r.duration_ms, r.tools) for r in runs] == [
         ("pre-spawn-pack", 12, {"memory.search": 3})
     ]
+
+
+def test_dashboard_settings_bind_loopback_and_token():
+    import pytest
+    from pydantic import ValidationError
+
+    assert Settings().dashboard_host_port == ("127.0.0.1", 8377)
+    assert Settings(EXECUTIVE_DASHBOARD_BIND="[::1]:0").dashboard_loopback
+    assert Settings(EXECUTIVE_DASHBOARD_BIND="localhost:9000").dashboard_loopback
+    for bad in ("8377", "127.0.0.1:", "127.0.0.1:99999", ":8377"):
+        with pytest.raises(ValidationError, match="HOST:PORT"):
+            Settings(EXECUTIVE_DASHBOARD_BIND=bad)
+    with pytest.raises(ValidationError, match="EXECUTIVE_DASHBOARD_TOKEN"):
+        Settings(EXECUTIVE_DASHBOARD_BIND="0.0.0.0:8377")
+    # With a token, or with the dashboard off, any address is accepted.
+    token = Settings(EXECUTIVE_DASHBOARD_BIND="0.0.0.0:8377", EXECUTIVE_DASHBOARD_TOKEN="t" * 20)
+    assert "t" * 20 in token.secret_values()  # so the logs redact it too
+    assert not Settings(EXECUTIVE_DASHBOARD_BIND="0.0.0.0:1", EXECUTIVE_DASHBOARD="false").dashboard
