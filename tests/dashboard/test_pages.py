@@ -157,3 +157,16 @@ def test_a_missing_pack_is_a_404_page_not_an_error(demo, browser, tmp_path):
     assert "no pack kept" in text(browser, ".note")
     # The only console entry is the browser's own note of the 404 status.
     assert all("404" in e["message"] for e in console_errors(browser))
+
+
+def test_the_probes_open_in_the_browser_too(demo, browser, tmp_path):
+    browser.get(demo.url + "metrics")
+    assert "executive_iterations_total" in browser.find_element(By.TAG_NAME, "body").text
+    browser.get(demo.url + "healthz")
+    WebDriverWait(browser, 30).until(
+        lambda b: (
+            '"status": "ok"' in b.find_element(By.TAG_NAME, "body").text or b.refresh()
+        )  # a busy machine may catch the loop between ticks: ask again
+    )
+    browser.save_screenshot(str(tmp_path / "healthz.png"))
+    assert console_errors(browser) == []

@@ -131,6 +131,11 @@ def _healthz(ctx: Context) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
+async def _no_icon(request: Request) -> Response:
+    # Browsers ask for one on every non-HTML answer (/metrics, /healthz): none, and no 404.
+    return Response(status_code=204)
+
+
 def build_app(ctx: Context) -> Starlette:
     learn(ctx.settings.secret_values())
     static = Path(str(files("executive.dashboard") / "static"))
@@ -144,6 +149,7 @@ def build_app(ctx: Context) -> Starlette:
         Route("/memory/{memory_id}", pages.endpoint(ctx, pages.memory_item)),
         Route("/metrics", _metrics(ctx)),
         Route("/healthz", _healthz(ctx)),
+        Route("/favicon.ico", _no_icon),
         Mount("/static", StaticFiles(directory=static), name="static"),
     ]
     token = ctx.settings.dashboard_token
