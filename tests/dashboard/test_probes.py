@@ -11,9 +11,12 @@ import time
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
+from tests.dashboard.browser import chromium, console_errors
 from tests.dashboard.conftest import ENV_SECRET, FILE_SECRET, start, stop
 from tests.loop.homes import add_bundle, make_home
 
@@ -142,6 +145,15 @@ def test_a_token_guards_every_route_and_is_never_shown(tmp_path):
         assert (
             served.get("/bundles", cookies={"executive_dashboard_token": token}).status_code == 200
         )
+        # And in a real browser: the token once in the address, then plain links.
+        with chromium(tmp_path / "profile") as browser:
+            browser.get(served.url + f"?token={token}")
+            browser.find_element(By.LINK_TEXT, "Bundles").click()
+            WebDriverWait(browser, 30).until(lambda b: b.current_url.endswith("/bundles"))
+            assert browser.find_element(By.TAG_NAME, "h1").text == "Bundles"
+            assert token not in browser.page_source
+            browser.save_screenshot(str(tmp_path / "bundles-with-token.png"))
+            assert console_errors(browser) == []
     finally:
         stop(served)
 
