@@ -20,8 +20,6 @@ from tests.dashboard.browser import chromium, console_errors
 from tests.dashboard.conftest import ENV_SECRET, FILE_SECRET, start, stop
 from tests.loop.homes import add_bundle, make_home
 
-pytestmark = pytest.mark.store
-
 PAGES = ["/", "/bundles", "/hooks", "/packs", "/memory", "/metrics", "/healthz"]
 
 
@@ -38,6 +36,7 @@ def value(families: dict[str, list], name: str, **labels: str) -> float:
     )
 
 
+@pytest.mark.store  # the demo daemon opens the embedded store
 def test_metrics_parse_with_the_prometheus_parser(demo):
     response = demo.get("/metrics")
     assert response.status_code == 200
@@ -59,12 +58,14 @@ def test_metrics_parse_with_the_prometheus_parser(demo):
     assert value(m, "executive_memories", type="episodic") > 0
 
 
+@pytest.mark.store  # the demo daemon opens the embedded store
 def test_healthz_answers_for_loop_and_store(demo):
     body = _poll(demo, lambda r: r.status_code == 200).json()
     assert body["status"] == "ok"
     assert body["store"].startswith("answers (")
 
 
+@pytest.mark.store  # the demo daemon opens the embedded store
 def test_no_secret_in_any_page_metric_or_health_answer(demo):
     # Every page, the pages they link to (packs, memories), a search, and the probes.
     bodies = {path: demo.get(path).text for path in PAGES}
@@ -83,6 +84,7 @@ def _links(html: str) -> list[str]:
     return sorted(set(re.findall(r'href="(/(?:packs|memory)/[^"]+)"', html)))[:40]
 
 
+@pytest.mark.store  # the demo daemon opens the embedded store
 def test_only_get_and_head_every_route_is_read_only(demo):
     for path in PAGES:
         assert httpx.post(demo.url.rstrip("/") + path, timeout=30).status_code == 405, path
