@@ -10,7 +10,7 @@ PYTHON ?= python3
 # embedder's dependencies pull a multi-GB CUDA build.
 TORCH_INDEX ?=
 
-.PHONY: setup run test lint format bench clean
+.PHONY: setup browser run test lint format bench clean
 
 $(VENV)/.installed: pyproject.toml
 	@echo "setting up $(VENV) (about a minute)" >&2
@@ -27,8 +27,24 @@ run: setup
 	@test -d $(DEMO) || $(BIN)/executive init --demo $(DEMO) >&2
 	@EXECUTIVE_HOME=$(abspath $(DEMO)) $(BIN)/executive run
 
+# The dashboard's browser tests drive Debian's Chromium (never a downloaded browser). With
+# apt-get and root (CI on a fresh machine) or password-less sudo it is installed here;
+# elsewhere we say what to run.
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	  else sudo=none; fi; \
+	  if [ "$$sudo" != none ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium and chromium-driver for the dashboard's browser tests" >&2; \
+	    $$sudo apt-get update -qq >&2 && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	      apt-get install -y -qq --no-install-recommends chromium chromium-driver >&2; \
+	  else \
+	    echo "chromium/chromedriver missing: sudo apt-get install chromium chromium-driver" >&2; \
+	  fi; \
+	fi
+
 # The whole suite: lint, format, architecture contracts, tests.
-test: setup
+test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports

@@ -23,6 +23,8 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env.pop("AGENT_PATH", None)
     env["PYTHONUNBUFFERED"] = "1"
     env["EXECUTIVE_LOG_FORMAT"] = "json"
+    # Daemons under test share this machine's ports: the dashboard is opt-in here.
+    env["EXECUTIVE_DASHBOARD"] = "false"
     env.update(extra or {})
     return env
 

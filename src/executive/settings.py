@@ -8,6 +8,7 @@ as ``""``, and ``env_ignore_empty`` makes that class of bug impossible.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -353,6 +354,23 @@ class Settings(BaseSettings):
         "info", validation_alias="EXECUTIVE_LOG_LEVEL", description="debug, info, warning or error"
     )
 
+    # --- the dashboard, /metrics and /healthz (ours) ---------------------------------------
+    dashboard: Flag = Field(
+        True,
+        validation_alias="EXECUTIVE_DASHBOARD",
+        description="serve the read-only dashboard, /metrics and /healthz from the daemon",
+    )
+    dashboard_bind: str = Field(
+        "127.0.0.1:8377",
+        validation_alias="EXECUTIVE_DASHBOARD_BIND",
+        description="HOST:PORT of the dashboard; anything but loopback needs EXECUTIVE_DASHBOARD_TOKEN",
+    )
+    dashboard_token: SecretStr | None = Field(
+        None,
+        validation_alias="EXECUTIVE_DASHBOARD_TOKEN",
+        description="bearer token every dashboard request must carry (required off loopback)",
+    )
+
     @field_validator("user_id", "cohort")
     @classmethod
     def _identifier(cls, value: str | None) -> str | None:
@@ -391,6 +409,22 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @field_validator("dashboard_bind")
+    @classmethod
+    def _bind(cls, value: str) -> str:
+        dashboard_address(value)  # raises ValueError naming what is wrong
+        return value
+
+    @model_validator(mode="after")
+    def _dashboard_needs(self) -> Settings:
+        # Off loopback the pages (ledgers, packs, memories) would be anyone's to read.
+        if self.dashboard and self.dashboard_token is None and not self.dashboard_loopback:
+            raise ValueError(
+                f"EXECUTIVE_DASHBOARD_BIND={self.dashboard_bind} is not loopback: "
+                "set EXECUTIVE_DASHBOARD_TOKEN, bind 127.0.0.1, or EXECUTIVE_DASHBOARD=false"
+            )
+        return self
 
     @model_validator(mode="after")
     def _backend_needs(self) -> Settings:
@@ -432,6 +466,20 @@ class Settings(BaseSettings):
         return bool(getattr(self, field))
 
     @property
+    def dashboard_host_port(self) -> tuple[str, int]:
+        return dashboard_address(self.dashboard_bind)
+
+    @property
+    def dashboard_loopback(self) -> bool:
+        host = self.dashboard_host_port[0]
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False  # a name other than localhost may resolve anywhere
+
+    @property
     def hooks_master_on(self) -> bool:
         """The runner's reading of the master switch: unset is off."""
         return self.memory_enabled is True
@@ -444,9 +492,18 @@ class Settings(BaseSettings):
     def secret_values(self) -> list[str]:
         return [
             s.get_secret_value()
-            for s in (self.mem0_api_key, self.qdrant_api_key)
+            for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token)
             if s is not None and s.get_secret_value()
         ]
+
+
+def dashboard_address(bind: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) split and checked; port 0 picks a free one."""
+    host, sep, port = bind.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError("must be HOST:PORT, e.g. 127.0.0.1:8377")
+    return host, int(port)
 
 
 def _split(value: str) -> list[str]:

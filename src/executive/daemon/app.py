@@ -12,7 +12,8 @@ from functools import partial
 import anyio
 from apscheduler.triggers.interval import IntervalTrigger
 
-from executive.daemon import retention
+from executive import dashboard
+from executive.daemon import retention, status
 from executive.daemon.history import History
 from executive.daemon.live import LiveStatus
 from executive.daemon.notify import Notifier
@@ -28,6 +29,7 @@ from executive.memory import snapshot as snapshots
 from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import StoreError
+from executive.observe import Observer
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -63,7 +65,8 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
         log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
     runtime = MemoryRuntime(settings)
     maintenance = Maintenance(runtime)
-    executive = Executive(settings, runtime)
+    observer = Observer()
+    executive = Executive(settings, runtime, observer=observer)
     hour, minute = settings.snapshot_hour_minute
     jobs = [
         Job(
@@ -98,6 +101,11 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     live = LiveStatus(runtime)
     surface.register("status", live)
     services: list[Callable[[], Awaitable[None]]] = [partial(remote.serve, surface, home.socket)]
+    if settings.dashboard:
+        app = dashboard.build_app(
+            dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
+        )
+        services.append(dashboard.service(settings, app))
     after: list[Callable[[], Awaitable[object]]] = []
     warmups: list[Callable[[], Awaitable[object]]] = []
     if settings.snapshot_commit:
@@ -112,6 +120,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
         notifier=notifier,
         warmup=partial(_warm_up, runtime, warmups),
         after_iteration=after,
+        observer=observer,
     )
     live.supervisor = supervisor
     return supervisor

@@ -31,6 +31,7 @@ from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
 from executive.loop.pace import Pace
+from executive.observe import Observer
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -66,6 +67,7 @@ class Supervisor:
         notifier: Notifier | None = None,
         warmup: Callable[[], Awaitable[dict[str, object]]] | None = None,
         after_iteration: Sequence[Callable[[], Awaitable[object]]] = (),
+        observer: Observer | None = None,
     ) -> None:
         self._executive = executive
         self._jobs = list(jobs)
@@ -73,6 +75,7 @@ class Supervisor:
         self._settings = settings
         self._home = Home(settings.home)
         self._notifier = notifier or Notifier()
+        self.observer = observer or Observer()
         self._stopping = anyio.Event()
         self._stop_reason = ""
         self._signals_seen = 0
@@ -169,6 +172,7 @@ class Supervisor:
 
     async def _iterate(self, number: int) -> Pace:
         started = time.monotonic()
+        self.observer.iteration_started(number)
         with bound(iteration=number):
             try:
                 pace = await self._executive.iterate(number)
@@ -185,6 +189,7 @@ class Supervisor:
                     # Book-keeping after the work (git commits) never stops the loop.
                     log.exception("iteration.follow_up_failed", error=repr(exc))
         self._record(number, pace, duration_ms)
+        self.observer.iteration_finished(number, pace.value, duration_ms)
         return pace
 
     def _report_idle(self, pace: Pace) -> None:
@@ -247,6 +252,7 @@ class Supervisor:
                     return
                 self._notifier.stopping()
                 self._stopping.set()
+                self.observer.stopping = True
                 if signum == signal.SIGUSR2:
                     self._stop_reason = "SIGUSR2 (restart after the iteration)"
                     log.info("shutdown.requested", signal=name, grace_seconds=None)

@@ -25,6 +25,7 @@ from executive.hooks.result import HookResult, Writes
 from executive.hooks.tools import HookTools
 from executive.logs import bound, get_logger
 from executive.memory.runtime import MemoryRuntime
+from executive.observe import Observer
 from executive.settings import Settings
 from executive.workspace.ledger import WorkLedger
 
@@ -45,6 +46,7 @@ class HookEnv:
     engines: Mapping[str, Engine] = field(
         default_factory=lambda: {"builtin": BuiltinEngine(), "claude": ClaudeEngine()}
     )
+    observer: Observer | None = None  # the dashboard's record of recent runs
 
 
 def gate(settings: Settings, spec: HookSpec) -> str | None:
@@ -65,9 +67,14 @@ async def run_memory_hook(name: str, context: HookContext, env: HookEnv) -> Hook
         reason = gate(env.settings, spec)
         if reason is not None:
             log.info("hook.skipped", reason=reason)
-            return HookResult.gated(spec.name.value, reason)
+            gated = HookResult.gated(spec.name.value, reason)
+            if env.observer is not None:
+                env.observer.hook_finished(gated, context)
+            return gated
         result = await _run(spec, context, env)
         _report(result, env)
+        if env.observer is not None:
+            env.observer.hook_finished(result, context)
         return result
 
 

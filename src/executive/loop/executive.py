@@ -24,6 +24,7 @@ from executive.loop import contexts, retro
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
+from executive.observe import Observer
 from executive.settings import Settings
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
@@ -42,7 +43,11 @@ KEEP_ERRORS = 10
 
 class Executive:
     def __init__(
-        self, settings: Settings, memory: MemoryRuntime, hook_env: HookEnv | None = None
+        self,
+        settings: Settings,
+        memory: MemoryRuntime,
+        hook_env: HookEnv | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.settings = settings
         self.home = Home(settings.home)
@@ -51,7 +56,8 @@ class Executive:
         self.workspace = Workspace(
             self.home, settings.worker_vendor, settings.breakdown_threshold_turns
         )
-        self.hook_env = hook_env or HookEnv(settings, memory, self.ledger)
+        self.hook_env = hook_env or HookEnv(settings, memory, self.ledger, observer=observer)
+        self.observer = observer
         self._specs_synced: tuple[float, ...] | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -208,6 +214,15 @@ class Executive:
 
         packed = await self._hook("pre-spawn-pack", lambda: contexts.pre_spawn(item, step, vendor))
         pack = packed.memory_pack if packed is not None and packed.outcome == "ok" else None
+        if self.observer is not None:
+            self.observer.spawned(
+                contract_id=contract_id,
+                bundle=bundle.slug,
+                step=step.number,
+                step_title=step.title,
+                attempt=step.attempts + 1,
+                result=packed,
+            )
         attempt = await steps.attempt(
             settings=self.settings,
             home=self.home,
@@ -218,6 +233,10 @@ class Executive:
             pack=pack,
         )
         step.finished_at, step.duration_seconds = now_iso(), round(attempt.duration_seconds, 3)
+        if self.observer is not None:
+            self.observer.worker_finished(
+                "passed" if attempt.passed else "fatal" if attempt.fatal else "failed"
+            )
         if attempt.passed:
             await self._passed(active, step, item, vendor, attempt)
         else:

@@ -1,0 +1,157 @@
+"""The ASGI application: pages, ``/metrics`` and ``/healthz``, read-only, behind one token.
+
+Every route answers GET (and HEAD) only, so no request can change anything. With a token set,
+every request must carry it: ``Authorization: Bearer <token>`` (probes, Prometheus), or
+``?token=<token>`` once in a browser, which then keeps it in a same-site, HTTP-only cookie so
+the page's links work.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from executive.dashboard import health, pages, sources
+from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
+from executive.dashboard.scrub import learn, scrub
+from executive.home import Home
+from executive.memory.runtime import MemoryRuntime
+from executive.observe import Observer
+from executive.settings import Settings
+
+COOKIE = "executive_dashboard_token"
+T = TypeVar("T")
+
+
+# Figures that list the whole store are computed at most this often, however many tabs
+# refresh and however often Prometheus scrapes: the store's one thread also serves the hooks.
+STORE_FIGURES_SECONDS = 15.0
+
+
+@dataclass
+class Context:
+    """What the routes read. ``status`` is the daemon's own report (``executive status``)."""
+
+    settings: Settings
+    observer: Observer
+    runtime: MemoryRuntime
+    status: Callable[[], dict[str, Any]]
+    _cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
+
+    async def cached(self, key: str, compute: Callable[[], Awaitable[T]]) -> T:
+        now = time.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < STORE_FIGURES_SECONDS:
+            return cast(T, hit[1])
+        value = await compute()
+        self._cache[key] = (now, value)
+        return value
+
+    @property
+    def home(self) -> Home:
+        return Home(self.settings.home)
+
+
+class _TokenGate(BaseHTTPMiddleware):
+    def __init__(self, app: Any, token: str) -> None:
+        super().__init__(app)
+        self._token = token.encode()
+
+    def _matches(self, offered: str | None) -> bool:
+        return offered is not None and hmac.compare_digest(offered.encode(), self._token)
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        header = request.headers.get("authorization", "")
+        bearer = header[7:] if header.lower().startswith("bearer ") else None
+        query = request.query_params.get("token")
+        if not (
+            self._matches(bearer)
+            or self._matches(query)
+            or self._matches(request.cookies.get(COOKIE))
+        ):
+            return PlainTextResponse(
+                "401: this dashboard needs its token (EXECUTIVE_DASHBOARD_TOKEN)",
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        response = await call_next(request)
+        if self._matches(query):
+            response.set_cookie(COOKIE, query or "", httponly=True, samesite="strict")
+        return response
+
+
+async def _figures(ctx: Context) -> StoreFigures:
+    figures = StoreFigures(store_open=ctx.runtime.opened)
+    try:
+        figures.pending_writes = ctx.runtime.pending_writes()
+    except (OSError, ValueError):
+        figures.pending_writes = None
+    if ctx.runtime.opened:
+        # Only a store the daemon already opened: a scrape must not load the embedding model.
+        try:
+            view = await ctx.runtime.view()
+            figures.by_type = await ctx.cached(
+                "by_type", lambda: sources.by_type(view, ctx.settings.user_id)
+            )
+        except Exception:
+            figures.by_type = {}
+    return figures
+
+
+def _metrics(ctx: Context) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        text = exposition(ctx.observer, await _figures(ctx)).decode()
+        return Response(scrub(text), media_type=CONTENT_TYPE)
+
+    return endpoint
+
+
+def _healthz(ctx: Context) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        result = await health.check(ctx.settings, ctx.observer, ctx.runtime)
+        body = scrub(json.dumps(result.as_dict()))
+        return Response(
+            body + "\n", status_code=200 if result.ok else 503, media_type="application/json"
+        )
+
+    return endpoint
+
+
+async def _no_icon(request: Request) -> Response:
+    # Browsers ask for one on every non-HTML answer (/metrics, /healthz): none, and no 404.
+    return Response(status_code=204)
+
+
+def build_app(ctx: Context) -> Starlette:
+    learn(ctx.settings.secret_values())
+    static = Path(str(files("executive.dashboard") / "static"))
+    routes = [
+        Route("/", pages.endpoint(ctx, pages.overview)),
+        Route("/bundles", pages.endpoint(ctx, pages.bundles)),
+        Route("/hooks", pages.endpoint(ctx, pages.hook_runs)),
+        Route("/packs", pages.endpoint(ctx, pages.packs)),
+        Route("/packs/{contract_id}", pages.endpoint(ctx, pages.pack)),
+        Route("/memory", pages.endpoint(ctx, pages.memory)),
+        Route("/memory/{memory_id}", pages.endpoint(ctx, pages.memory_item)),
+        Route("/metrics", _metrics(ctx)),
+        Route("/healthz", _healthz(ctx)),
+        Route("/favicon.ico", _no_icon),
+        Mount("/static", StaticFiles(directory=static), name="static"),
+    ]
+    token = ctx.settings.dashboard_token
+    middleware = [Middleware(_TokenGate, token=token.get_secret_value())] if token else []
+    return Starlette(routes=routes, middleware=middleware)

@@ -1,0 +1,79 @@
+"""``/healthz``: is the loop ticking, and does the store answer (when memory is on)?
+
+The loop ticks when an iteration starts and when it ends. Between iterations it waits at most
+the idle interval, so a tick older than twice that interval means it is stuck. An iteration in
+flight may legitimately last as long as one worker run plus its hooks; past that bound it is
+stalled too (a bundle with a longer own ``timeout_seconds`` reads as stalled past the global
+bound: the probe cannot know every bundle's limit).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import anyio
+
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import Filter
+from executive.observe import Observer
+from executive.settings import Settings
+
+# Hooks an iteration may run around its one worker (A, B, then C or D).
+_HOOKS_PER_ITERATION = 3
+
+
+@dataclass(frozen=True)
+class Health:
+    ok: bool
+    loop: str
+    store: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"status": "ok" if self.ok else "unhealthy", "loop": self.loop, "store": self.store}
+
+
+def loop_state(
+    settings: Settings, observer: Observer, now: float | None = None
+) -> tuple[bool, str]:
+    now = time.monotonic() if now is None else now
+    window = 2 * settings.idle_sleep_seconds
+    if observer.stopping:
+        return False, "stopping"
+    if observer.last_tick is None:
+        return False, "no iteration has started yet"
+    if observer.in_flight is not None:
+        number, since = observer.in_flight
+        bound = (
+            settings.worker_timeout_ms / 1000
+            + _HOOKS_PER_ITERATION * settings.hook_timeout_seconds
+            + window
+        )
+        age = now - since
+        if age > bound:
+            return False, f"stalled: iteration {number} running for {age:.0f}s (bound {bound:.0f}s)"
+        return True, f"busy: iteration {number} running for {age:.0f}s"
+    age = now - observer.last_tick
+    if age > window:
+        return False, f"stalled: no tick for {age:.0f}s (window {window:g}s)"
+    return True, f"ticking: last tick {age:.1f}s ago"
+
+
+async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool, str]:
+    if not settings.hooks_master_on:
+        return True, "memory off"
+    if not runtime.opened:
+        # Opening loads the embedding model: a probe must not be what pays for that.
+        return True, "not opened yet (opens on first use)"
+    try:
+        with anyio.fail_after(min(settings.store_timeout_seconds, 5.0)):
+            count = await (await runtime.view()).count(Filter(user_id=settings.user_id))
+    except Exception as exc:
+        return False, f"store does not answer: {type(exc).__name__}: {exc}"
+    return True, f"answers ({count} memories)"
+
+
+async def check(settings: Settings, observer: Observer, runtime: MemoryRuntime) -> Health:
+    loop_ok, loop = loop_state(settings, observer)
+    store_ok, store = await store_state(settings, runtime)
+    return Health(loop_ok and store_ok, loop, store)

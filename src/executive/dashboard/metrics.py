@@ -1,0 +1,113 @@
+"""``/metrics``: the observer's counters and the store's gauges, in Prometheus' text format.
+
+A collector on a registry of our own (not the library's global one) reads the observer at
+scrape time, so nothing in the loop imports prometheus_client and no metric object outlives
+the daemon. Store figures are gathered asynchronously before the (synchronous) exposition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+from prometheus_client.registry import Collector
+
+from executive.observe import DURATION_BUCKETS, Observer
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass
+class StoreFigures:
+    """What the store and the harvest ledger said at this scrape (None: not known)."""
+
+    pending_writes: int | None = None
+    by_type: dict[str, int] = field(default_factory=dict)
+    store_open: bool = False
+
+
+def _bound(value: float) -> str:
+    return "+Inf" if value == float("inf") else repr(value)
+
+
+class _Collector(Collector):
+    def __init__(self, observer: Observer, figures: StoreFigures) -> None:
+        self._o = observer
+        self._f = figures
+
+    def collect(self) -> Iterator[Metric]:
+        o = self._o
+        iterations = CounterMetricFamily(
+            "executive_iterations", "Loop iterations by how they ended", labels=["pace"]
+        )
+        for pace, n in sorted(o.iteration_counts.items()):
+            iterations.add_metric([pace], n)
+        yield iterations
+
+        runs = CounterMetricFamily(
+            "executive_hook_runs", "Hook runs by hook and outcome", labels=["hook", "outcome"]
+        )
+        for (hook, outcome), n in sorted(o.hook_counts.items()):
+            runs.add_metric([hook, outcome], n)
+        yield runs
+
+        durations = HistogramMetricFamily(
+            "executive_hook_duration_seconds", "How long hook runs took", labels=["hook"]
+        )
+        for hook, hist in sorted(o.hook_durations.items()):
+            buckets = [(_bound(b), n) for b, n in zip(DURATION_BUCKETS, hist.buckets, strict=True)]
+            durations.add_metric([hook], buckets, hist.total)
+        yield durations
+
+        tokens = SummaryMetricFamily("executive_pack_tokens", "Tokens of each memory pack built")
+        tokens.add_metric([], o.pack_tokens.count, o.pack_tokens.total)
+        yield tokens
+        entries = SummaryMetricFamily("executive_pack_entries", "Memories in each pack built")
+        entries.add_metric([], o.pack_entries.count, o.pack_entries.total)
+        yield entries
+
+        writes = CounterMetricFamily(
+            "executive_store_writes",
+            "Memory writes by hooks: succeeded, skipped (already known) or failed",
+            labels=["result"],
+        )
+        for result in ("succeeded", "skipped", "failed"):
+            writes.add_metric([result], o.write_counts.get(result, 0))
+        yield writes
+
+        workers = CounterMetricFamily(
+            "executive_worker_runs", "Worker runs by outcome", labels=["outcome"]
+        )
+        for outcome, n in sorted(o.worker_counts.items()):
+            workers.add_metric([outcome], n)
+        yield workers
+
+        if self._f.pending_writes is not None:
+            yield GaugeMetricFamily(
+                "executive_pending_writes",
+                "Writes the store never confirmed (replayed from the ledger)",
+                value=self._f.pending_writes,
+            )
+        memories = GaugeMetricFamily(
+            "executive_memories", "Memories in the store by type", labels=["type"]
+        )
+        for kind, n in sorted(self._f.by_type.items()):
+            memories.add_metric([kind], n)
+        yield memories
+        yield GaugeMetricFamily(
+            "executive_uptime_seconds", "Seconds since the daemon started", value=o.uptime_seconds
+        )
+
+
+def exposition(observer: Observer, figures: StoreFigures) -> bytes:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(observer, figures))
+    return generate_latest(registry)

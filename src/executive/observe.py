@@ -1,0 +1,229 @@
+"""What the daemon did lately, kept in memory for the dashboard, /metrics and /healthz.
+
+The supervisor, the loop and the hook runner report into one :class:`Observer`; nothing here
+reads a file or the store, and everything it keeps is bounded (the last ``keep`` records of
+each kind, plus counters that never grow with time). It sits below every layer so that any of
+them may report without importing upward, and it holds plain data, so the dashboard can read
+it from the same event loop without locks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+# Hook durations in seconds: a built-in hook takes milliseconds, an LLM hook up to its limit.
+DURATION_BUCKETS: tuple[float, ...] = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+    float("inf"),
+)
+
+
+class _Result(Protocol):
+    """The parts of a ``HookResult`` the observer reads (it may not import hooks)."""
+
+    hook: str
+    engine: str | None
+    duration_ms: int
+    error: str | None
+    reason: str | None
+    final_text: str
+    memory_pack: str | None
+    details: dict[str, Any]
+
+    @property
+    def outcome(self) -> str: ...
+
+    @property
+    def histogram(self) -> dict[str, int]: ...
+
+    @property
+    def tail(self) -> str: ...
+
+    @property
+    def writes(self) -> Any: ...
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Iteration:
+    number: int
+    pace: str
+    duration_ms: int
+    finished_at: str
+
+
+@dataclass(frozen=True)
+class HookRun:
+    id: int
+    at: str
+    hook: str
+    engine: str
+    outcome: str
+    duration_ms: int
+    tools: dict[str, int]
+    writes: dict[str, int]
+    tail: str
+    error: str | None
+    bundle: str | None
+    step: int | None
+
+
+@dataclass(frozen=True)
+class Pack:
+    """The pack one spawn got, beside the reader's trace of how it was found."""
+
+    contract_id: str
+    at: str
+    bundle: str
+    step: int
+    step_title: str
+    attempt: int
+    outcome: str
+    markdown: str
+    tokens: int
+    entries: int
+    cut: int
+    trace: dict[str, Any]
+    error: str | None
+
+
+@dataclass
+class Histogram:
+    buckets: list[int] = field(default_factory=lambda: [0] * len(DURATION_BUCKETS))
+    total: float = 0.0
+    count: int = 0
+
+    def observe(self, seconds: float) -> None:
+        for i, bound in enumerate(DURATION_BUCKETS):
+            if seconds <= bound:
+                self.buckets[i] += 1
+        self.total += seconds
+        self.count += 1
+
+
+class Observer:
+    def __init__(self, keep: int = 500) -> None:
+        self.started_monotonic = time.monotonic()
+        self.started_at = datetime.now(UTC).isoformat()
+        self.iterations: deque[Iteration] = deque(maxlen=keep)
+        self.hook_runs: deque[HookRun] = deque(maxlen=keep)
+        self.packs: deque[Pack] = deque(maxlen=keep)
+        self.iteration_counts: Counter[str] = Counter()
+        self.hook_counts: Counter[tuple[str, str]] = Counter()
+        self.hook_durations: dict[str, Histogram] = {}
+        self.write_counts: Counter[str] = Counter()
+        self.worker_counts: Counter[str] = Counter()
+        self.pack_tokens = Histogram()
+        self.pack_entries = Histogram()
+        self.last_tick: float | None = None
+        self.in_flight: tuple[int, float] | None = None
+        self.stopping = False
+        self._next_id = 0
+
+    # --- the supervisor ---------------------------------------------------------------------
+    def iteration_started(self, number: int) -> None:
+        now = time.monotonic()
+        self.in_flight = (number, now)
+        self.last_tick = now
+
+    def iteration_finished(self, number: int, pace: str, duration_ms: int) -> None:
+        self.iterations.append(Iteration(number, pace, duration_ms, _now()))
+        self.iteration_counts[pace] += 1
+        self.in_flight = None
+        self.last_tick = time.monotonic()
+
+    # --- the hook runner --------------------------------------------------------------------
+    def hook_finished(self, result: _Result, context: object | None = None) -> None:
+        outcome = result.outcome
+        self.hook_counts[(result.hook, outcome)] += 1
+        if outcome == "skipped":
+            # Gated runs happen every iteration a hook is off: counted, not listed.
+            return
+        self.hook_durations.setdefault(result.hook, Histogram()).observe(result.duration_ms / 1000)
+        writes = result.writes.model_dump() if hasattr(result.writes, "model_dump") else {}
+        for name in ("succeeded", "skipped", "failed"):
+            self.write_counts[name] += int(writes.get(name, 0))
+        item = getattr(context, "work_item", None)
+        step = getattr(context, "current_step", None)
+        self._next_id += 1
+        self.hook_runs.append(
+            HookRun(
+                id=self._next_id,
+                at=_now(),
+                hook=result.hook,
+                engine=result.engine or "",
+                outcome=outcome,
+                duration_ms=result.duration_ms,
+                tools=result.histogram,
+                writes={k: int(v) for k, v in writes.items()},
+                tail=result.tail,
+                error=result.error,
+                bundle=getattr(item, "bundle_slug", None),
+                step=getattr(step, "number", None),
+            )
+        )
+
+    # --- the loop ---------------------------------------------------------------------------
+    def spawned(
+        self,
+        *,
+        contract_id: str,
+        bundle: str,
+        step: int,
+        step_title: str,
+        attempt: int,
+        result: _Result | None,
+    ) -> None:
+        """Hook B's answer for one spawn (``None``: the hook could not even be asked)."""
+        details = result.details if result is not None else {}
+        ok = result is not None and result.outcome == "ok"
+        pack = Pack(
+            contract_id=contract_id,
+            at=_now(),
+            bundle=bundle,
+            step=step,
+            step_title=step_title,
+            attempt=attempt,
+            outcome=result.outcome if result is not None else "failed",
+            markdown=(result.memory_pack or "") if ok and result is not None else "",
+            tokens=int(details.get("tokens", 0) or 0),
+            entries=int(details.get("entries", 0) or 0),
+            cut=int(details.get("cut", 0) or 0),
+            trace=dict(details.get("trace") or {}),
+            error=(result.error or result.reason) if result is not None else "no context",
+        )
+        self.packs.append(pack)
+        if ok:
+            self.pack_tokens.observe(pack.tokens)
+            self.pack_entries.observe(pack.entries)
+
+    def worker_finished(self, outcome: str) -> None:
+        self.worker_counts[outcome] += 1
+
+    # --- readers ----------------------------------------------------------------------------
+    def pack(self, contract_id: str) -> Pack | None:
+        return next((p for p in reversed(self.packs) if p.contract_id == contract_id), None)
+
+    @property
+    def uptime_seconds(self) -> float:
+        return time.monotonic() - self.started_monotonic
