@@ -1,7 +1,7 @@
-"""Running one worker: its own process group, a wall-clock limit, a pid file, a run log.
+"""Running one worker: its isolation, its own process group, a limit, a pid file, a run log.
 
-The limit (or the daemon's shutdown) sends SIGTERM to the whole group, then SIGKILL after a
-grace. A pid file per run records pid, group and start time, so a daemon killed with
+The limit (or the daemon's shutdown) sends SIGTERM to the whole group and every descendant,
+then SIGKILL after a grace, and waits until none is left. A pid file per run records pid, group and start time, so a daemon killed with
 SIGKILL finds and ends its orphaned workers when it starts again (the start time makes
 sure a recycled pid is never mistaken for one).
 """
@@ -11,21 +11,27 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import anyio
 from anyio.abc import Process
 
 from executive.logs import get_logger
+from executive.redact import scrub
+from executive.workers.sandbox import Isolation
 
 log = get_logger(__name__)
 
 TERM_GRACE_SECONDS = 5.0
+# Set in every worker's environment to its contract id: how a lost sandbox is found again.
+MARK = "GOAL_CONTRACT"
 TAIL_BYTES = 4000
 
 
@@ -67,70 +73,223 @@ async def run(
     log_path: Path,
     pid_dir: Path,
     contract_id: str,
+    isolation: Isolation | None = None,
+    readonly: Sequence[Path] = (),
 ) -> WorkerRun:
+    """Run one worker; its output, redacted, ends in ``log_path`` when it is over.
+
+    The raw output goes to a file beside the pid files (``.state/``, never committed) and is
+    scrubbed into the run log afterwards, so a secret the worker printed never reaches a
+    file that git or a person reads.
+    """
     await anyio.Path(log_path.parent).mkdir(parents=True, exist_ok=True)
     await anyio.Path(pid_dir).mkdir(parents=True, exist_ok=True)
+    raw = pid_dir / f"{contract_id}.out"
     started = time.monotonic()
-    timed_out = False
-    with log_path.open("ab") as sink:
-        process = await anyio.open_process(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own session and process group
-        )
-    pid_file = pid_dir / f"{contract_id}.json"
-    pid_file.write_text(
-        json.dumps(
-            {
-                "pid": process.pid,
-                "pgid": process.pid,
-                "start": start_time(process.pid),
-                "contract_id": contract_id,
-                "argv0": argv[0],
-            }
-        )
-    )
+    try:
+        with raw.open("wb") as sink:
+            exit_code, timed_out = await supervise(
+                argv,
+                cwd=cwd,
+                env=env,
+                timeout_seconds=timeout_seconds,
+                sink=sink,
+                isolation=isolation,
+                readonly=readonly,
+                pid_file=pid_dir / f"{contract_id}.json",
+                label=contract_id,
+            )
+    finally:
+        _publish(raw, log_path)  # no await: runs even when cancelled
+    duration = time.monotonic() - started
     log.info(
-        "worker.started", contract_id=contract_id, pid=process.pid, argv0=argv[0], cwd=str(cwd)
+        "worker.finished",
+        contract_id=contract_id,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        duration_ms=round(duration * 1000),
     )
+    return WorkerRun(exit_code, timed_out, duration, log_path)
+
+
+async def supervise(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_seconds: float,
+    sink: IO[bytes],
+    isolation: Isolation | None = None,
+    readonly: Sequence[Path] = (),
+    pid_file: Path | None = None,
+    label: str = "",
+) -> tuple[int | None, bool]:
+    """Start ``argv`` in its own process group (and isolation), wait, end everything it left.
+
+    Returns (exit code, timed out). When this returns, no process of the tree is alive: the
+    time limit, a cancellation or a normal exit all end the group and every descendant.
+    """
+    iso = isolation or Isolation("none", "not isolated")
+    full = iso.wrap(argv, workdir=cwd, readonly=readonly)
+    uid, gid = iso.ids if iso.mode == "user" and iso.ids else (None, None)
+    # Never from a worker thread: bwrap's --die-with-parent follows the starting thread.
+    process = await anyio.open_process(
+        full,
+        cwd=cwd,
+        env=dict(env),  # the environment travels here, not as --setenv in a readable argv
+        stdin=subprocess.DEVNULL,
+        stdout=sink,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own session and process group
+        user=uid,
+        group=gid,
+        extra_groups=[] if uid is not None else None,
+    )
+    if pid_file is not None:
+        await anyio.Path(pid_file).write_text(
+            json.dumps(
+                {
+                    "pid": process.pid,
+                    "pgid": process.pid,
+                    "start": start_time(process.pid),
+                    "contract_id": label,
+                    "argv0": argv[0],
+                }
+            )
+        )
+    log.info(
+        "worker.started",
+        contract_id=label,
+        pid=process.pid,
+        argv0=argv[0],
+        cwd=str(cwd),
+        isolation=iso.mode,
+    )
+    timed_out = False
     try:
         with anyio.move_on_after(timeout_seconds) as scope:
             await process.wait()
         if scope.cancelled_caught:
             timed_out = True
-            log.warning("worker.timeout", contract_id=contract_id, timeout_seconds=timeout_seconds)
-            await _end_group(process)
+            log.warning("worker.timeout", contract_id=label, timeout_seconds=timeout_seconds)
+            await end_tree(process)
         else:
-            _signal_group(process.pid, signal.SIGTERM)  # leftovers the worker started
+            await end_tree(process)  # leftovers the worker started in the background
     except BaseException:
         with anyio.CancelScope(shield=True):
-            log.warning("worker.cancelled", contract_id=contract_id)
-            await _end_group(process)
+            log.warning("worker.cancelled", contract_id=label)
+            await end_tree(process)
         raise
     finally:
-        pid_file.unlink(missing_ok=True)
-    duration = time.monotonic() - started
-    log.info(
-        "worker.finished",
-        contract_id=contract_id,
-        exit_code=process.returncode,
-        timed_out=timed_out,
-        duration_ms=round(duration * 1000),
-    )
-    return WorkerRun(process.returncode, timed_out, duration, log_path)
+        if pid_file is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.Path(pid_file).unlink(missing_ok=True)
+    return process.returncode, timed_out
 
 
-async def _end_group(process: Process) -> None:
-    _signal_group(process.pid, signal.SIGTERM)
-    with anyio.move_on_after(TERM_GRACE_SECONDS):
-        await process.wait()
+def _publish(raw: Path, log_path: Path) -> None:
+    try:
+        text = raw.read_bytes().decode(errors="replace")
+    except OSError as exc:
+        log.warning("worker.output_unreadable", path=str(raw), error=str(exc))
         return
+    with log_path.open("a") as handle:
+        handle.write(scrub(text))
+    raw.unlink(missing_ok=True)
+
+
+async def end_tree(process: Process) -> None:
+    """SIGTERM the group and every descendant, a grace, then SIGKILL, and wait until all are gone.
+
+    A process group alone is not enough (a worker can ``setsid``) and a plain kill of the
+    shell leaves a pipeline's stages alive holding the output pipe. The descendants are
+    found through ``/proc/<pid>/task/*/children`` and pinned with pidfds, so a recycled pid
+    is never signalled; inside bwrap the pid namespace takes the rest with it.
+    """
+    pinned = _pin(process.pid)
+    _signal_group(process.pid, signal.SIGTERM)
+    for fd in pinned:
+        _pidfd_signal(fd, signal.SIGTERM)
+    if process.returncode is None:
+        with anyio.move_on_after(TERM_GRACE_SECONDS):
+            await process.wait()
+    pinned += _pin(process.pid) if process.returncode is None else []
+    pinned += _pin_group(process.pid)
     _signal_group(process.pid, signal.SIGKILL)
+    for fd in pinned:
+        _pidfd_signal(fd, signal.SIGKILL)
     await process.wait()
+    try:
+        for fd in pinned:
+            # A pidfd turns readable when its process has exited: nothing is left running.
+            with anyio.move_on_after(TERM_GRACE_SECONDS) as scope:
+                await anyio.wait_readable(fd)
+            if scope.cancelled_caught:
+                log.error("worker.survivor", pid=_pidfd_pid(fd))
+    finally:
+        for fd in pinned:
+            os.close(fd)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        tasks = [t.name for t in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            found += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _pin(root: int) -> list[int]:
+    """pidfds for every live descendant of ``root`` (not ``root`` itself: we hold it)."""
+    fds, seen, todo = [], {root}, _children(root)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            fds.append(os.pidfd_open(pid))
+        except OSError:
+            continue
+        todo += _children(pid)
+    return fds
+
+
+def _pin_group(pgid: int) -> list[int]:
+    """pidfds for processes still in group ``pgid`` (orphans that left the tree)."""
+    fds = []
+    for entry in (p.name for p in Path("/proc").iterdir()):
+        if not entry.isdigit() or int(entry) == pgid:
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            with contextlib.suppress(OSError):
+                fds.append(os.pidfd_open(int(entry)))
+    return fds
+
+
+def _pidfd_signal(fd: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        signal.pidfd_send_signal(fd, signum)
+
+
+def _pidfd_pid(fd: int) -> int | None:
+    try:
+        for line in Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines():
+            if line.startswith("Pid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
@@ -139,7 +298,10 @@ def _signal_group(pgid: int, signum: signal.Signals) -> None:
 
 
 def reap_orphans(pid_dir: Path) -> list[str]:
-    """End the workers a previous daemon left running; returns their contract ids."""
+    """End the workers a previous daemon left running (whole trees); returns their contract ids.
+
+    Runs once at start-up, before the loop: blocking here is fine.
+    """
     ended = []
     for pid_file in sorted(pid_dir.glob("*.json")) if pid_dir.is_dir() else []:
         try:
@@ -149,14 +311,61 @@ def reap_orphans(pid_dir: Path) -> list[str]:
             log.warning("worker.pidfile_unreadable", path=str(pid_file), error=str(exc))
             pid_file.unlink(missing_ok=True)
             continue
-        if started is not None and start_time(pid) == started:
-            _signal_group(pgid, signal.SIGTERM)
-            deadline = time.monotonic() + TERM_GRACE_SECONDS
-            while start_time(pid) == started and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if start_time(pid) == started:
-                _signal_group(pgid, signal.SIGKILL)
-            log.warning("worker.orphan_ended", contract_id=info.get("contract_id"), pid=pid)
-            ended.append(str(info.get("contract_id")))
+        contract = str(info.get("contract_id"))
+        root_alive = started is not None and start_time(pid) == started
+        # A sandbox whose outer bwrap died before it armed --die-with-parent lives on,
+        # reparented and in its own session: it is found by the run's mark in its environment.
+        marked = _pin_marked(contract)
+        if root_alive or marked:
+            _end_orphan(pid if root_alive else None, pgid, marked)
+            log.warning("worker.orphan_ended", contract_id=contract, pid=pid)
+            ended.append(contract)
         pid_file.unlink(missing_ok=True)
+    for raw in pid_dir.glob("*.out") if pid_dir.is_dir() else []:
+        raw.unlink(missing_ok=True)  # unredacted output of a run that never finished
     return ended
+
+
+def _pin_marked(contract_id: str) -> list[int]:
+    """pidfds for live processes whose environment carries ``MARK=<contract_id>``."""
+    needle = f"{MARK}={contract_id}".encode()
+    fds = []
+    for entry in (p.name for p in Path("/proc").iterdir()):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            with contextlib.suppress(OSError):
+                fds.append(os.pidfd_open(int(entry)))
+    return fds
+
+
+def _end_orphan(pid: int | None, pgid: int, marked: list[int]) -> None:
+    pinned = list(marked)
+    if pid is not None:
+        with contextlib.suppress(OSError):
+            pinned.append(os.pidfd_open(pid))
+        pinned += _pin(pid) + _pin_group(pgid)
+    try:
+        if pid is not None:
+            _signal_group(pgid, signal.SIGTERM)
+        for fd in pinned:
+            _pidfd_signal(fd, signal.SIGTERM)
+        if pinned:
+            select.select(
+                pinned[:1], [], [], TERM_GRACE_SECONDS
+            )  # the root exits, or the grace ends
+        if pid is not None:
+            pinned += _pin(pid) + _pin_group(pgid)
+            _signal_group(pgid, signal.SIGKILL)
+        for fd in pinned:
+            _pidfd_signal(fd, signal.SIGKILL)
+        for fd in pinned:
+            if not select.select([fd], [], [], TERM_GRACE_SECONDS)[0]:
+                log.error("worker.survivor", pid=_pidfd_pid(fd))
+    finally:
+        for fd in pinned:
+            os.close(fd)
