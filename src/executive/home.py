@@ -5,14 +5,10 @@ Only paths live here (no I/O beyond ``ensure``), so any layer may depend on it.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 PRIORITIES = ("P0", "P1", "P2", "P3", "P4")
-_SOCKET_PATH_MAX = 100
 
 
 @dataclass(frozen=True)
@@ -104,18 +100,13 @@ class Home:
 
     @property
     def socket(self) -> Path:
-        """The daemon's control socket; beside the home unless its path would be too long.
+        """The daemon's control socket, always in ``.state/`` (hidden from every sandbox).
 
-        A Unix socket path holds at most ~104 bytes (macOS; 108 on Linux). A deep home gets
-        a socket in a private runtime folder instead, named after the home, so the daemon
-        and the CLI still agree on it.
+        A deep home's path is longer than a Unix socket address holds; the socket code then
+        reaches it through a held folder fd (``/proc/self/fd/<n>/executive.sock``), never
+        through a shared runtime folder that another process could have planted first.
         """
-        path = self.state / "executive.sock"
-        if len(os.fsencode(path)) < _SOCKET_PATH_MAX:
-            return path
-        digest = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16]
-        runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-        return Path(runtime) / f"executive-{os.getuid()}" / f"{digest}.sock"
+        return self.state / "executive.sock"
 
     @property
     def daemon_pid(self) -> Path:

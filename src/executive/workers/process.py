@@ -23,6 +23,7 @@ from typing import IO
 import anyio
 from anyio.abc import Process
 
+from executive import peers
 from executive.logs import get_logger
 from executive.redact import scrub
 from executive.workers.sandbox import Isolation
@@ -145,6 +146,7 @@ async def supervise(
         group=gid,
         extra_groups=[] if uid is not None else None,
     )
+    peers.register(process.pid)  # the control socket refuses this tree from now on
     if pid_file is not None:
         await anyio.Path(pid_file).write_text(
             json.dumps(
@@ -181,6 +183,7 @@ async def supervise(
             await end_tree(process)
         raise
     finally:
+        peers.unregister(process.pid)
         if pid_file is not None:
             with anyio.CancelScope(shield=True):
                 await anyio.Path(pid_file).unlink(missing_ok=True)
