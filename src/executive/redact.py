@@ -25,8 +25,11 @@ SECRET_NAME = re.compile(
 # Shapes of credentials that may arrive without having been in our environment. Order
 # matters where one shape is a prefix of another (sk-ant- before sk-).
 SHAPES: tuple[re.Pattern[str], ...] = (
+    # A key block, to its END line; a cut-off block up to the first non-base64 character
+    # (a literal or JSON-escaped newline continues it, a quote ends it: JSON stays JSON).
     re.compile(
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,-]|\\n)*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|(?=[^A-Za-z0-9+/=\s:,\\-])|\Z)"
     ),
     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),

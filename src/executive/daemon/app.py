@@ -10,6 +10,7 @@ from functools import partial
 
 from apscheduler.triggers.interval import IntervalTrigger
 
+from executive import redact
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
@@ -52,6 +53,8 @@ def daemon_lock(home: Home) -> Iterator[None]:
 
 def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
+    # Every secret value the operator gave us, by name, is redacted wherever text is recorded.
+    redact.learn(home=home.root, secrets=settings.secret_values())
     runtime = MemoryRuntime(settings)
     maintenance = Maintenance(runtime)
     executive = Executive(settings, runtime)

@@ -23,6 +23,7 @@ from executive.loop import contexts, retro
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
+from executive.redact import redactor
 from executive.settings import Settings
 from executive.workers.process import reap_orphans
 from executive.workspace.bundle import Bundle
@@ -329,6 +330,9 @@ class Executive:
         """Build the context and run the hook; nothing here may stop the loop."""
         try:
             context = build()
+            # Contexts quote goals, errors and verifier evidence: redacted before any engine
+            # (and so memory) sees them.
+            context = type(context).model_validate(redactor().value(context.model_dump()))
         except Exception as exc:
             log.exception("hook.context_failed", hook=name, error=repr(exc))
             return None

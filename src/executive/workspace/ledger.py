@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from executive.files import append_jsonl, read_jsonl
+from executive.redact import redactor
 
 
 class WorkLedger:
@@ -18,7 +19,8 @@ class WorkLedger:
         record = {
             "ts": datetime.now(UTC).isoformat(),
             "event": event,
-            **{k: v for k, v in fields.items() if v is not None},
+            # The last line of defence: fields may carry worker or verifier text.
+            **{k: redactor().value(v) for k, v in fields.items() if v is not None},
         }
         append_jsonl(self.path, record)
         return record
