@@ -4,10 +4,11 @@ The socket serves the operator's CLI and the LLM engine's agent, never a worker.
 says who connected (``SO_PEERCRED``: pid, uid, gid at ``connect()``, in our namespaces); a
 pidfd pins that process so a recycled pid is never judged in its place. A peer is refused
 when it is another user, when it lives in other pid or user namespaces than ours (a
-bubblewrap sandbox: it cannot leave them), or when it belongs to a live worker: its process
-group or session is a worker's, or a worker is among its ancestors. The last two checks are
-weak by nature (``setsid`` and a double fork escape them): they are what is left in
-isolation mode ``none``, where the worker is the daemon's own user.
+bubblewrap sandbox: it cannot leave them), or when it belongs to a worker: its environment
+carries a worker's run mark, or its process group or session is a live worker's, or a
+worker is among its ancestors. These last checks are weak by nature (``env -i``, ``setsid``
+and a double fork together escape them): they are what is left in isolation mode ``none``,
+where the worker is the daemon's own user.
 
 Workers register here when they start (``workers.process``); the socket server (in the
 memory layer) asks here. Neither imports the other.
@@ -25,6 +26,7 @@ from pathlib import Path
 
 SO_PEERPIDFD = 77  # Linux >= 6.5 (x86-64, arm64); Python 3.11 has no constant for it
 _CRED = struct.Struct("3i")
+WORKER_MARK = b"GOAL_CONTRACT="  # set in every worker's environment (workers.process.MARK)
 _workers: set[int] = set()  # pids of live worker roots (each leads its own group and session)
 
 
@@ -96,6 +98,12 @@ def judge(peer: Peer) -> str | None:
             return f"peer namespaces unreadable: {exc.strerror}"
         if theirs != ours:
             return f"peer runs in another {ns} namespace (a worker sandbox)"
+    try:
+        environ = Path(f"/proc/{peer.pid}/environ").read_bytes().split(b"\0")
+    except OSError as exc:
+        return f"peer environment unreadable: {exc.strerror}"
+    if any(v.startswith(WORKER_MARK) for v in environ):
+        return "peer carries a worker's run mark (GOAL_CONTRACT) in its environment"
     live = workers()
     pid: int | None = peer.pid
     seen = 0

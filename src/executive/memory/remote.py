@@ -41,6 +41,7 @@ MAX_MESSAGE = 512 * 1024 * 1024  # a response: a complete listing of a large sto
 MAX_REQUEST = 1024 * 1024
 MAX_DEPTH = 32
 REQUEST_SECONDS = 30.0
+MAX_DRAIN = 16 * 1024 * 1024
 _SUN_PATH_MAX = 100  # sun_path holds 108 bytes on Linux (104 on macOS)
 PRINCIPLE = "principle"
 
@@ -138,6 +139,10 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
         return
     if isinstance(request, str):
         await _reply(stream, {"ok": False, "error": f"bad request: {request}"})
+        # Closing with unread bytes resets the connection and loses the answer: read on a
+        # little (bounded) so the client sees why it was refused.
+        with anyio.move_on_after(REQUEST_SECONDS):
+            await _drain(stream)
         return
     op, args = request
     try:
@@ -152,6 +157,15 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
         log.exception("control.failed", op=op, error=repr(exc))
         response = {"ok": False, "error": f"{op} failed in the daemon: {exc!r}"}
     await _reply(stream, response)
+
+
+async def _drain(stream: SocketStream) -> None:
+    with contextlib.suppress(Exception):
+        await stream.send_eof()
+    left = MAX_DRAIN
+    with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+        while left > 0:
+            left -= len(await stream.receive(65536))
 
 
 async def _read_request(stream: SocketStream) -> tuple[str, dict[str, Any]] | str | None:

@@ -168,19 +168,20 @@ async def supervise(
         isolation=iso.mode,
     )
     timed_out = False
+    mark = env.get(MARK)
     try:
         with anyio.move_on_after(timeout_seconds) as scope:
             await process.wait()
         if scope.cancelled_caught:
             timed_out = True
             log.warning("worker.timeout", contract_id=label, timeout_seconds=timeout_seconds)
-            await end_tree(process)
+            await end_tree(process, mark)
         else:
-            await end_tree(process)  # leftovers the worker started in the background
+            await end_tree(process, mark)  # leftovers the worker started in the background
     except BaseException:
         with anyio.CancelScope(shield=True):
             log.warning("worker.cancelled", contract_id=label)
-            await end_tree(process)
+            await end_tree(process, mark)
         raise
     finally:
         peers.unregister(process.pid)
@@ -201,13 +202,15 @@ def _publish(raw: Path, log_path: Path) -> None:
     raw.unlink(missing_ok=True)
 
 
-async def end_tree(process: Process) -> None:
+async def end_tree(process: Process, mark: str | None = None) -> None:
     """SIGTERM the group and every descendant, a grace, then SIGKILL, and wait until all are gone.
 
     A process group alone is not enough (a worker can ``setsid``) and a plain kill of the
     shell leaves a pipeline's stages alive holding the output pipe. The descendants are
     found through ``/proc/<pid>/task/*/children`` and pinned with pidfds, so a recycled pid
-    is never signalled; inside bwrap the pid namespace takes the rest with it.
+    is never signalled; inside bwrap the pid namespace takes the rest with it. Outside it,
+    a process that left both (``setsid`` and a double fork) is still found by the run's mark
+    in its environment, unless it also cleared that (isolation ``none`` is not a sandbox).
     """
     pinned = _pin(process.pid)
     _signal_group(process.pid, signal.SIGTERM)
@@ -217,7 +220,7 @@ async def end_tree(process: Process) -> None:
         with anyio.move_on_after(TERM_GRACE_SECONDS):
             await process.wait()
     pinned += _pin(process.pid) if process.returncode is None else []
-    pinned += _pin_group(process.pid)
+    pinned += _pin_group(process.pid) + (_pin_marked(mark) if mark else [])
     _signal_group(process.pid, signal.SIGKILL)
     for fd in pinned:
         _pidfd_signal(fd, signal.SIGKILL)
