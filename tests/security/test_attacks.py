@@ -184,7 +184,8 @@ def test_every_attack_is_refused_contained_or_redacted(scene):
     # 1. Memory poisoning: the socket is out of reach (sandbox) or refuses the worker (none),
     # and refuses a principle even from the operator.
     result = (out / "poison" / "result.txt").read_text()
-    direct, escaped = result.splitlines()[:2]
+    [direct] = [line for line in result.splitlines() if line.startswith("direct ")]
+    [escaped] = [line for line in result.splitlines() if line.startswith("escaped ")]
     if mode == "sandbox":
         assert direct == "direct unreachable:FileNotFoundError"
         assert escaped == "escaped unreachable:FileNotFoundError"

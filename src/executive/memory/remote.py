@@ -131,6 +131,8 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     if why is not None:
         log.warning("control.peer_refused", reason=why)
         await _reply(stream, {"ok": False, "error": f"refused: {why}"})
+        with anyio.move_on_after(REQUEST_SECONDS):
+            await _drain(stream)  # unread; only so the answer is not lost to a reset
         return
     request = None
     with anyio.move_on_after(REQUEST_SECONDS):
