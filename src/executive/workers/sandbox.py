@@ -77,8 +77,10 @@ def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) 
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for folder in iso.hidden:
-        # Under /tmp it is already gone; a missing path would stop bwrap.
-        if folder.is_dir() and not folder.is_relative_to(tmp):
+        # Under /tmp or under another hidden folder it is already gone (hiding it again
+        # would leave an empty mount point to see); a missing path would stop bwrap.
+        covered = any(folder != o and folder.is_relative_to(o) for o in iso.hidden)
+        if folder.is_dir() and not covered and not folder.is_relative_to(tmp):
             args += ["--tmpfs", str(folder)]
     for path in readonly:
         args += ["--ro-bind", str(path), str(path)]
