@@ -318,6 +318,14 @@ class Settings(BaseSettings):
         description="comma-separated absolute folders hidden from sandboxed workers besides the home (e.g. ~/.ssh)",
     )
 
+    @field_validator("sandbox_writable", "sandbox_hide")
+    @classmethod
+    def _absolute_folders(cls, value: str) -> str:
+        relative = [p for p in _split(value) if not Path(p).expanduser().is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute folders: {', '.join(relative)}")
+        return value
+
     # --- the daemon (ours) ----------------------------------------------------------------
     timezone: str = Field(
         "UTC",

@@ -10,9 +10,12 @@ namespaces here; ``none`` is the daemon's own user, where only the daemon's own 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,13 @@ MODES = [
         marks=pytest.mark.skipif(
             sandbox.choose("auto").mode != "sandbox",
             reason="bubblewrap cannot build namespaces on this machine",
+        ),
+    ),
+    pytest.param(
+        "user",
+        marks=pytest.mark.skipif(
+            os.geteuid() != 0 or sandbox.account_ids("nobody") is None,
+            reason="user mode needs a root daemon and the nobody account",
         ),
     ),
     "none",
@@ -76,13 +86,24 @@ def _every_file(root: Path) -> list[Path]:
 def scene(tmp_path: Path, request: pytest.FixtureRequest):
     mode = request.param
     shapes, secrets = hostile.token_shapes(), hostile.env_secrets()
+    extra = {}
+    if mode == "user":
+        # The worker account must reach its folders (and nothing else): outside root's
+        # private pytest folder, through a folder it may pass but not list.
+        scratch = Path(tempfile.mkdtemp(prefix="executive-user-", dir="/var/tmp"))
+        scratch.chmod(0o711)
+        request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
+        extra["EXECUTIVE_OUTPUT_ROOT"] = str(scratch / "outputs")
     home = make_home(
         tmp_path,
         **MEMORY_ON,
         **secrets,
+        **extra,
         EXECUTIVE_WORKER_ISOLATION=mode,
         EXECUTIVE_WORKER_NETWORK="false",
     )
+    home.chmod(0o700)
+    out_root = Path(extra.get("EXECUTIVE_OUTPUT_ROOT", outputs(home)))
     set_env(home, IDLE_SLEEP_SECONDS="0.2")
     sock = home / ".state" / "executive.sock"
     poison = add_bundle(
@@ -95,7 +116,7 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest):
     (poison / "work.sh").write_text("#!/bin/sh\nset -eu\n" + hostile.plant_poison(poison, sock))
     # The leaking script lives in the worker's own folder, as if the worker had written it:
     # in the bundle (the home) it would itself be a committed secret.
-    leak_out = outputs(home) / "leak"
+    leak_out = out_root / "leak"
     leak_out.mkdir(parents=True)
     (leak_out / "leak.sh").write_text(hostile.leak_script(home, shapes))
     add_bundle(
@@ -161,7 +182,7 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest):
     yield {
         "mode": mode,
         "home": home,
-        "out": outputs(home),
+        "out": out_root,
         "daemon": daemon,
         "code": code,
         "answers": answers,
@@ -190,6 +211,9 @@ def test_every_attack_is_refused_contained_or_redacted(scene):
         assert direct == "direct unreachable:FileNotFoundError"
         assert escaped == "escaped unreachable:FileNotFoundError"
         assert "found via" not in result
+    elif mode == "user":
+        assert direct == "direct unreachable:PermissionError"
+        assert escaped == "escaped unreachable:PermissionError"
     else:
         assert '"ok": false' in direct and "refused" in direct
         assert '"ok": false' in escaped and "refused" in escaped
@@ -231,6 +255,8 @@ def test_every_attack_is_refused_contained_or_redacted(scene):
     assert len(failed) == 3 and all("[REDACTED]" in e["error"] for e in failed)
     if mode == "sandbox":
         assert "No such file or directory" in failed[0]["error"]  # the home is not there
+    elif mode == "user":
+        assert "Permission denied" in failed[0]["error"]
 
     # 4. Planted links: nothing was written through them.
     assert not (home / "workspace" / "PROMPT.md").exists()
