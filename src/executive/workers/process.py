@@ -8,10 +8,8 @@ sure a recycled pid is never mistaken for one).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import select
 import signal
 import subprocess
 import time
@@ -26,13 +24,13 @@ from anyio.abc import Process
 from executive import peers
 from executive.logs import get_logger
 from executive.redact import scrub
+from executive.workers import tree
 from executive.workers.sandbox import Isolation
 
 log = get_logger(__name__)
 
-TERM_GRACE_SECONDS = 5.0
-# Set in every worker's environment to its contract id: how a lost sandbox is found again.
-MARK = "GOAL_CONTRACT"
+TERM_GRACE_SECONDS = tree.GRACE_SECONDS
+MARK = tree.MARK
 TAIL_BYTES = 4000
 
 
@@ -205,25 +203,22 @@ def _publish(raw: Path, log_path: Path) -> None:
 async def end_tree(process: Process, mark: str | None = None) -> None:
     """SIGTERM the group and every descendant, a grace, then SIGKILL, and wait until all are gone.
 
-    A process group alone is not enough (a worker can ``setsid``) and a plain kill of the
-    shell leaves a pipeline's stages alive holding the output pipe. The descendants are
-    found through ``/proc/<pid>/task/*/children`` and pinned with pidfds, so a recycled pid
-    is never signalled; inside bwrap the pid namespace takes the rest with it. Outside it,
-    a process that left both (``setsid`` and a double fork) is still found by the run's mark
-    in its environment, unless it also cleared that (isolation ``none`` is not a sandbox).
+    How they are found is :mod:`executive.workers.tree`; inside bwrap the pid namespace takes
+    the rest with it. Outside it, a process that cleared its environment and left the group
+    and the tree survives: isolation ``none`` is not a sandbox.
     """
-    pinned = _pin(process.pid)
-    _signal_group(process.pid, signal.SIGTERM)
+    pinned = tree.pin(process.pid)
+    tree.signal_group(process.pid, signal.SIGTERM)
     for fd in pinned:
-        _pidfd_signal(fd, signal.SIGTERM)
+        tree.pidfd_signal(fd, signal.SIGTERM)
     if process.returncode is None:
         with anyio.move_on_after(TERM_GRACE_SECONDS):
             await process.wait()
-    pinned += _pin(process.pid) if process.returncode is None else []
-    pinned += _pin_group(process.pid) + (_pin_marked(mark) if mark else [])
-    _signal_group(process.pid, signal.SIGKILL)
+    pinned += tree.pin(process.pid) if process.returncode is None else []
+    pinned += tree.pin_group(process.pid) + (tree.pin_marked(mark) if mark else [])
+    tree.signal_group(process.pid, signal.SIGKILL)
     for fd in pinned:
-        _pidfd_signal(fd, signal.SIGKILL)
+        tree.pidfd_signal(fd, signal.SIGKILL)
     await process.wait()
     try:
         for fd in pinned:
@@ -231,76 +226,10 @@ async def end_tree(process: Process, mark: str | None = None) -> None:
             with anyio.move_on_after(TERM_GRACE_SECONDS) as scope:
                 await anyio.wait_readable(fd)
             if scope.cancelled_caught:
-                log.error("worker.survivor", pid=_pidfd_pid(fd))
+                log.error("worker.survivor", pid=tree.pidfd_pid(fd))
     finally:
         for fd in pinned:
             os.close(fd)
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    try:
-        tasks = [t.name for t in Path(f"/proc/{pid}/task").iterdir()]
-    except OSError:
-        return []
-    for task in tasks:
-        try:
-            found += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def _pin(root: int) -> list[int]:
-    """pidfds for every live descendant of ``root`` (not ``root`` itself: we hold it)."""
-    fds, seen, todo = [], {root}, _children(root)
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            fds.append(os.pidfd_open(pid))
-        except OSError:
-            continue
-        todo += _children(pid)
-    return fds
-
-
-def _pin_group(pgid: int) -> list[int]:
-    """pidfds for processes still in group ``pgid`` (orphans that left the tree)."""
-    fds = []
-    for entry in (p.name for p in Path("/proc").iterdir()):
-        if not entry.isdigit() or int(entry) == pgid:
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            with contextlib.suppress(OSError):
-                fds.append(os.pidfd_open(int(entry)))
-    return fds
-
-
-def _pidfd_signal(fd: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        signal.pidfd_send_signal(fd, signum)
-
-
-def _pidfd_pid(fd: int) -> int | None:
-    try:
-        for line in Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines():
-            if line.startswith("Pid:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone
-        os.killpg(pgid, signum)
 
 
 def reap_orphans(pid_dir: Path) -> list[str]:
@@ -321,57 +250,12 @@ def reap_orphans(pid_dir: Path) -> list[str]:
         root_alive = started is not None and start_time(pid) == started
         # A sandbox whose outer bwrap died before it armed --die-with-parent lives on,
         # reparented and in its own session: it is found by the run's mark in its environment.
-        marked = _pin_marked(contract)
+        marked = tree.pin_marked(contract)
         if root_alive or marked:
-            _end_orphan(pid if root_alive else None, pgid, marked)
+            tree.end_orphan(pid if root_alive else None, pgid, marked)
             log.warning("worker.orphan_ended", contract_id=contract, pid=pid)
             ended.append(contract)
         pid_file.unlink(missing_ok=True)
     for raw in pid_dir.glob("*.out") if pid_dir.is_dir() else []:
         raw.unlink(missing_ok=True)  # unredacted output of a run that never finished
     return ended
-
-
-def _pin_marked(contract_id: str) -> list[int]:
-    """pidfds for live processes whose environment carries ``MARK=<contract_id>``."""
-    needle = f"{MARK}={contract_id}".encode()
-    fds = []
-    for entry in (p.name for p in Path("/proc").iterdir()):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            with contextlib.suppress(OSError):
-                fds.append(os.pidfd_open(int(entry)))
-    return fds
-
-
-def _end_orphan(pid: int | None, pgid: int, marked: list[int]) -> None:
-    pinned = list(marked)
-    if pid is not None:
-        with contextlib.suppress(OSError):
-            pinned.append(os.pidfd_open(pid))
-        pinned += _pin(pid) + _pin_group(pgid)
-    try:
-        if pid is not None:
-            _signal_group(pgid, signal.SIGTERM)
-        for fd in pinned:
-            _pidfd_signal(fd, signal.SIGTERM)
-        if pinned:
-            select.select(
-                pinned[:1], [], [], TERM_GRACE_SECONDS
-            )  # the root exits, or the grace ends
-        if pid is not None:
-            pinned += _pin(pid) + _pin_group(pgid)
-            _signal_group(pgid, signal.SIGKILL)
-        for fd in pinned:
-            _pidfd_signal(fd, signal.SIGKILL)
-        for fd in pinned:
-            if not select.select([fd], [], [], TERM_GRACE_SECONDS)[0]:
-                log.error("worker.survivor", pid=_pidfd_pid(fd))
-    finally:
-        for fd in pinned:
-            os.close(fd)
