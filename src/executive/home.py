@@ -5,6 +5,9 @@ Only paths live here (no I/O beyond ``ensure``), so any layer may depend on it.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +135,30 @@ class Home:
         ]
 
     def ensure(self) -> None:
+        self.ensure_state()
         for folder in self.layout():
             folder.mkdir(parents=True, exist_ok=True)
-        self.state.chmod(0o700)
+
+    def ensure_state(self) -> None:
+        """``.state/``, mode 0700: made if missing, refused unless a real folder of ours.
+
+        It holds the socket, the pids and the store. A link planted in its place would have
+        the daemon chmod (and write into) whatever it points at, so nothing is followed.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            self.state.mkdir(mode=0o700)
+        info = self.state.lstat()
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise UnsafeHome(f"{self.state} is not a plain folder (a symbolic link?); refusing it")
+        if info.st_uid != os.getuid():
+            raise UnsafeHome(f"{self.state} belongs to uid {info.st_uid}, not to this user")
+        fd = os.open(self.state, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+
+
+class UnsafeHome(RuntimeError):
+    """A folder of the home that the daemon must not use as it is; the message says why."""

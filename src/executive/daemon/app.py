@@ -34,8 +34,8 @@ class AlreadyRunning(RuntimeError):
 @contextmanager
 def daemon_lock(home: Home) -> Iterator[None]:
     """One daemon per home: an flock on a pid file, released by the kernel on any exit."""
-    home.state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(home.daemon_pid, os.O_RDWR | os.O_CREAT, 0o600)
+    home.ensure_state()
+    fd = os.open(home.daemon_pid, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
