@@ -156,3 +156,17 @@ def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     assert "Permission denied" in text and "plain-secret-value" not in text
     assert (home / ".env.executive").read_text() == "GITHUB_TOKEN=plain-secret-value\n"
     assert (out / "mine.txt").stat().st_uid == iso.ids[0]
+
+
+def test_auto_skips_the_account_when_it_cannot_reach_the_output_folders(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    ids = sandbox.account_ids("nobody")
+    if ids is None:
+        pytest.skip("no nobody account")
+    assert not sandbox.reachable(private / "outputs", *ids)
+    chosen = sandbox.choose("auto", bwrap="/nonexistent/bwrap", workdir=private / "outputs")
+    assert chosen.mode == "none"
+    with pytest.raises(IsolationUnavailable):
+        sandbox.choose("user", workdir=private / "outputs")

@@ -23,6 +23,7 @@ import functools
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -134,8 +135,12 @@ def choose(
     hidden: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     bwrap: str | None = None,
+    workdir: Path | None = None,
 ) -> Isolation:
-    """The isolation to run workers in, with the reason; raises when a required mode cannot run."""
+    """The isolation to run workers in, with the reason; raises when a required mode cannot run.
+
+    ``workdir`` is where the workers' folders live: ``user`` needs the account to reach it.
+    """
     found = bwrap or shutil.which("bwrap")
     common = {"network": network, "hidden": tuple(hidden), "writable": tuple(writable)}
     why_not_sandbox = "bwrap is not installed (apt-get install bubblewrap)"
@@ -154,6 +159,8 @@ def choose(
         if os.geteuid() != 0
         else f"account {account!r} is uid 0"
         if ids[0] == 0
+        else f"account {account!r} cannot reach {workdir}"
+        if workdir is not None and not reachable(workdir, *ids)
         else None
     )
     if requested in ("auto", "user") and why_not_user is None:
@@ -170,6 +177,27 @@ def choose(
     )
 
 
+def reachable(folder: Path, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` may pass through every existing folder down to ``folder``."""
+    for part in [*reversed(folder.parents), folder]:
+        try:
+            info = part.stat()
+        except FileNotFoundError:
+            break  # the daemon makes the rest
+        except OSError:
+            return False
+        bit = (
+            stat.S_IXUSR
+            if info.st_uid == uid
+            else stat.S_IXGRP
+            if info.st_gid == gid
+            else stat.S_IXOTH
+        )
+        if not info.st_mode & bit:
+            return False
+    return True
+
+
 def from_settings(settings: Settings) -> Isolation:
     """The isolation the settings ask for, hiding the home, its state and the socket folder."""
     home = Home(settings.home)
@@ -180,6 +208,7 @@ def from_settings(settings: Settings) -> Isolation:
         network=settings.worker_network,
         hidden=list(dict.fromkeys(hidden)),
         writable=_paths(settings.sandbox_writable),
+        workdir=settings.outputs,
     )
 
 
