@@ -10,7 +10,7 @@ PYTHON ?= python3
 # embedder's dependencies pull a multi-GB CUDA build.
 TORCH_INDEX ?=
 
-.PHONY: setup browser run test lint format bench clean
+.PHONY: setup sandbox-tool browser run test lint format bench clean
 
 $(VENV)/.installed: pyproject.toml
 	@echo "setting up $(VENV) (about a minute)" >&2
@@ -20,7 +20,15 @@ $(VENV)/.installed: pyproject.toml
 	@$(PY) -m pip install --quiet -e ".[dev]" >&2
 	@touch $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed sandbox-tool
+
+# Workers run in a bubblewrap sandbox. Root with apt-get (CI, a fresh container) gets it
+# installed here; anyone else is told, and the daemon falls back (`executive doctor` says
+# which isolation is active and why). Never fails the build.
+sandbox-tool:
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >&2; } \
+		|| echo "bubblewrap is not installed: workers run without a sandbox (sudo apt-get install bubblewrap)" >&2
 
 # Set everything up, make a demo home if there is none, run the daemon in the foreground.
 run: setup

@@ -5,14 +5,13 @@ Only paths live here (no I/O beyond ``ensure``), so any layer may depend on it.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
-import tempfile
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 PRIORITIES = ("P0", "P1", "P2", "P3", "P4")
-_SOCKET_PATH_MAX = 100
 
 
 @dataclass(frozen=True)
@@ -104,18 +103,13 @@ class Home:
 
     @property
     def socket(self) -> Path:
-        """The daemon's control socket; beside the home unless its path would be too long.
+        """The daemon's control socket, always in ``.state/`` (hidden from every sandbox).
 
-        A Unix socket path holds at most ~104 bytes (macOS; 108 on Linux). A deep home gets
-        a socket in a private runtime folder instead, named after the home, so the daemon
-        and the CLI still agree on it.
+        A deep home's path is longer than a Unix socket address holds; the socket code then
+        reaches it through a held folder fd (``/proc/self/fd/<n>/executive.sock``), never
+        through a shared runtime folder that another process could have planted first.
         """
-        path = self.state / "executive.sock"
-        if len(os.fsencode(path)) < _SOCKET_PATH_MAX:
-            return path
-        digest = hashlib.sha256(os.fsencode(self.root)).hexdigest()[:16]
-        runtime = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-        return Path(runtime) / f"executive-{os.getuid()}" / f"{digest}.sock"
+        return self.state / "executive.sock"
 
     @property
     def daemon_pid(self) -> Path:
@@ -141,6 +135,30 @@ class Home:
         ]
 
     def ensure(self) -> None:
+        self.ensure_state()
         for folder in self.layout():
             folder.mkdir(parents=True, exist_ok=True)
-        self.state.chmod(0o700)
+
+    def ensure_state(self) -> None:
+        """``.state/``, mode 0700: made if missing, refused unless a real folder of ours.
+
+        It holds the socket, the pids and the store. A link planted in its place would have
+        the daemon chmod (and write into) whatever it points at, so nothing is followed.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            self.state.mkdir(mode=0o700)
+        info = self.state.lstat()
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise UnsafeHome(f"{self.state} is not a plain folder (a symbolic link?); refusing it")
+        if info.st_uid != os.getuid():
+            raise UnsafeHome(f"{self.state} belongs to uid {info.st_uid}, not to this user")
+        fd = os.open(self.state, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+
+
+class UnsafeHome(RuntimeError):
+    """A folder of the home that the daemon must not use as it is; the message says why."""

@@ -8,7 +8,6 @@ PM2 or journald own the files and their rotation.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -17,48 +16,23 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-REDACTED = "[REDACTED]"
+from executive import redact as _redact
+from executive.redact import REDACTED, secrets_from_environment
+from executive.redact import Redactor as _Redactor
 
-# Variables whose values are secrets, by name. Their values are redacted from every line.
-_SECRET_VAR = re.compile(r"(_API_KEY|_TOKEN|_SECRET|_PASSWORD|^V3_MEM0_API_KEY)$")
+__all__ = ["REDACTED", "Redactor", "configure_logging", "get_logger", "redactor"]
+
 # Keys in an event whose value is a secret whatever it holds.
 _SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|authorization)$")
-# Shapes of credentials that may arrive without having been in our environment.
-_SECRET_SHAPES = [
-    re.compile(r"\bm0-[A-Za-z0-9_-]{16,}"),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
-    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),
-    re.compile(r"(?i)(?<=authorization: )(token|bearer) [^\s\"',]+"),
-    re.compile(r"(?i)(?<=['\"]authorization['\"]: ['\"])(token|bearer) [^\"']+"),
-]
-# Short values would redact ordinary words; real keys are long.
-_MIN_SECRET_LEN = 6
 
 _NOISY = {"httpx": logging.WARNING, "httpcore": logging.WARNING, "urllib3": logging.WARNING}
 
 
-class Redactor:
-    """A processor that replaces secret values anywhere in an event, nested values included."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets: set[str] = set()
-        self.add(secrets)
-
-    def add(self, secrets: Iterable[str]) -> None:
-        self._secrets.update(s for s in secrets if s and len(s) >= _MIN_SECRET_LEN)
-        # Longest first, so a secret that contains another is replaced whole.
-        self._ordered = sorted(self._secrets, key=len, reverse=True)
+class Redactor(_Redactor):
+    """The shared redactor as a structlog processor; keys named like secrets are blanked."""
 
     def __call__(self, logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
         return {key: self._clean(key, value) for key, value in event.items()}
-
-    def scrub(self, text: str) -> str:
-        for secret in self._ordered:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        for shape in _SECRET_SHAPES:
-            text = shape.sub(REDACTED, text)
-        return text
 
     def _clean(self, key: Any, value: Any) -> Any:
         if isinstance(key, str) and _SECRET_KEY.search(key) and value not in (None, "", False):
@@ -74,12 +48,8 @@ class Redactor:
         return value
 
 
-def secrets_from_environment(environ: Mapping[str, str] | None = None) -> list[str]:
-    env = os.environ if environ is None else environ
-    return [value for name, value in env.items() if _SECRET_VAR.search(name) and value]
-
-
 _redactor = Redactor()
+_redact.use(_redactor)
 
 
 def redactor() -> Redactor:

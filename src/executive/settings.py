@@ -304,6 +304,41 @@ class Settings(BaseSettings):
         description="or as soon as this many new outcomes are in the ledger",
     )
 
+    # --- worker isolation (ours; see README "Security") ------------------------------------
+    worker_isolation: Literal["auto", "sandbox", "user", "none"] = Field(
+        "auto",
+        validation_alias="EXECUTIVE_WORKER_ISOLATION",
+        description="how workers and verifiers are isolated: sandbox (bubblewrap), user (a separate account), none (unsafe), or auto (the first that works)",
+    )
+    worker_network: Flag = Field(
+        True,
+        validation_alias="EXECUTIVE_WORKER_NETWORK",
+        description="whether a sandboxed worker has the network (claude workers need it); false gives it loopback only",
+    )
+    worker_user: str = Field(
+        "nobody",
+        validation_alias="EXECUTIVE_WORKER_USER",
+        description="the unprivileged account workers run as in user mode (the daemon must be root)",
+    )
+    sandbox_writable: str = Field(
+        "",
+        validation_alias="EXECUTIVE_SANDBOX_WRITABLE",
+        description="comma-separated absolute folders a sandboxed worker may also write (e.g. ~/.claude for claude workers)",
+    )
+    sandbox_hide: str = Field(
+        "",
+        validation_alias="EXECUTIVE_SANDBOX_HIDE",
+        description="comma-separated absolute folders hidden from sandboxed workers besides the home (e.g. ~/.ssh)",
+    )
+
+    @field_validator("sandbox_writable", "sandbox_hide")
+    @classmethod
+    def _absolute_folders(cls, value: str) -> str:
+        relative = [p for p in _split(value) if not Path(p).expanduser().is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute folders: {', '.join(relative)}")
+        return value
+
     # --- the daemon (ours) ----------------------------------------------------------------
     timezone: str = Field(
         "UTC",

@@ -83,7 +83,12 @@ def test_the_cli_talks_to_the_running_daemon_which_holds_the_store(home):
     daemon = Daemon(home, {"IDLE_SLEEP_SECONDS": "30"})
     try:
         daemon.wait_for("control.listening")
-        added = mem(home, "add", "--batch", json.dumps([partial("principle"), partial("semantic")]))
+        # Principles come only from constitution.md: the socket refuses them, whoever asks.
+        refused = mem(home, "add", "--batch", json.dumps([partial("principle")]))
+        assert refused.returncode == 1 and "constitution.md" in json.loads(refused.stdout)["error"]
+        added = mem(
+            home, "add", "--batch", json.dumps([partial("procedural"), partial("semantic")])
+        )
         assert added.returncode == 0, added.stdout + added.stderr
         ids = [r["memory_id"] for r in json.loads(added.stdout)["results"]]
 
@@ -102,8 +107,8 @@ def test_the_cli_talks_to_the_running_daemon_which_holds_the_store(home):
         missing = mem(home, "get", ids[1])
         assert missing.returncode == 1 and "no memory" in json.loads(missing.stdout)["error"]
 
-        human = mem(home, "search", "--query", "What must I never do with a remote?")
-        assert "(principle/critical)" in human.stdout and "1 result(s)." in human.stdout
+        human = mem(home, "search", "--query", "How do I build the greeting page?")
+        assert "(procedural/" in human.stdout and "1 result(s)." in human.stdout
 
         daemon.signal(signal.SIGTERM)
         assert daemon.wait(30) == 0

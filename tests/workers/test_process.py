@@ -8,7 +8,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executive.workers.process import reap_orphans, run, start_time
+from executive.workers import sandbox
+from executive.workers.process import MARK, reap_orphans, run, start_time
+from executive.workers.verifiers import Check, run_all
 
 pytestmark = pytest.mark.anyio
 ENV = {"PATH": os.environ["PATH"]}
@@ -93,3 +95,76 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in cmd and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+ISOLATIONS = [
+    pytest.param(
+        "sandbox",
+        marks=pytest.mark.skipif(
+            sandbox.choose("auto").mode != "sandbox", reason="bubblewrap cannot run here"
+        ),
+    ),
+    "none",
+]
+
+
+@pytest.mark.parametrize("mode", ISOLATIONS)
+async def test_a_verifier_pipeline_at_its_limit_leaves_no_descendant(tmp_path, mode):
+    # Attack 6: `sleep 120 | cat` with a 2 s limit left sleep running under pid 1.
+    iso = sandbox.choose(mode)
+    [result] = await run_all(
+        [Check("command", "hangs", "sleep 121.5 | cat", timeout_seconds=1)],
+        tmp_path,
+        {**ENV, MARK: "c-verifier"},
+        iso,
+    )
+    assert result.message.startswith("timed out")
+    assert _alive_with("sleep 121.5") == []
+
+
+@pytest.mark.parametrize("mode", ISOLATIONS)
+async def test_children_that_leave_the_group_and_tree_are_ended_with_the_run(tmp_path, mode):
+    script = "setsid sleep 122.5 & ( sleep 123.5 & ) & sleep 124.5 | cat & echo started"
+    result = await run(
+        ["sh", "-c", script],
+        cwd=tmp_path,
+        env={**ENV, MARK: "c-escape"},
+        timeout_seconds=30,
+        log_path=tmp_path / "run.log",
+        pid_dir=tmp_path / "pids",
+        contract_id="c-escape",
+        isolation=sandbox.choose(mode),
+    )
+    assert result.exit_code == 0 and result.tail() == "started\n"
+    assert [_alive_with(f"sleep {n}") for n in ("122.5", "123.5", "124.5")] == [[], [], []]
+
+
+async def test_the_run_log_is_redacted_and_the_raw_output_removed(tmp_path):
+    token = "ghp_" + "A1b2C3d4" * 5
+    await run(
+        ["sh", "-c", f"echo leaked {token}"],
+        cwd=tmp_path,
+        env=ENV,
+        timeout_seconds=30,
+        log_path=tmp_path / "run.log",
+        pid_dir=tmp_path / "pids",
+        contract_id="c-log",
+    )
+    assert (tmp_path / "run.log").read_text() == "leaked [REDACTED]\n"
+    assert list((tmp_path / "pids").iterdir()) == []

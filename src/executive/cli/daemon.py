@@ -15,7 +15,7 @@ from executive.cli.app import app, emit_json, fail, load
 from executive.daemon import app as daemon_app
 from executive.daemon import doctor as doctor_mod
 from executive.daemon import status as status_mod
-from executive.home import Home
+from executive.home import Home, UnsafeHome
 from executive.logs import configure_logging
 from executive.memory.remote import RemoteSurface, daemon_listening
 from executive.memory.surface import SurfaceError
@@ -67,7 +67,7 @@ def run(
     try:
         with daemon_app.daemon_lock(home):
             code = anyio.run(supervisor.run_once if once else supervisor.run)
-    except daemon_app.AlreadyRunning as exc:
+    except (daemon_app.AlreadyRunning, UnsafeHome) as exc:
         fail(str(exc))
     _exit_now(code)
 

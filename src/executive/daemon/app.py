@@ -12,7 +12,7 @@ from functools import partial
 import anyio
 from apscheduler.triggers.interval import IntervalTrigger
 
-from executive import dashboard
+from executive import dashboard, redact
 from executive.daemon import retention, status
 from executive.daemon.history import History
 from executive.daemon.live import LiveStatus
@@ -42,8 +42,8 @@ class AlreadyRunning(RuntimeError):
 @contextmanager
 def daemon_lock(home: Home) -> Iterator[None]:
     """One daemon per home: an flock on a pid file, released by the kernel on any exit."""
-    home.state.mkdir(parents=True, exist_ok=True)
-    fd = os.open(home.daemon_pid, os.O_RDWR | os.O_CREAT, 0o600)
+    home.ensure_state()
+    fd = os.open(home.daemon_pid, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -63,6 +63,8 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
     for key, close in unknown_keys(home.env_file):
         log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
+    # Every secret value the operator gave us, by name, is redacted wherever text is recorded.
+    redact.learn(home=home.root, secrets=settings.secret_values())
     runtime = MemoryRuntime(settings)
     maintenance = Maintenance(runtime)
     observer = Observer()

@@ -20,6 +20,7 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter
 from executive.memory.surface import SurfaceError
 from executive.settings import Settings
+from executive.workers import sandbox
 
 
 @dataclass(frozen=True)
@@ -205,12 +206,41 @@ def _counts(store: dict[str, Any]) -> str:
     return f"{store['backend']} store opened, embedder loaded: {store['total']} memories ({kinds})"
 
 
+def check_isolation(settings: Settings) -> list[Check]:
+    """Which isolation workers get here, and why; ``none`` is a warning, an impossible choice a failure."""
+    try:
+        iso = sandbox.from_settings(settings)
+    except sandbox.IsolationUnavailable as exc:
+        return [
+            Check(
+                "worker isolation",
+                False,
+                str(exc),
+                "apt-get install bubblewrap, or set EXECUTIVE_WORKER_ISOLATION=auto",
+            )
+        ]
+    if iso.mode == "none":
+        return [
+            Check(
+                "worker isolation",
+                False,
+                f"none: workers run as the daemon's user beside its files ({iso.reason})",
+                "apt-get install bubblewrap (needs user namespaces), or run the daemon as root "
+                "with EXECUTIVE_WORKER_USER set to an unprivileged account",
+                warning=True,
+            )
+        ]
+    network = "network on" if iso.network else "network off"
+    return [Check("worker isolation", True, f"{iso.mode}: {iso.reason}; {network}")]
+
+
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
     check_memory_config,
     check_store,
     check_workers,
+    check_isolation,
     check_llm_engine,
 ]
 

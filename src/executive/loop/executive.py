@@ -19,19 +19,21 @@ from executive.hooks import backfill
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
-from executive.logs import bound, get_logger, redactor
+from executive.logs import bound, get_logger
 from executive.loop import contexts, retro
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
+from executive.redact import redactor
 from executive.settings import Settings
+from executive.untrusted import one_line
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
-from executive.workspace.needs_you import error_tail, one_line
+from executive.workspace.needs_you import error_tail
 from executive.workspace.signals import root_signal
 from executive.workspace.state import StepState, backoff_seconds, log_progress, now_iso
 
@@ -376,6 +378,9 @@ class Executive:
         """Build the context and run the hook; nothing here may stop the loop."""
         try:
             context = build()
+            # Contexts quote goals, errors and verifier evidence: redacted before any engine
+            # (and so memory) sees them.
+            context = type(context).model_validate(redactor().value(context.model_dump()))
         except Exception as exc:
             log.exception("hook.context_failed", hook=name, error=repr(exc))
             return None

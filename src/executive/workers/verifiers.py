@@ -1,20 +1,28 @@
 """Verifiers: did the worker do what the goal asked? Each gives verifier, result, message, evidence.
 
 Commands run in the worker's output folder with the worker's environment (never the
-daemon's), exit code 0 meaning PASS; their output is kept as evidence.
+daemon's) and in the worker's isolation, in their own process group that is killed whole at
+the time limit; exit code 0 means PASS; their output, redacted, is kept as evidence.
 """
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Mapping
+import os
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-import anyio
+from executive.redact import scrub
+from executive.workers import safefs
+from executive.workers.process import supervise
+from executive.workers.sandbox import Isolation
 
 EVIDENCE_CHARS = 2000
+CAPTURE_BYTES = 64 * 1024
+GIT_TIMEOUT_SECONDS = 60.0
 # Files the executive itself puts in the output folder: not the worker's doing.
 OWN_FILES = ("CLAUDE.md", ".executive/")
 
@@ -42,43 +50,65 @@ class VerifierResult:
         return asdict(self)
 
 
-async def run_all(checks: list[Check], cwd: Path, env: Mapping[str, str]) -> list[VerifierResult]:
-    return [await run_one(check, cwd, env) for check in checks]
+async def run_all(
+    checks: list[Check],
+    cwd: Path,
+    env: Mapping[str, str],
+    isolation: Isolation | None = None,
+    readonly: Sequence[Path] = (),
+) -> list[VerifierResult]:
+    return [await run_one(check, cwd, env, isolation, readonly) for check in checks]
 
 
-async def run_one(check: Check, cwd: Path, env: Mapping[str, str]) -> VerifierResult:
+async def run_one(
+    check: Check,
+    cwd: Path,
+    env: Mapping[str, str],
+    isolation: Isolation | None = None,
+    readonly: Sequence[Path] = (),
+) -> VerifierResult:
     if check.kind == "output_exists":
         return output_exists(check.label, cwd, check.argument)
     if check.kind == "git_status_clean":
-        return await git_status_clean(check.label, cwd, env)
-    return await command(check.label, check.argument, cwd, env, check.timeout_seconds)
+        return await git_status_clean(check.label, cwd, env, isolation)
+    return await command(
+        check.label, check.argument, cwd, env, check.timeout_seconds, isolation, readonly
+    )
 
 
 def output_exists(label: str, cwd: Path, relative: str) -> VerifierResult:
-    target = (cwd / relative).resolve()
-    if not target.is_relative_to(cwd.resolve()):
-        return VerifierResult(label, "FAIL", f"{relative} points outside the output folder")
-    if not target.exists():
+    # Walked without following links: a planted symlink must not pass for output, nor
+    # tell us whether a file outside the folder exists.
+    try:
+        info = safefs.lstat(cwd, relative)
+    except safefs.UnsafePath as exc:
+        return VerifierResult(label, "FAIL", f"{relative} points outside the output folder: {exc}")
+    except OSError as exc:
+        return VerifierResult(label, "FAIL", f"{relative} cannot be checked: {exc.strerror}")
+    if info is None:
         return VerifierResult(label, "FAIL", f"{relative} does not exist in the output folder")
-    if target.is_file() and target.stat().st_size == 0:
+    if stat.S_ISLNK(info.st_mode):
+        return VerifierResult(label, "FAIL", f"{relative} is a symbolic link, not output")
+    if stat.S_ISREG(info.st_mode) and info.st_size == 0:
         return VerifierResult(label, "FAIL", f"{relative} is empty")
     return VerifierResult(label, "PASS", f"{relative} exists")
 
 
-async def git_status_clean(label: str, cwd: Path, env: Mapping[str, str]) -> VerifierResult:
-    proc = await anyio.run_process(
-        ["git", "status", "--porcelain"], cwd=cwd, env=dict(env), check=False
+async def git_status_clean(
+    label: str, cwd: Path, env: Mapping[str, str], isolation: Isolation | None = None
+) -> VerifierResult:
+    # The repository is the worker's: its config can name programs (core.fsmonitor), so
+    # git runs in the worker's isolation, never as the bare daemon.
+    code, timed_out, output = await _capture(
+        ["git", "status", "--porcelain"], cwd, env, GIT_TIMEOUT_SECONDS, isolation, ()
     )
-    if proc.returncode != 0:
-        return VerifierResult(
-            label,
-            "FAIL",
-            "not a git repository",
-            proc.stderr.decode(errors="replace")[-EVIDENCE_CHARS:],
-        )
+    if timed_out:
+        return VerifierResult(label, "FAIL", f"git status timed out after {GIT_TIMEOUT_SECONDS:g}s")
+    if code != 0:
+        return VerifierResult(label, "FAIL", "not a git repository", output[-EVIDENCE_CHARS:])
     dirty = [
         line
-        for line in proc.stdout.decode(errors="replace").splitlines()
+        for line in output.splitlines()
         if not any(line[3:].startswith(own) for own in OWN_FILES)
     ]
     if dirty:
@@ -89,15 +119,50 @@ async def git_status_clean(label: str, cwd: Path, env: Mapping[str, str]) -> Ver
 
 
 async def command(
-    label: str, run: str, cwd: Path, env: Mapping[str, str], limit: float
+    label: str,
+    run: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    limit: float,
+    isolation: Isolation | None = None,
+    readonly: Sequence[Path] = (),
 ) -> VerifierResult:
-    with anyio.move_on_after(limit) as scope:
-        proc = await anyio.run_process(
-            ["sh", "-c", run], cwd=cwd, env=dict(env), check=False, stderr=subprocess.STDOUT
+    code, timed_out, output = await _capture(
+        ["sh", "-c", run], cwd, env, limit, isolation, readonly
+    )
+    if timed_out:
+        return VerifierResult(
+            label, "FAIL", f"timed out after {limit:g}s", output[-EVIDENCE_CHARS:]
         )
-    if scope.cancelled_caught:
-        return VerifierResult(label, "FAIL", f"timed out after {limit:g}s")
-    output = proc.stdout.decode(errors="replace")[-EVIDENCE_CHARS:]
-    if proc.returncode == 0:
+    output = output[-EVIDENCE_CHARS:]
+    if code == 0:
         return VerifierResult(label, "PASS", "exit 0", output)
-    return VerifierResult(label, "FAIL", f"exit {proc.returncode}", output)
+    return VerifierResult(label, "FAIL", f"exit {code}", output)
+
+
+async def _capture(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    limit: float,
+    isolation: Isolation | None,
+    readonly: Sequence[Path],
+) -> tuple[int | None, bool, str]:
+    """Run in its own group and isolation; (exit code, timed out, last output redacted).
+
+    stderr joins stdout: evidence shows both."""
+    with tempfile.TemporaryFile() as sink:
+        code, timed_out = await supervise(
+            argv,
+            cwd=cwd,
+            env=env,
+            timeout_seconds=limit,
+            sink=sink,
+            isolation=isolation,
+            readonly=readonly,
+            label=f"verifier:{argv[0]}",
+        )
+        size = sink.seek(0, os.SEEK_END)
+        sink.seek(max(0, size - CAPTURE_BYTES))
+        text = sink.read().decode(errors="replace")
+    return code, timed_out, scrub(text)

@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from executive.files import append_jsonl, read_jsonl
+from executive.redact import redactor
+
+# Fields that retrospectives and needs-you quote inside one markdown line: a newline in a
+# title or a reason must not start a heading there.
+ONE_LINE = frozenset({"title", "step_title", "step_titles", "reason", "signal"})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _one_line(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(_CONTROL.sub(" ", value).split())
+    if isinstance(value, list):
+        return [_one_line(v) for v in value]
+    return value
+
+
+def _field(key: str, value: Any) -> Any:
+    return _one_line(value) if key in ONE_LINE else value
 
 
 class WorkLedger:
@@ -18,7 +37,8 @@ class WorkLedger:
         record = {
             "ts": datetime.now(UTC).isoformat(),
             "event": event,
-            **{k: v for k, v in fields.items() if v is not None},
+            # The last line of defence: fields may carry worker or verifier text.
+            **{k: _field(k, redactor().value(v)) for k, v in fields.items() if v is not None},
         }
         append_jsonl(self.path, record)
         return record

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from executive.files import atomic_write
+from executive.redact import scrub
 
 STATE_FILE = "STEPS.json"
 LOG_FILE = "PROGRESS_LOG.md"
@@ -77,13 +78,14 @@ def read_state(folder: Path) -> BundleState | None:
 
 
 def write_state(folder: Path, state: BundleState) -> None:
-    atomic_write(folder / STATE_FILE, state.model_dump_json(indent=2) + "\n")
+    # Errors in it are worker output: redacted here too, whatever the caller did.
+    atomic_write(folder / STATE_FILE, scrub(state.model_dump_json(indent=2)) + "\n")
 
 
 def log_progress(folder: Path, line: str) -> None:
     path = folder / LOG_FILE
     with path.open("a") as handle:
-        handle.write(f"- {now_iso()} {line}\n")
+        handle.write(f"- {now_iso()} {scrub(line)}\n")
 
 
 def backoff_seconds(attempts: int, floor: float, ceiling: float) -> float:

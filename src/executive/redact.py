@@ -1,0 +1,126 @@
+"""One redactor for every edge: known secret values and the shapes of credentials.
+
+Text from a worker or a verifier is untrusted and may carry a secret it read somewhere (a
+``cat .env.executive`` in a mode that lets it, a token in its own environment, a key in a
+file it was given). Everything the daemon records passes :func:`scrub` first: the log, the
+work ledger, ``STEPS.json``, ``PROGRESS_LOG.md``, ``needs-you.md``, the next attempt's
+prompt and ``CLAUDE.md``, hook contexts and so memory. Known values come from the process
+environment and ``.env.executive`` (by variable name); shapes catch the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+# Variables whose values are secrets, by name (the whole name is searched).
+SECRET_NAME = re.compile(
+    r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|_PAT$|^V3_MEM0_API_KEY$)"
+)
+# Shapes of credentials that may arrive without having been in our environment. Order
+# matters where one shape is a prefix of another (sk-ant- before sk-).
+SHAPES: tuple[re.Pattern[str], ...] = (
+    # A key block, to its END line; a cut-off block up to the first non-base64 character
+    # (a literal or JSON-escaped newline continues it, a quote ends it: JSON stays JSON).
+    re.compile(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,-]|\\n)*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|(?=[^A-Za-z0-9+/=\s:,\\-])|\Z)"
+    ),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),
+    re.compile(r"\bm0-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"),
+    # A JWT: three base64url parts, the first two JSON objects ("eyJ" is '{"').
+    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)(?<=authorization: )(token|bearer|basic) [^\s\"',]+"),
+    re.compile(r"(?i)(?<=['\"]authorization['\"]: ['\"])(token|bearer|basic) [^\"']+"),
+)
+# Short values would redact ordinary words; real keys are long.
+MIN_SECRET_LEN = 6
+
+
+class Redactor:
+    """Replaces known secret values, then credential shapes, in text and nested values."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: set[str] = set()
+        self._ordered: list[str] = []
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        self._secrets.update(s for s in secrets if s and len(s) >= MIN_SECRET_LEN)
+        # Longest first, so a secret that contains another is replaced whole.
+        self._ordered = sorted(self._secrets, key=len, reverse=True)
+
+    def scrub(self, text: str) -> str:
+        for secret in self._ordered:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        for shape in SHAPES:
+            text = shape.sub(REDACTED, text)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """``value`` with every string in it scrubbed (dicts, lists and tuples walked)."""
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, Mapping):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple | set):
+            return [self.value(v) for v in value]
+        return value
+
+
+def secrets_from_environment(environ: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if environ is None else environ
+    return [value for name, value in env.items() if SECRET_NAME.search(name) and value]
+
+
+def secrets_from_env_file(path: Path) -> list[str]:
+    """Secret-named values of a ``KEY=value`` file (``.env.executive``); none if unreadable."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        name, _, value = line.removeprefix("export ").partition("=")
+        values[name.strip()] = value.strip().strip("'\"")
+    return secrets_from_environment(values)
+
+
+_redactor = Redactor()
+
+
+def use(shared: Redactor) -> None:
+    """Make ``shared`` the process-wide redactor (the log's processor), keeping what was known."""
+    global _redactor
+    shared.add(_redactor._secrets)
+    _redactor = shared
+
+
+def redactor() -> Redactor:
+    """The process-wide redactor: the log and every recording edge share it."""
+    return _redactor
+
+
+def scrub(text: str) -> str:
+    return _redactor.scrub(text)
+
+
+def learn(*, home: Path | None = None, secrets: Iterable[str] = ()) -> None:
+    """Teach the process-wide redactor the environment's, a home's and given secrets."""
+    _redactor.add(secrets_from_environment())
+    if home is not None:
+        _redactor.add(secrets_from_env_file(home / ".env.executive"))
+    _redactor.add(secrets)

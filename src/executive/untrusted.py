@@ -1,0 +1,33 @@
+"""Text from untrusted hands (a worker's output, a goal, a title, a memory) made into data.
+
+Markdown that a person or a worker reads must not let such text pose as structure: no
+control characters (bidi overrides included), titles on one line, blocks in a fence that
+nothing inside can close.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi overrides and isolates
+# that make text read differently from what it is.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_FENCE_RUN = re.compile(r"`+|~+")
+
+
+def clean(text: str) -> str:
+    """``text`` with control characters removed and line endings made ``\\n``."""
+    return _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def one_line(text: str) -> str:
+    """A title: one line, whitespace runs collapsed, no control characters."""
+    return " ".join(clean(text).split())
+
+
+def fence(text: str, info: str = "text") -> str:
+    """``text`` as a fenced block that nothing inside it can close."""
+    body = clean(text).rstrip("\n")
+    longest = max((len(run) for run in _FENCE_RUN.findall(body)), default=0)
+    mark = "`" * max(3, longest + 1)
+    return f"{mark}{info}\n{body}\n{mark}"

@@ -1,0 +1,216 @@
+"""Where a worker or verifier runs: a bubblewrap sandbox, a separate account, or nothing.
+
+A worker is an LLM with a shell or any command a bundle names, so it is treated as hostile:
+
+- ``sandbox`` (bubblewrap): the output folder is the only writable place; the agent home,
+  its ``.state/`` and the control socket's folder are hidden behind empty tmpfs mounts;
+  ``/tmp`` is private; its own user, pid, ipc and uts namespaces (so the whole tree dies
+  with it and its processes never see ours); every capability dropped (required when the
+  daemon is root, where bwrap would otherwise keep them all); the network off unless a
+  setting allows it.
+- ``user``: run as a separate unprivileged account (hosts without user namespaces). The
+  home must not be readable by that account; the socket (0600 in a 0700 folder) is not.
+- ``none``: the daemon's own user, beside its files. Documented as unsafe; doctor warns.
+
+``auto`` picks ``sandbox`` where a real bwrap probe succeeds, then ``user`` when the daemon
+is root and the worker account exists, then ``none``. Sysctls are only hints, so the
+probe runs bwrap itself (verified on this machine: see the team's sandboxing notes).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from executive.home import Home
+from executive.settings import Settings
+
+Mode = Literal["sandbox", "user", "none"]
+Requested = Literal["auto", "sandbox", "user", "none"]
+PROBE_TIMEOUT_SECONDS = 10.0
+# The order a path is searched for in the worker: plain system folders only.
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class IsolationUnavailable(RuntimeError):
+    """The requested isolation cannot run here; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    mode: Mode
+    reason: str
+    network: bool = True
+    hidden: tuple[Path, ...] = ()  # folders the worker must not see (home, .state, socket)
+    writable: tuple[Path, ...] = ()  # extra writable folders the operator allowed
+    bwrap: str | None = None
+    account: str | None = None  # the worker account in ``user`` mode
+    ids: tuple[int, int] | None = field(default=None, compare=False)
+
+    def wrap(
+        self, argv: Sequence[str], *, workdir: Path, readonly: Sequence[Path] = ()
+    ) -> list[str]:
+        """The argv that runs ``argv`` inside this isolation (unchanged outside ``sandbox``)."""
+        if self.mode != "sandbox":
+            return list(argv)
+        assert self.bwrap is not None
+        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *argv]
+
+
+def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
+    """bwrap options. Mounts apply in order and later ones cover earlier ones."""
+    args = ["--die-with-parent", "--new-session"]  # PDEATHSIG; setsid against TIOCSTI
+    if os.geteuid() == 0:
+        args += ["--cap-drop", "ALL"]  # as root bwrap keeps every capability otherwise
+    args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    args += ["--unshare-cgroup-try"]
+    if not iso.network:
+        # Also the only way to keep abstract Unix sockets (a network-namespace thing) away.
+        args += ["--unshare-net"]
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    tmp = Path("/tmp")
+    for folder in iso.hidden:
+        # Under /tmp or under another hidden folder it is already gone (hiding it again
+        # would leave an empty mount point to see); a missing path would stop bwrap.
+        covered = any(folder != o and folder.is_relative_to(o) for o in iso.hidden)
+        if folder.is_dir() and not covered and not folder.is_relative_to(tmp):
+            args += ["--tmpfs", str(folder)]
+    for path in readonly:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in iso.writable:
+        if path.exists():
+            args += ["--bind", str(path), str(path)]
+    args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    return args
+
+
+def probe(bwrap: str) -> str | None:
+    """None when bwrap can build our namespaces here; otherwise why not (its stderr)."""
+    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent"]
+    if os.geteuid() == 0:
+        argv += ["--cap-drop", "ALL"]
+    argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{bwrap} could not run: {exc}"
+    if done.returncode != 0:
+        return (done.stderr.strip() or f"exit {done.returncode}")[-500:]
+    return None
+
+
+@functools.cache
+def _probe_cached(bwrap: str) -> str | None:
+    return probe(bwrap)
+
+
+def account_ids(name: str) -> tuple[int, int] | None:
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    return entry.pw_uid, entry.pw_gid
+
+
+def choose(
+    requested: Requested,
+    *,
+    account: str = "nobody",
+    network: bool = True,
+    hidden: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    bwrap: str | None = None,
+    workdir: Path | None = None,
+) -> Isolation:
+    """The isolation to run workers in, with the reason; raises when a required mode cannot run.
+
+    ``workdir`` is where the workers' folders live: ``user`` needs the account to reach it.
+    """
+    found = bwrap or shutil.which("bwrap")
+    common = {"network": network, "hidden": tuple(hidden), "writable": tuple(writable)}
+    why_not_sandbox = "bwrap is not installed (apt-get install bubblewrap)"
+    if found is not None and requested in ("auto", "sandbox"):
+        failure = _probe_cached(found)
+        if failure is None:
+            return Isolation("sandbox", f"bubblewrap works ({found})", bwrap=found, **common)
+        why_not_sandbox = f"bubblewrap cannot create namespaces here: {failure}"
+    if requested == "sandbox":
+        raise IsolationUnavailable(f"worker isolation 'sandbox' is unavailable: {why_not_sandbox}")
+    ids = account_ids(account)
+    why_not_user = (
+        f"no account {account!r}"
+        if ids is None
+        else "the daemon is not root, so it cannot switch to the worker account"
+        if os.geteuid() != 0
+        else f"account {account!r} is uid 0"
+        if ids[0] == 0
+        else f"account {account!r} cannot reach {workdir}"
+        if workdir is not None and not reachable(workdir, *ids)
+        else None
+    )
+    if requested in ("auto", "user") and why_not_user is None:
+        reason = f"workers run as {account!r}"
+        if requested == "auto":
+            reason += f" ({why_not_sandbox})"
+        return Isolation("user", reason, account=account, ids=ids, **common)
+    if requested == "user":
+        raise IsolationUnavailable(f"worker isolation 'user' is unavailable: {why_not_user}")
+    if requested == "none":
+        return Isolation("none", "EXECUTIVE_WORKER_ISOLATION=none (unsafe)", **common)
+    return Isolation(
+        "none", f"no isolation is available: {why_not_sandbox}; {why_not_user} (unsafe)", **common
+    )
+
+
+def reachable(folder: Path, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` may pass through every existing folder down to ``folder``."""
+    for part in [*reversed(folder.parents), folder]:
+        try:
+            info = part.stat()
+        except FileNotFoundError:
+            break  # the daemon makes the rest
+        except OSError:
+            return False
+        bit = (
+            stat.S_IXUSR
+            if info.st_uid == uid
+            else stat.S_IXGRP
+            if info.st_gid == gid
+            else stat.S_IXOTH
+        )
+        if not info.st_mode & bit:
+            return False
+    return True
+
+
+def from_settings(settings: Settings) -> Isolation:
+    """The isolation the settings ask for, hiding the home, its state and the socket folder."""
+    home = Home(settings.home)
+    hidden = [home.root, home.state, home.socket.parent, *_paths(settings.sandbox_hide)]
+    return choose(
+        settings.worker_isolation,
+        account=settings.worker_user,
+        network=settings.worker_network,
+        hidden=list(dict.fromkeys(hidden)),
+        writable=_paths(settings.sandbox_writable),
+        workdir=settings.outputs,
+    )
+
+
+def _paths(value: str) -> list[Path]:
+    return [Path(p.strip()).expanduser() for p in value.split(",") if p.strip()]

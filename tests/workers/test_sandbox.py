@@ -1,0 +1,172 @@
+"""The isolation modes with real bwrap and a real unprivileged account, as a worker sees them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from executive.workers import sandbox
+from executive.workers.sandbox import Isolation, IsolationUnavailable
+
+BWRAP_WORKS = sandbox.choose("auto").mode == "sandbox"
+needs_bwrap = pytest.mark.skipif(not BWRAP_WORKS, reason="bubblewrap cannot build namespaces here")
+PROBE = r"""
+out=$1; home=$2
+cat "$home/.env.executive" 2>&1 | head -1
+ls -A "$home" 2>/dev/null | wc -l
+ls -A "$home/.state" 2>/dev/null | wc -l
+python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$home/.state/d.sock" 2>&1 | tail -1
+echo ok > "$out/written.txt" && echo wrote-out
+touch "$home/../outside.txt" 2>&1 | tail -1
+echo private > /tmp/private.txt
+grep -c : /proc/net/dev
+echo "secret=${DAEMON_SECRET:-absent}"
+ps -e --no-headers | wc -l
+"""
+
+
+@pytest.fixture
+def tree_root(tmp_path: Path):
+    """A scratch tree outside /tmp (which every sandbox replaces), so the home is hidden by
+    its own tmpfs, as a real home is."""
+    root = Path(tempfile.mkdtemp(prefix="executive-sbx-", dir="/var/tmp"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path]:
+    home, out = tmp_path / "home", tmp_path / "out"
+    (home / ".state").mkdir(parents=True)
+    (home / ".env.executive").write_text("GITHUB_TOKEN=plain-secret-value\n")
+    out.mkdir()
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(home / ".state" / "d.sock"))
+    listener.listen()
+    return home, out
+
+
+@needs_bwrap
+def test_the_sandbox_hides_the_home_state_and_socket_and_keeps_writes_in_the_output(tree_root):
+    tmp_path = tree_root
+    home, out = _tree(tmp_path)
+    iso = sandbox.choose("sandbox", network=False, hidden=[home, home / ".state"])
+    argv = iso.wrap(["sh", "-c", PROBE, "probe", str(out), str(home)], workdir=out)
+    done = subprocess.run(
+        argv, cwd=out, env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=False
+    )
+    lines = done.stdout.splitlines()
+    assert "No such file or directory" in lines[0]  # .env.executive is not there
+    assert lines[1:3] == ["0", "0"]  # the home and .state list empty
+    assert "FileNotFoundError" in lines[3]  # the socket is gone with its folder
+    assert lines[4] == "wrote-out" and (out / "written.txt").read_text() == "ok\n"
+    assert "Read-only file system" in lines[5] and not (tmp_path / "outside.txt").exists()
+    assert not Path("/tmp/private.txt").exists()
+    assert lines[6] == "1"  # only lo with the network off
+    assert lines[7] == "secret=absent"
+    assert int(lines[8]) <= 6  # its own pid namespace: bwrap, sh and the probe's few
+    assert not (home / ".env.executive").read_text().startswith("x")
+
+
+@needs_bwrap
+def test_the_network_setting_keeps_the_hosts_interfaces(tmp_path):
+    _, out = _tree(tmp_path)
+    iso = sandbox.choose("sandbox", network=True)
+    done = subprocess.run(
+        iso.wrap(["sh", "-c", "grep -c : /proc/net/dev"], workdir=out),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    host = Path("/proc/net/dev").read_text().count(":")
+    assert int(done.stdout) == host
+
+
+@needs_bwrap
+def test_as_root_every_capability_is_dropped(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the root case needs root")
+    _, out = _tree(tmp_path)
+    iso = sandbox.choose("sandbox")
+    done = subprocess.run(
+        iso.wrap(["sh", "-c", "grep CapEff /proc/self/status; mount -o remount,rw /"], workdir=out),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "CapEff:\t0000000000000000" in done.stdout
+    assert done.returncode != 0
+
+
+def test_a_required_mode_that_cannot_run_is_refused_with_the_reason():
+    with pytest.raises(IsolationUnavailable, match="sandbox"):
+        sandbox.choose("sandbox", bwrap="/nonexistent/bwrap")
+    with pytest.raises(IsolationUnavailable, match="no account"):
+        sandbox.choose("user", account="no-such-account-here")
+    none = sandbox.choose("none")
+    assert none.mode == "none" and "unsafe" in none.reason
+    assert none.wrap(["true"], workdir=Path("/")) == ["true"]
+
+
+def test_auto_falls_back_to_an_account_or_none_and_says_why():
+    chosen = sandbox.choose("auto", bwrap="/nonexistent/bwrap")
+    assert chosen.mode in ("user", "none")
+    assert "bubblewrap" in chosen.reason or "bwrap" in chosen.reason
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or sandbox.account_ids("nobody") is None, reason="needs root and nobody"
+)
+def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
+    import anyio
+
+    from executive.workers.process import supervise
+
+    tmp_path = tree_root
+    tmp_path.chmod(0o711)  # the account may pass through to its folder, not list it
+    home, out = _tree(tmp_path)
+    home.chmod(0o700)
+    iso = sandbox.choose("user", account="nobody")
+    assert isinstance(iso, Isolation) and iso.ids is not None
+    os.chown(out, *iso.ids)
+    log = tmp_path / "log"
+
+    async def main() -> None:
+        with log.open("wb") as sink:
+            await supervise(
+                ["sh", "-c", f"id -u; cat {home}/.env.executive; echo x > {out}/mine.txt"],
+                cwd=out,
+                env={"PATH": "/usr/bin:/bin"},
+                timeout_seconds=30,
+                sink=sink,
+                isolation=iso,
+            )
+
+    anyio.run(main)
+    text = log.read_text()
+    assert text.splitlines()[0] == str(iso.ids[0])
+    assert "Permission denied" in text and "plain-secret-value" not in text
+    assert (home / ".env.executive").read_text() == "GITHUB_TOKEN=plain-secret-value\n"
+    assert (out / "mine.txt").stat().st_uid == iso.ids[0]
+
+
+def test_auto_skips_the_account_when_it_cannot_reach_the_output_folders(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    ids = sandbox.account_ids("nobody")
+    if ids is None:
+        pytest.skip("no nobody account")
+    assert not sandbox.reachable(private / "outputs", *ids)
+    chosen = sandbox.choose("auto", bwrap="/nonexistent/bwrap", workdir=private / "outputs")
+    assert chosen.mode == "none"
+    with pytest.raises(IsolationUnavailable):
+        sandbox.choose("user", workdir=private / "outputs")
