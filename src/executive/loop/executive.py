@@ -23,13 +23,21 @@ from executive.loop import contexts, retro
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
+from executive.saferead import UnsafeFile
 from executive.settings import Settings
 from executive.workers.process import reap_orphans
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
 from executive.workspace.signals import root_signal
-from executive.workspace.state import StepState, log_progress, now_iso
+from executive.workspace.state import (
+    LOG_FILE,
+    STATE_FILE,
+    StateError,
+    StepState,
+    log_progress,
+    now_iso,
+)
 
 log = get_logger(__name__)
 
@@ -46,7 +54,10 @@ class Executive:
         self.memory = memory
         self.ledger = WorkLedger(self.home.work_ledger)
         self.workspace = Workspace(
-            self.home, settings.worker_vendor, settings.breakdown_threshold_turns
+            self.home,
+            settings.worker_vendor,
+            settings.breakdown_threshold_turns,
+            max_prompt_bytes=settings.bundle_prompt_max_bytes,
         )
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger)
         self._specs_synced: tuple[float, ...] | None = None
@@ -105,7 +116,16 @@ class Executive:
                 "pre-work-selection",
                 lambda: contexts.pre_work(queued, pick.bundle.slug, self.ledger),
             )
-            await self._run_step(pick)
+            try:
+                await self._run_step(pick)
+            except (UnsafeFile, StateError) as exc:
+                # Its own files went bad under it (a link, a FIFO, a torn state): this bundle
+                # is quarantined, so the next iteration runs the others instead of failing.
+                # (A full disk is not the bundle's fault: that OSError still fails the
+                # iteration, and the bundle runs again when there is room.)
+                log.exception("step.bundle_unusable", error=repr(exc))
+                culprit = LOG_FILE if LOG_FILE in str(exc) else STATE_FILE
+                self.workspace.quarantine(pick.bundle.folder, str(exc), file=culprit)
         return Pace.BUSY
 
     async def _sync_principles(self) -> None:
