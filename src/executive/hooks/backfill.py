@@ -251,7 +251,8 @@ async def run(
         for source, batch in lane.batches:
             fresh = []
             try:
-                prepared = harvester.prepare(batch)
+                # Lane A is the constitution sync: the one path allowed to write principles.
+                prepared = harvester.prepare(batch, principles=lane.name == "A")
             except Rejected as exc:
                 summary["failed"] += len(batch)
                 lane.notes.append(f"{source}: rejected, nothing written: {exc}")
@@ -271,7 +272,9 @@ async def run(
                 summary["payloads"] += fresh
                 continue
             if fresh:
-                result = await harvester.add(fresh, actor=f"backfill:{lane.name}")
+                result = await harvester.add(
+                    fresh, actor=f"backfill:{lane.name}", principles=lane.name == "A"
+                )
                 summary["written"] += result.succeeded
                 summary["skipped"] += result.skipped
                 summary["failed"] += result.failed

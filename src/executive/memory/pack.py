@@ -129,9 +129,7 @@ def render(
     """The pack for ``ranked`` (best first): capped at ``max_entries`` and ``cap`` tokens."""
     reserved = _reserved(ranked, cap)
     # Reserved principles first, then everything else by rank, up to the entry limit.
-    order = [r for r in ranked if id(r) in reserved] + [
-        r for r in ranked if id(r) not in reserved
-    ]
+    order = [r for r in ranked if id(r) in reserved] + [r for r in ranked if id(r) not in reserved]
     chosen = order[:max_entries]
     cut = len(ranked) - len(chosen)
     while True:
