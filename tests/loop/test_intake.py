@@ -36,6 +36,15 @@ def test_bad_bundles_are_quarantined_the_good_one_completes_and_sigterm_is_obeye
     target.parent.mkdir(parents=True, exist_ok=True)
     stuck.rename(target)
     (target / "STEPS.json").write_text(json.dumps({"slug": "stuck", "steps": 3}))
+    # Interrupted mid-step, its log a link out of the home: start-up used to append through it.
+    linked = add_bundle(home, "linked-log", "true\n", priority="P0")
+    moved = home / "workspace" / "in-progress" / "P0" / "linked-log"
+    linked.rename(moved)
+    step = {"number": 1, "title": "Bundle linked-log", "status": "in_progress"}
+    state = {"slug": "linked-log", "title": "x", "priority": "P0", "steps": [step]}
+    (moved / "STEPS.json").write_text(json.dumps(state))
+    (outside / "victim.txt").write_text("untouched\n")
+    (moved / "PROGRESS_LOG.md").symlink_to(outside / "victim.txt")
 
     daemon = Daemon(home)
     try:
@@ -52,6 +61,7 @@ def test_bad_bundles_are_quarantined_the_good_one_completes_and_sigterm_is_obeye
         "elsewhere",
         "fifo",
         "huge",
+        "linked-log",
         "stuck",
         "torn",
         "zero",
@@ -63,6 +73,7 @@ def test_bad_bundles_are_quarantined_the_good_one_completes_and_sigterm_is_obeye
     ]  # untouched
     assert (blocked / "stuck" / "STEPS.json").read_text().startswith('{"slug": "stuck"')
     needs_you = (home / "workspace" / "needs-you.md").read_text()
-    for slug in ("fifo", "zero", "huge", "torn", "elsewhere", "stuck"):
+    assert (outside / "victim.txt").read_text() == "untouched\n"
+    for slug in ("fifo", "zero", "huge", "torn", "elsewhere", "stuck", "linked-log"):
         assert f"malformed bundle: {slug}" in needs_you
     assert not [r for r in daemon.records if r.get("event") == "iteration.failed"]

@@ -77,9 +77,6 @@ class Executive:
                 step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
                 step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
                 self.workspace.save(active)
-                log_progress(
-                    active.bundle.folder, f"step {step.number} interrupted; back to pending"
-                )
                 self.ledger.append(
                     "STEP_INTERRUPTED",
                     bundle=active.bundle.slug,
@@ -93,6 +90,13 @@ class Executive:
                     step=step.number,
                     contract_id=step.contract_id,
                 )
+                try:
+                    log_progress(
+                        active.bundle.folder, f"step {step.number} interrupted; back to pending"
+                    )
+                except UnsafeFile as exc:  # a planted link or FIFO must not stop start-up
+                    self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
+                    break
 
     async def close(self) -> None:
         await self.memory.close()
