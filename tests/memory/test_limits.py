@@ -120,3 +120,25 @@ async def test_a_4000_character_memory_is_written(harvester, store):
     (stored,) = await store.list(None)
     assert stored.text == text
     print(f"a {len(text)}-character memory took {elapsed:.2f}s to write")  # for the record
+
+
+async def test_an_update_meets_the_same_limits_and_writes_nothing_when_refused(
+    harvester, store, ledger
+):
+    summary = await harvester.add([partial("semantic")])
+    memory_id = summary.results[0].memory_id
+    lines = len(list(ledger.entries()))
+    for changes, field in [
+        ({"text": MEGABYTE}, "text"),
+        ({"text": "fact \ud800"}, "text"),
+        ({"metadata": {"importance": "urgent\n"}}, "metadata.importance"),
+        ({"metadata": {"tags": ["ok\n"]}}, "metadata.tags"),
+    ]:
+        with pytest.raises(Rejected) as caught:
+            await harvester.update(memory_id, **changes)
+        assert [r.field for r in caught.value.rejections] == [field]
+    stored = await store.get(memory_id)
+    assert stored.text == partial("semantic")["text"]
+    assert len(list(ledger.entries())) == lines
+    updated = await harvester.update(memory_id, metadata={"importance": "low"})
+    assert updated.metadata["importance"] == "low"

@@ -325,6 +325,25 @@ def _tags(tags: Any) -> list[Rejection]:
     return out
 
 
+def change_rejections(
+    stored: dict[str, Any], text: str | None, metadata: dict[str, Any] | None
+) -> list[Rejection]:
+    """What is wrong with an update: the new text, and each metadata field it sets.
+
+    ``stored`` is the memory's metadata now; the merged result is checked, and only the
+    fields the update touches are reported (an older memory's other fields stand as they are).
+    """
+    out = _text(text) if text is not None else []
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            return [*out, Rejection("metadata", "must be an object")]
+        merged = {k: v for k, v in stored.items() if k != "app_id"} | metadata
+        raw = {"run_id": merged.get("harvest_run"), "immutable": merged.get("immutable")}
+        touched = {f"metadata.{field_name(k)}" for k in metadata}
+        out += [r for r in _metadata(merged, raw) if r.field in touched]
+    return out
+
+
 def validate(raw: Any, index: int | None = None, *, user_id: str | None = None) -> Payload:
     """The payload as a model, or :class:`Rejected` with every problem."""
     rejections = classify(raw, user_id=user_id)

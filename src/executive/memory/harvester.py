@@ -24,7 +24,7 @@ import anyio
 
 from executive.logs import get_logger
 from executive.memory import ledger as L
-from executive.memory.classify import Rejected, Rejection, validate_batch
+from executive.memory.classify import Rejected, Rejection, change_rejections, validate_batch
 from executive.memory.envelope import Defaults, Payload, stamp
 from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError, WriteReceipt
 from executive.memory.taxonomy import MemoryType
@@ -280,6 +280,9 @@ class Harvester:
                 f"memory {memory_id} is immutable (a principle); neither its text nor its "
                 "metadata can change (edit constitution.md instead)"
             )
+        problems = change_rejections(current.metadata, text, metadata)
+        if problems:
+            raise Rejected(problems)  # the same limits as add; nothing is written
         key = current.key or f"id:{memory_id}"
         entry = {
             "op": "update",

@@ -185,9 +185,17 @@ class MemorySurface:
         if text is not None and not text.strip():
             raise SurfaceError("--text must not be empty")
         harvester = await self.runtime.harvester()
-        updated = await harvester.update(
-            id, text=text, metadata={"importance": importance} if importance else None, actor="cli"
-        )
+        try:
+            updated = await harvester.update(
+                id,
+                text=text,
+                metadata={"importance": importance} if importance else None,
+                actor="cli",
+            )
+        except Rejected as exc:
+            raise SurfaceError(
+                "rejected: nothing was written", _rejections(exc.rejections)
+            ) from exc
         return {"ok": True, "id": id, "updated": record_dict(updated)}
 
     async def delete(self, id: str) -> dict[str, Any]:
