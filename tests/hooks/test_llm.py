@@ -732,6 +732,7 @@ def test_other_tools_background_runs_and_empty_commands_are_refused():
         (["--batch", "[{}, {}, {}]"], 3),
         (["--batch=[{}, {}]"], 2),
         (["--batch", "not json"], 1),
+        (["--batch", "[" * 50_000 + "]" * 50_000], 1),  # bounded: no RecursionError
         ([], 1),
     ],
 )
