@@ -54,6 +54,9 @@ def test_mem_add_of_a_principle_is_refused_by_field_and_writes_nothing(home):
         }
     ]
     assert json.loads(mem(home, "list", "--json").stdout)["count"] == 0
+    validated = mem(home, "validate", "--payload", json.dumps(partial("principle")))
+    assert validated.returncode == 1
+    assert [r["field"] for r in json.loads(validated.stdout)["rejections"]] == ["metadata.type"]
 
 
 def test_bad_json_and_rejections_exit_1_listing_everything(home):
