@@ -160,7 +160,7 @@ async def _scenario(sequence: list[tuple[str, int, int]], root: Path) -> None:
 
 @pytest.mark.store
 @settings(
-    max_examples=15,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
