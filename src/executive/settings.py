@@ -303,6 +303,13 @@ class Settings(BaseSettings):
         validation_alias="EXECUTIVE_RETRO_AFTER_OUTCOMES",
         description="or as soon as this many new outcomes are in the ledger",
     )
+    # --- bundle intake (issue 17): what one bundle may make the loop read ---------------------
+    bundle_prompt_max_bytes: int = Field(
+        262_144,
+        ge=1024,
+        validation_alias="EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES",
+        description="largest PROMPT.md a bundle may have; a larger one is quarantined",
+    )
 
     # --- worker isolation (ours; see README "Security") ------------------------------------
     worker_isolation: Literal["auto", "sandbox", "user", "none"] = Field(

@@ -18,12 +18,10 @@ def mem(home, *args: str, env=None):
     return run_cli("--home", str(home), "mem", *args, env={**ON, **(env or {})})
 
 
-def test_add_then_a_new_process_finds_it_with_a_full_question_and_filters(home):
-    added = mem(home, "add", "--payload", json.dumps(partial("principle")))
-    assert added.returncode == 0, added.stdout + added.stderr
-    summary = json.loads(added.stdout)
-    assert (summary["ok"], summary["succeeded"], summary["failed"]) == (True, 1, 0)
-    memory_id = summary["results"][0]["memory_id"]
+def test_the_sync_writes_principles_and_a_new_process_finds_one_with_filters(home):
+    synced = mem(home, "backfill", "--lane", "A")
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert json.loads(synced.stdout)["lanes"]["A"]["written"] >= 3
 
     found = mem(
         home,
@@ -40,8 +38,25 @@ def test_add_then_a_new_process_finds_it_with_a_full_question_and_filters(home):
     )
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)["results"]
-    assert [r["id"] for r in results] == [memory_id]
     assert results[0]["metadata"]["type"] == "principle"
+    assert "push to any remote" in results[0]["text"]
+
+
+def test_mem_add_of_a_principle_is_refused_by_field_and_writes_nothing(home):
+    refused = mem(home, "add", "--payload", json.dumps(partial("principle")))
+    assert refused.returncode == 1
+    body = json.loads(refused.stdout)
+    assert body["rejections"] == [
+        {
+            "field": "metadata.type",
+            "reason": "a principle is written only by the constitution sync (constitution.md)",
+            "item": 0,
+        }
+    ]
+    assert json.loads(mem(home, "list", "--json").stdout)["count"] == 0
+    validated = mem(home, "validate", "--payload", json.dumps(partial("principle")))
+    assert validated.returncode == 1
+    assert [r["field"] for r in json.loads(validated.stdout)["rejections"]] == ["metadata.type"]
 
 
 def test_bad_json_and_rejections_exit_1_listing_everything(home):
@@ -85,10 +100,8 @@ def test_the_cli_talks_to_the_running_daemon_which_holds_the_store(home):
         daemon.wait_for("control.listening")
         # Principles come only from constitution.md: the socket refuses them, whoever asks.
         refused = mem(home, "add", "--batch", json.dumps([partial("principle")]))
-        assert refused.returncode == 1 and "constitution.md" in json.loads(refused.stdout)["error"]
-        added = mem(
-            home, "add", "--batch", json.dumps([partial("procedural"), partial("semantic")])
-        )
+        assert refused.returncode == 1
+        added = mem(home, "add", "--batch", json.dumps([partial("episodic"), partial("semantic")]))
         assert added.returncode == 0, added.stdout + added.stderr
         ids = [r["memory_id"] for r in json.loads(added.stdout)["results"]]
 
@@ -107,8 +120,8 @@ def test_the_cli_talks_to_the_running_daemon_which_holds_the_store(home):
         missing = mem(home, "get", ids[1])
         assert missing.returncode == 1 and "no memory" in json.loads(missing.stdout)["error"]
 
-        human = mem(home, "search", "--query", "How do I build the greeting page?")
-        assert "(procedural/" in human.stdout and "1 result(s)." in human.stdout
+        human = mem(home, "search", "--query", "Which bundle run passed all its verifiers?")
+        assert "(episodic/medium)" in human.stdout and "1 result(s)." in human.stdout
 
         daemon.signal(signal.SIGTERM)
         assert daemon.wait(30) == 0
@@ -124,3 +137,17 @@ def test_usage_errors_are_clear(home, args):
     result = mem(home, *args)
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
+
+
+# Break 5 at the shell: a RecursionError traceback, and an error that named no field.
+def test_deep_json_and_a_lone_surrogate_are_refused_by_name_with_exit_1(home):
+    deep = mem(home, "add", "--payload", "[" * 50_000 + "]" * 50_000)
+    assert deep.returncode == 1 and "Traceback" not in deep.stderr
+    assert "nests 50000 levels deep" in json.loads(deep.stdout)["error"]
+
+    payload = json.dumps(partial("semantic", text="fact \ud800 here"))  # escaped: \ud800
+    surrogate = mem(home, "add", "--payload", payload)
+    assert surrogate.returncode == 1 and "Traceback" not in surrogate.stderr
+    body = json.loads(surrogate.stdout)
+    assert [(r["field"], "UTF-8" in r["reason"]) for r in body["rejections"]] == [("text", True)]
+    assert json.loads(mem(home, "list", "--json").stdout)["count"] == 0

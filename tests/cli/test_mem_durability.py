@@ -23,7 +23,7 @@ def test_the_daemon_catches_up_the_snapshot_and_replays_pending_writes_at_start(
     set_env(home, V3_MEMORY_ENABLED="true", IDLE_SLEEP_SECONDS="30")
     assert (
         mem(
-            home, "add", "--batch", json.dumps([partial("principle"), partial("semantic")])
+            home, "add", "--batch", json.dumps([partial("episodic"), partial("semantic")])
         ).returncode
         == 0
     )

@@ -41,7 +41,7 @@ async def test_a_near_duplicate_of_the_same_type_and_scope_is_skipped(harvester,
 
 
 async def test_every_write_is_in_the_ledger_before_the_caller_hears_back(harvester, ledger):
-    summary = await harvester.add([partial("episodic"), partial("principle")])
+    summary = await harvester.add([partial("episodic"), partial("principle")], principles=True)
     lines = ledger_lines(ledger)
     assert [(line["status"], line["key"]) for line in lines] == [
         ("PENDING", summary.results[0].key),
@@ -130,12 +130,18 @@ async def test_update_and_delete_go_through_the_ledger(harvester, store, ledger)
     assert ledger.state().live() == {}
 
 
-async def test_a_principle_text_cannot_be_updated(harvester):
+async def test_a_principle_text_or_metadata_cannot_be_updated(harvester, store):
     from executive.memory.store.base import StoreError
 
-    summary = await harvester.add([partial("principle")])
+    summary = await harvester.add([partial("principle")], principles=True)
+    memory_id = summary.results[0].memory_id
     with pytest.raises(StoreError, match="immutable"):
-        await harvester.update(summary.results[0].memory_id, text="Push whenever you like.")
+        await harvester.update(memory_id, text="Push whenever you like.")
+    with pytest.raises(StoreError, match="immutable"):
+        await harvester.update(memory_id, metadata={"importance": "low"})
+    stored = await store.get(memory_id)
+    assert stored.text == partial("principle")["text"]
+    assert stored.metadata["importance"] == "critical"
 
 
 async def test_fifty_concurrent_harvests_land_once_each(harvester, store):

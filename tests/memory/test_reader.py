@@ -152,7 +152,8 @@ async def test_the_reader_finds_what_a_step_needs_on_the_real_store(harvester, s
                 text="Staging keys rotate monthly.",
                 metadata={"env": "test"},
             ),
-        ]
+        ],
+        principles=True,
     )
     request = plan.for_step(
         title="Fetch the release notes",

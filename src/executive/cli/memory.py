@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -12,6 +11,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
+from executive import boundedjson
 from executive.cli.app import app, emit_json, fail, load
 from executive.daemon.surface import build_surface
 from executive.home import Home
@@ -63,9 +63,10 @@ def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_json(raw: str, what: str) -> Any:
+    # Bounded: 50,000 nested brackets or a gigabyte are refused before the parser sees them.
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
+        return boundedjson.loads(raw)
+    except boundedjson.JsonLimitError as exc:
         emit_json({"ok": False, "error": f"{what} is not valid JSON: {exc}"})
         raise typer.Exit(1) from None
 

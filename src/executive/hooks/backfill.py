@@ -34,7 +34,7 @@ from executive.memory.store.base import Filter, ReadView
 from executive.memory.taxonomy import GLOBAL_APP, SKILL_APP_PREFIX, slugify, today
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.retrospective import parse_lessons
-from executive.workspace.state import read_state
+from executive.workspace.state import StateError, read_state
 
 log = get_logger(__name__)
 
@@ -164,7 +164,11 @@ def lane_d(home: Home, ledger: WorkLedger) -> Lane:
     for folder in (
         sorted(p for p in home.completed.iterdir() if p.is_dir()) if home.completed.is_dir() else []
     ):
-        state = read_state(folder)
+        try:
+            state = read_state(folder)
+        except StateError as exc:
+            lane.notes.append(f"{folder.name}: {exc}")
+            continue
         if state is None or state.status != "completed":
             lane.notes.append(f"{folder.name}: no completed STEPS.json")
             continue
@@ -247,7 +251,8 @@ async def run(
         for source, batch in lane.batches:
             fresh = []
             try:
-                prepared = harvester.prepare(batch)
+                # Lane A is the constitution sync: the one path allowed to write principles.
+                prepared = harvester.prepare(batch, principles=lane.name == "A")
             except Rejected as exc:
                 summary["failed"] += len(batch)
                 lane.notes.append(f"{source}: rejected, nothing written: {exc}")
@@ -267,7 +272,9 @@ async def run(
                 summary["payloads"] += fresh
                 continue
             if fresh:
-                result = await harvester.add(fresh, actor=f"backfill:{lane.name}")
+                result = await harvester.add(
+                    fresh, actor=f"backfill:{lane.name}", principles=lane.name == "A"
+                )
                 summary["written"] += result.succeeded
                 summary["skipped"] += result.skipped
                 summary["failed"] += result.failed

@@ -26,6 +26,7 @@ from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.redact import redactor
+from executive.saferead import UnsafeFile
 from executive.settings import Settings
 from executive.untrusted import one_line
 from executive.workers.process import reap_orphans
@@ -35,7 +36,15 @@ from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
 from executive.workspace.needs_you import error_tail
 from executive.workspace.signals import root_signal
-from executive.workspace.state import StepState, backoff_seconds, log_progress, now_iso
+from executive.workspace.state import (
+    LOG_FILE,
+    STATE_FILE,
+    StateError,
+    StepState,
+    backoff_seconds,
+    log_progress,
+    now_iso,
+)
 
 log = get_logger(__name__)
 
@@ -56,7 +65,10 @@ class Executive:
         self.memory = memory
         self.ledger = WorkLedger(self.home.work_ledger)
         self.workspace = Workspace(
-            self.home, settings.worker_vendor, settings.breakdown_threshold_turns
+            self.home,
+            settings.worker_vendor,
+            settings.breakdown_threshold_turns,
+            max_prompt_bytes=settings.bundle_prompt_max_bytes,
         )
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger, observer=observer)
         self.observer = observer
@@ -77,9 +89,6 @@ class Executive:
                 step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
                 step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
                 self.workspace.save(active)
-                log_progress(
-                    active.bundle.folder, f"step {step.number} interrupted; back to pending"
-                )
                 self.ledger.append(
                     "STEP_INTERRUPTED",
                     bundle=active.bundle.slug,
@@ -93,6 +102,13 @@ class Executive:
                     step=step.number,
                     contract_id=step.contract_id,
                 )
+                try:
+                    log_progress(
+                        active.bundle.folder, f"step {step.number} interrupted; back to pending"
+                    )
+                except UnsafeFile as exc:  # a planted link or FIFO must not stop start-up
+                    self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
+                    break
 
     async def close(self) -> None:
         await self.memory.close()
@@ -118,7 +134,16 @@ class Executive:
                 "pre-work-selection",
                 lambda: contexts.pre_work(queued, pick.bundle.slug, self.ledger),
             )
-            await self._run_step(pick)
+            try:
+                await self._run_step(pick)
+            except (UnsafeFile, StateError) as exc:
+                # Its own files went bad under it (a link, a FIFO, a torn state): this bundle
+                # is quarantined, so the next iteration runs the others instead of failing.
+                # (A full disk is not the bundle's fault: that OSError still fails the
+                # iteration, and the bundle runs again when there is room.)
+                log.exception("step.bundle_unusable", error=repr(exc))
+                culprit = LOG_FILE if LOG_FILE in str(exc) else STATE_FILE
+                self.workspace.quarantine(pick.bundle.folder, str(exc), file=culprit)
         return Pace.BUSY
 
     async def _sync_principles(self) -> None:

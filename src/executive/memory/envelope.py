@@ -116,7 +116,8 @@ def content_key(
 ) -> str:
     """A stable id for "this fact, in this scope": the same write twice has the same key."""
     parts = [user_id, env, cohort or "", app_id, type, normalise(text)]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+    # surrogatepass: a lone surrogate must not raise here, before classify can name its field.
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def stamp(raw: Any, defaults: Defaults) -> Any:
@@ -124,6 +125,7 @@ def stamp(raw: Any, defaults: Defaults) -> Any:
 
     The result still has to pass ``classify``: stamping never hides a missing field the
     caller owes (type, category, importance, confidence, trigger, source, text, app_id).
+    ``metadata.key`` is the exception to "explicit values win": it is always computed.
     """
     if not isinstance(raw, dict):
         return raw
@@ -143,12 +145,15 @@ def stamp(raw: Any, defaults: Defaults) -> Any:
     # An empty cohort is unset: the field is left out, never written as "".
     if "cohort" not in meta and defaults.cohort:
         meta["cohort"] = defaults.cohort
-    if "actor" not in meta and trigger in _TRIGGERS:
+    if "actor" not in meta and isinstance(trigger, str) and trigger in _TRIGGERS:
         meta["actor"] = ACTOR_FOR_TRIGGER[Trigger(trigger)].value
     if "harvest_run" not in meta and isinstance(payload.get("run_id"), str):
         meta["harvest_run"] = payload["run_id"]
     meta.setdefault("immutable", payload["immutable"])
-    if "key" not in meta and all(
+    # The key is computed here and never taken from a payload: a payload that could choose
+    # its key could name a principle's and pass as a duplicate of it (or replace it).
+    meta.pop("key", None)
+    if all(
         isinstance(v, str) for v in (payload.get("text"), payload.get("app_id"), meta.get("type"))
     ):
         meta["key"] = content_key(

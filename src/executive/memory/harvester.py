@@ -4,6 +4,12 @@ Nothing is sent until every payload of a batch passes ``classify``. Every attemp
 harvest ledger (``PENDING`` before the store is called, the result after) before the
 caller hears back, so a write the store never confirmed is never lost: ``replay`` sends it
 again, and the content key makes that a no-op when the first try did land.
+
+Principles are written by one path: the constitution sync (backfill lane A), which passes
+``principles=True``. Every other caller (``mem add``, the hooks, the LLM engine) is refused
+a principle by field, and no payload chooses its content key, so none can name a principle's.
+A skipped duplicate is ledgered as a skip naming the stored memory, never as a write of the
+skipped payload: the ledger says what the store holds.
 """
 
 from __future__ import annotations
@@ -11,18 +17,20 @@ from __future__ import annotations
 import re
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 
 from executive.logs import get_logger
 from executive.memory import ledger as L
-from executive.memory.classify import Rejected, validate_batch
+from executive.memory.classify import Rejected, Rejection, change_rejections, validate_batch
 from executive.memory.envelope import Defaults, Payload, stamp
 from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError, WriteReceipt
+from executive.memory.taxonomy import MemoryType
+from executive.memory.writes import Gate, HarvestSummary, WriteResult
+
+__all__ = ["Gate", "HarvestSummary", "Harvester", "WriteResult", "same_words"]
 
 log = get_logger(__name__)
 
@@ -30,6 +38,9 @@ log = get_logger(__name__)
 # sit at 0.8-0.9) AND made of the same words. Similarity alone is not enough: two episodes
 # that differ only in their run ids, or a rule whose "never" became "always", score 0.95+.
 NEAR_DUPLICATE = 0.95
+PRINCIPLE_REFUSED = "a principle is written only by the constitution sync (constitution.md)"
+# The actor of the one path that writes principles (backfill lane A, run by the loop's sync).
+PRINCIPLE_SYNC_ACTOR = "backfill:A"
 _WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 _FILLER = frozenset(
     [
@@ -63,90 +74,6 @@ def same_words(a: str, b: str) -> bool:
     return words(a) == words(b)
 
 
-@dataclass
-class WriteResult:
-    ok: bool
-    status: str
-    key: str | None
-    memory_id: str | None = None
-    event_id: str | None = None
-    ms: int = 0
-    error: str | None = None
-    type: str | None = None
-    app_id: str | None = None
-    source: str | None = None
-    harvest_run: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
-@dataclass
-class HarvestSummary:
-    results: list[WriteResult] = field(default_factory=list)
-
-    @property
-    def succeeded(self) -> int:
-        return sum(1 for r in self.results if r.ok and r.status == L.SUCCEEDED)
-
-    @property
-    def skipped(self) -> int:
-        return sum(1 for r in self.results if r.ok and r.status != L.SUCCEEDED)
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for r in self.results if not r.ok)
-
-    @property
-    def ok(self) -> bool:
-        return self.failed == 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "total": len(self.results),
-            "succeeded": self.succeeded,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "results": [r.as_dict() for r in self.results],
-        }
-
-
-class Gate:
-    """Many writes at once, or one maintenance job (rebuild, restore, drift fix) alone."""
-
-    def __init__(self) -> None:
-        self._condition = anyio.Condition()
-        self._writers = 0
-        self._exclusive = False
-
-    @asynccontextmanager
-    async def shared(self) -> AsyncIterator[None]:
-        async with self._condition:
-            while self._exclusive:
-                await self._condition.wait()
-            self._writers += 1
-        try:
-            yield
-        finally:
-            async with self._condition:
-                self._writers -= 1
-                self._condition.notify_all()
-
-    @asynccontextmanager
-    async def exclusive(self) -> AsyncIterator[None]:
-        async with self._condition:
-            while self._exclusive or self._writers:
-                await self._condition.wait()
-            self._exclusive = True
-        try:
-            yield
-        finally:
-            async with self._condition:
-                self._exclusive = False
-                self._condition.notify_all()
-
-
 class Harvester:
     """Holds the store's write side. Hooks, the CLI and backfill write only through it."""
 
@@ -169,15 +96,34 @@ class Harvester:
     def defaults(self) -> Defaults:
         return self._defaults
 
-    def prepare(self, items: Sequence[Any]) -> list[Payload]:
-        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`."""
-        return validate_batch([stamp(item, self._defaults) for item in items])
+    def prepare(self, items: Sequence[Any], *, principles: bool = False) -> list[Payload]:
+        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`.
+
+        ``principles`` is for the constitution sync alone; without it a principle is refused.
+        """
+        payloads = validate_batch(
+            [stamp(item, self._defaults) for item in items], user_id=self._defaults.user_id
+        )
+        if not principles:
+            refused = [
+                Rejection(f"[{i}].metadata.type", PRINCIPLE_REFUSED)
+                for i, p in enumerate(payloads)
+                if p.type == MemoryType.PRINCIPLE
+            ]
+            if refused:
+                raise Rejected(refused)
+        return payloads
 
     async def add(
-        self, items: Sequence[Any], *, actor: str = "harvester", near_duplicates: bool = True
+        self,
+        items: Sequence[Any],
+        *,
+        actor: str = "harvester",
+        near_duplicates: bool = True,
+        principles: bool = False,
     ) -> HarvestSummary:
         try:
-            payloads = self.prepare(items)
+            payloads = self.prepare(items, principles=principles)
         except Rejected as exc:
             await self._record(
                 {
@@ -232,13 +178,13 @@ class Harvester:
             attempt = L.new_attempt()
             entry = {"op": "add", "attempt": attempt, "key": payload.key, "actor": actor}
             if duplicate is not None:
+                # A skip, naming what the store holds; the skipped payload is not the memory.
                 await self._record(
                     {
                         **entry,
                         "status": L.DUPLICATE,
                         "memory_id": duplicate.id,
-                        "payload": payload.as_dict(),
-                        "created_at": created_at,
+                        "stored_key": duplicate.key,
                     }
                 )
                 return WriteResult(True, L.DUPLICATE, memory_id=duplicate.id, **base)
@@ -328,10 +274,15 @@ class Harvester:
             current = await self._store.get(memory_id)
         if current is None:
             raise StoreError(f"no memory with id {memory_id}")
-        if current.metadata.get("immutable") is True and text is not None:
+        if current.metadata.get("immutable") is True or current.type == MemoryType.PRINCIPLE:
+            # Nothing about a principle changes here; the constitution sync rewrites it.
             raise StoreError(
-                f"memory {memory_id} is immutable (a principle); its text cannot change"
+                f"memory {memory_id} is immutable (a principle); neither its text nor its "
+                "metadata can change (edit constitution.md instead)"
             )
+        problems = change_rejections(current.metadata, text, metadata)
+        if problems:
+            raise Rejected(problems)  # the same limits as add; nothing is written
         key = current.key or f"id:{memory_id}"
         entry = {
             "op": "update",

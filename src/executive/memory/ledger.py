@@ -4,6 +4,10 @@
 ``PENDING`` line before the store is called and a result line after; both are flushed to
 disk before the caller hears back. Folding the lines in order gives what the store *should*
 hold (the repository wins) and which operations the store never confirmed (to replay).
+
+A skipped duplicate (``op: add, status: DUPLICATE``) names the memory the store already
+holds; it never carries the skipped payload into the fold. Older ledgers wrote that payload
+on the skip line: the fold ignores it, so those ledgers fold the same way.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ class KeyState:
     attempts: int = 0
     last_error: str | None = None
     created_at: str | None = None
+    # Who wrote the payload the fold holds (replays keep the first writer): rebuild checks
+    # that a principle came from the constitution sync.
+    actor: str | None = None
 
 
 @dataclass
@@ -112,14 +119,19 @@ def fold(entries: Iterator[dict[str, Any]]) -> LedgerState:
 
 def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
     key = entry["key"]
-    current = state.keys.setdefault(key, KeyState(key))
     op, status = entry.get("op"), entry.get("status")
+    if op == "add" and status == DUPLICATE:
+        _skip(state, entry)
+        return
+    current = state.keys.setdefault(key, KeyState(key))
     confirmed = status in CONFIRMED
     if op == "add":
         payload = entry.get("payload")
         if isinstance(payload, dict):
             current.payload = payload
             current.created_at = current.created_at or entry.get("created_at") or entry.get("ts")
+            if entry.get("actor") != "replay" or current.actor is None:
+                current.actor = entry.get("actor")
         current.exists = True
     elif op == "update" and current.payload is not None:
         changes = entry.get("changes") or {}
@@ -141,3 +153,20 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
     current.confirmed = confirmed
     current.attempts += 1
     current.last_error = None if confirmed else (entry.get("error") or status)
+
+
+def _skip(state: LedgerState, entry: dict[str, Any]) -> None:
+    """A duplicate skipped: the store holds a memory already; what the ledger says stays.
+
+    Under its own key a skip confirms a pending add of the same key (a replay that found
+    the first try landed). A skip under a key the ledger does not hold as live (a
+    near-duplicate of another memory) adds nothing: that key is not in the store.
+    """
+    current = state.keys.get(entry["key"])
+    if current is None or not current.exists or current.last_op != "add":
+        return
+    if entry.get("memory_id"):
+        current.memory_id = entry["memory_id"]
+    current.confirmed = True
+    current.attempts = 0
+    current.last_error = None

@@ -100,7 +100,9 @@ class Maintenance:
             return await rebuilding.fix_drift(
                 store, await self.runtime.harvester(), self.runtime.ledger
             )
-        report, _, _ = await rebuilding.drift(store, self.runtime.ledger)
+        report, _, _ = await rebuilding.drift(
+            store, self.runtime.ledger, self.runtime.settings.user_id
+        )
         return report.as_dict()
 
     async def purge(

@@ -1,10 +1,16 @@
 """The memory pack: the markdown section a worker's ``CLAUDE.md`` carries.
 
 At most 10 entries and at most 2,000 tokens (counted by :mod:`executive.memory.tokens`),
-enforced here, not asked of a model: the lowest-ranked entries go first, and a line says
-what was cut. Memory text is data, not instructions: each text sits verbatim inside a fenced
-block whose fence is longer than any backtick run in it, so no text can add a heading,
-close the section, or read as a rule of the surrounding file.
+enforced here, not asked of a model. No single memory can empty the pack:
+
+* each entry's text is cut to a per-entry budget (``ENTRY_TOKENS``), marked as cut, with the
+  ``executive mem get`` command that shows the whole;
+* principles keep a reserved share (``PRINCIPLE_SHARE``) of the cap: the pack drops every
+  other entry, lowest-ranked first, before it drops a principle inside that share.
+
+Memory text is data, not instructions: each text sits inside a fenced block whose fence is
+longer than any backtick run in it, and a heading carries only the type (one of the five),
+a short id and the source (path characters only), never a word of the memory's text.
 """
 
 from __future__ import annotations
@@ -15,15 +21,23 @@ from dataclasses import dataclass, field
 
 from executive.memory.ranking import type_priority
 from executive.memory.store.base import MemoryRecord
+from executive.memory.taxonomy import MemoryType
 from executive.memory.tokens import PACK_TOKEN_CAP, estimate
 
 HEADING = "## Memory Pack"
 MAX_ENTRIES = 10
-TITLE_CHARS = 60
+# Per entry: a long memory shows its first ~300 tokens (about 900 characters of prose).
+ENTRY_TOKENS = 300
+# Principles inside this share of the cap are the last entries a tight pack drops.
+PRINCIPLE_SHARE = 0.4
+SOURCE_CHARS = 80
 END_MARK = "<!-- end of memory pack -->"
 
 _BACKTICKS = re.compile(r"`+")
 _UNSAFE_TITLE = re.compile(r"[\x00-\x1f`#<>\[\]*_|\\]+")
+_NOT_PATH = re.compile(r"[^A-Za-z0-9._/-]+")
+_NOT_ID = re.compile(r"[^A-Za-z0-9-]+")
+_TYPES = frozenset(t.value for t in MemoryType)
 
 
 @dataclass(frozen=True)
@@ -42,38 +56,57 @@ def short_id(memory_id: str) -> str:
     return memory_id.replace("-", "")[:8]
 
 
-def _title(text: str) -> str:
-    flat = " ".join(_UNSAFE_TITLE.sub(" ", text).split())
-    if len(flat) <= TITLE_CHARS:
-        return flat
-    cut = flat[: TITLE_CHARS - 1]
-    # End on a whole word when one ends in the second half of the title.
-    space = cut.rfind(" ")
-    return (cut[:space] if space > TITLE_CHARS // 2 else cut).rstrip(" ,;:") + "…"
-
-
 def _fence(text: str) -> str:
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     return "`" * max(3, longest + 1)
 
 
 def _source(record: MemoryRecord) -> str:
-    return " ".join(_UNSAFE_TITLE.sub(" ", record.source).split()) or "unknown"
+    """The source as path characters only, short: it stands in a heading."""
+    flat = _NOT_PATH.sub("-", record.source).strip("-") or "unknown"
+    return flat if len(flat) <= SOURCE_CHARS else flat[: SOURCE_CHARS - 1] + "…"
 
 
-def render_entry(record: MemoryRecord) -> str:
-    fence = _fence(record.text)
+def _type(record: MemoryRecord) -> str:
+    return record.type if record.type in _TYPES else "memory"
+
+
+def cut_text(text: str, budget: int = ENTRY_TOKENS) -> str:
+    """The longest prefix of ``text`` within ``budget`` tokens, ending on a word if it can."""
+    if estimate(text) <= budget:
+        return text
+    # A token is at least one character, so the prefix is at most 3 * budget long; bisect.
+    low, high = 0, min(len(text), 3 * budget)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    prefix = text[:low]
+    space = prefix.rfind(" ")
+    return prefix[:space] if space > low // 2 else prefix
+
+
+def render_entry(record: MemoryRecord, budget: int = ENTRY_TOKENS) -> str:
+    shown = cut_text(record.text, budget)
+    fence = _fence(shown)
     score = f"{record.score:.3f}" if record.score is not None else "n/a"
-    return "\n".join(
-        [
-            f"### [{record.type or 'memory'}] {_title(record.text)}",
-            f"ID: {short_id(record.id)} · Score: {score} · Source: {_source(record)}",
-            "",
-            f"{fence}text",
-            record.text,
-            fence,
-        ]
-    )
+    lines = [
+        f"### [{_type(record)}] {short_id(record.id)} · Source: {_source(record)}",
+        f"Score: {score}",
+        "",
+        f"{fence}text",
+        shown,
+        fence,
+    ]
+    if shown != record.text:
+        full_id = _NOT_ID.sub("", record.id)
+        lines.append(
+            f"_Cut: {len(shown):,} of {len(record.text):,} characters shown; the whole text is "
+            f"`executive mem get {full_id}`._"
+        )
+    return "\n".join(lines)
 
 
 def _intro(count: int, consulted: str) -> str:
@@ -94,18 +127,40 @@ def render(
     max_entries: int = MAX_ENTRIES,
 ) -> Pack:
     """The pack for ``ranked`` (best first): capped at ``max_entries`` and ``cap`` tokens."""
-    chosen = list(ranked[:max_entries])
+    reserved = _reserved(ranked, cap)
+    # Reserved principles first, then everything else by rank, up to the entry limit.
+    order = [r for r in ranked if id(r) in reserved] + [r for r in ranked if id(r) not in reserved]
+    chosen = order[:max_entries]
     cut = len(ranked) - len(chosen)
     while True:
-        markdown = _markdown(chosen, cut, questions, consulted)
+        kept = {id(r) for r in chosen}
+        markdown = _markdown([r for r in ranked if id(r) in kept], cut, questions, consulted)
         tokens = estimate(markdown)
         if tokens <= cap or not chosen:
             break
-        chosen.pop()  # the lowest-ranked entry goes first
+        # The lowest-ranked entry outside the reserve goes first; a reserved one only after.
+        others = [r for r in chosen if id(r) not in reserved]
+        drop = others[-1] if others else chosen[-1]
+        chosen = [r for r in chosen if r is not drop]
         cut += 1
     if tokens > cap:
         raise ValueError(f"even an empty pack exceeds {cap} tokens")
-    return Pack(markdown, chosen, cut, tokens)
+    kept = {id(r) for r in chosen}
+    return Pack(markdown, [r for r in ranked if id(r) in kept], cut, tokens)
+
+
+def _reserved(ranked: Sequence[MemoryRecord], cap: int) -> set[int]:
+    """Principles, best first, while their entries fit in the principles' share of the cap."""
+    share, used, out = cap * PRINCIPLE_SHARE, 0, set()
+    for record in ranked:
+        if record.type != MemoryType.PRINCIPLE:
+            continue
+        cost = estimate(render_entry(record))
+        if used + cost > share:
+            break
+        used += cost
+        out.add(id(record))
+    return out
 
 
 def _markdown(

@@ -5,6 +5,11 @@ The harvest ledger says what the store must hold (folded in order, deletions inc
 ``fix``, makes the store match; ``restore`` loads a snapshot into an empty store; ``purge``
 deletes by env, cohort or app id *through the ledger*, so a rebuild does not bring them back.
 Maintenance jobs hold the harvester's gate: no harvest write lands in the middle of one.
+
+``restore`` and ``rebuild`` put every record through the same ``classify`` as ``add`` (and
+this installation's user id) and report what they refused instead of writing it: a snapshot
+or a ledger line is data, not a trusted write. A principle is admitted only as the
+constitution sync wrote it; ``drift --fix`` never changes an immutable memory's type or text.
 """
 
 from __future__ import annotations
@@ -14,11 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from executive.logs import get_logger
+from executive.memory.classify import Rejection, classify
 from executive.memory.envelope import Payload
-from executive.memory.harvester import Harvester
+from executive.memory.harvester import PRINCIPLE_SYNC_ACTOR, Harvester
 from executive.memory.ledger import HarvestLedger, KeyState
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, Store, StoreError
+from executive.memory.taxonomy import MemoryType
 
 log = get_logger(__name__)
 
@@ -38,6 +47,61 @@ def _new(payload: dict[str, Any], created_at: str | None) -> NewMemory:
         model.flat_metadata(),
         created_at,
     )
+
+
+def _refusal(where: dict[str, Any], rejections: list[Rejection]) -> dict[str, Any]:
+    return {**where, "rejections": [{"field": r.field, "reason": r.reason} for r in rejections]}
+
+
+def _ledger_rejections(state: KeyState, user_id: str | None) -> list[Rejection]:
+    """What is wrong with a ledger payload, by the rules of ``add``."""
+    out = classify(state.payload, user_id=user_id)
+    if (
+        not out
+        and state.payload is not None
+        and state.payload["metadata"].get("type") == MemoryType.PRINCIPLE
+        and state.actor != PRINCIPLE_SYNC_ACTOR
+    ):
+        out.append(
+            Rejection(
+                "metadata.type",
+                f"a principle written by {state.actor or 'an unknown actor'}, not the "
+                "constitution sync",
+            )
+        )
+    return out
+
+
+def as_payload(record: MemoryRecord) -> dict[str, Any]:
+    """A stored record as the payload that would have written it (app_id out of metadata)."""
+    meta = dict(record.metadata)
+    app_id = meta.pop("app_id", record.app_id)
+    return {
+        "text": record.text,
+        "user_id": record.user_id,
+        "agent_id": record.agent_id,
+        "app_id": app_id,
+        "run_id": record.run_id,
+        "immutable": meta.get("immutable", False),
+        "metadata": meta,
+    }
+
+
+def _snapshot_entry(entry: Any, user_id: str | None) -> tuple[MemoryRecord | None, list[Rejection]]:
+    """A snapshot entry as a record, or why it may not be restored."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("memory"), dict):
+        return None, [Rejection("memory", "must be an object")]
+    try:
+        record = MemoryRecord.model_validate(entry["memory"])
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "memory"
+        return None, [Rejection(f"memory.{where}", first["msg"])]
+    out = classify(as_payload(record), user_id=user_id)
+    if not out and record.type == MemoryType.PRINCIPLE:
+        # Principles come from constitution.md through the sync, which rewrites them next.
+        out.append(Rejection("metadata.type", "a principle is restored by the constitution sync"))
+    return record, out
 
 
 async def _write_all(
@@ -63,8 +127,8 @@ async def rebuild(
 ) -> dict[str, Any]:
     """Wipe the store and replay the ledgers: the store then holds what the repository says."""
     started = time.monotonic()
-    live = ledger.state().live()
-    items = [_new(s.payload, s.created_at) for s in live.values() if s.payload is not None]
+    live, refused = admitted(ledger, harvester.defaults.user_id)
+    items = [_new(s.payload or {}, s.created_at) for s in live.values()]
     async with harvester.gate.exclusive():
         await store.wipe()
         written = await _write_all(store, items, progress, "rebuild")
@@ -74,10 +138,13 @@ async def rebuild(
     result = {
         "ok": True,
         "memories": count,
+        "refused": refused,
         "ledger_files": len(ledger.files()),
         "ms": round((time.monotonic() - started) * 1000),
     }
-    log.info("rebuild.finished", **result)
+    log.info("rebuild.finished", **{**result, "refused": len(refused)})
+    if refused:
+        log.warning("rebuild.refused", refused=refused)
     return result
 
 
@@ -91,24 +158,31 @@ async def restore(
             raise RebuildError(
                 f"the store is not empty ({present} memories); restore loads into an empty store"
             )
-        items = []
-        for entry in document["memories"]:
-            memory = MemoryRecord.model_validate(entry["memory"])
+        items: list[NewMemory] = []
+        refused: list[dict[str, Any]] = []
+        for index, entry in enumerate(document["memories"]):
+            record, rejections = _snapshot_entry(entry, harvester.defaults.user_id)
+            if record is None or rejections:
+                where = {"index": index, **({"id": record.id} if record else {})}
+                refused.append(_refusal(where, rejections))
+                continue
             items.append(
                 NewMemory(
-                    memory.text,
+                    record.text,
                     {
-                        "user_id": memory.user_id or "",
-                        "agent_id": memory.agent_id or "",
-                        "run_id": memory.run_id or "",
+                        "user_id": record.user_id or "",
+                        "agent_id": record.agent_id or "",
+                        "run_id": record.run_id or "",
                     },
-                    dict(memory.metadata),
-                    memory.created_at,
+                    dict(record.metadata),
+                    record.created_at,
                 )
             )
         written = await _write_all(store, items, progress, "restore")
-    log.info("restore.finished", memories=written)
-    return {"ok": True, "memories": written}
+    log.info("restore.finished", memories=written, refused=len(refused))
+    if refused:
+        log.warning("restore.refused", refused=refused)
+    return {"ok": True, "memories": written, "refused": refused}
 
 
 @dataclass
@@ -116,6 +190,9 @@ class Drift:
     missing: list[str] = field(default_factory=list)  # in the ledger, not in the store
     extra: list[str] = field(default_factory=list)  # in the store, not in the ledger (ids)
     changed: list[str] = field(default_factory=list)  # same key, different text or metadata
+    # Ledger keys a rebuild would refuse (classify, or a principle not from the sync): not
+    # expected in the store, so a stored copy is extra. A person reads why in the rebuild.
+    refused: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -127,7 +204,26 @@ class Drift:
             "missing": self.missing,
             "extra": self.extra,
             "changed": self.changed,
+            "refused": self.refused,
         }
+
+
+def admitted(
+    ledger: HarvestLedger, user_id: str | None
+) -> tuple[dict[str, KeyState], list[dict[str, Any]]]:
+    """The ledger's live keys that pass ``add``'s rules, and the refusals of the others.
+
+    Rebuild, drift and its fix all start here, so they agree on what the store should hold.
+    """
+    keep: dict[str, KeyState] = {}
+    refused: list[dict[str, Any]] = []
+    for key, state in ledger.state().live().items():
+        rejections = _ledger_rejections(state, user_id)
+        if rejections:
+            refused.append(_refusal({"key": key}, rejections))
+        else:
+            keep[key] = state
+    return keep, refused
 
 
 def _differs(record: MemoryRecord, state: KeyState) -> bool:
@@ -138,9 +234,9 @@ def _differs(record: MemoryRecord, state: KeyState) -> bool:
 
 
 async def drift(
-    store: Store, ledger: HarvestLedger
+    store: Store, ledger: HarvestLedger, user_id: str | None = None
 ) -> tuple[Drift, dict[str, list[MemoryRecord]], dict[str, KeyState]]:
-    live = ledger.state().live()
+    live, refused = admitted(ledger, user_id)
     by_key: dict[str, list[MemoryRecord]] = {}
     unkeyed: list[MemoryRecord] = []
     for record in await store.list(None):
@@ -158,14 +254,17 @@ async def drift(
             + [r.id for r in unkeyed]
         ),
         changed=sorted(k for k, rs in by_key.items() if k in live and _differs(rs[0], live[k])),
+        refused=sorted(r["key"] for r in refused),
     )
     return report, by_key, live
 
 
 async def fix_drift(store: Store, harvester: Harvester, ledger: HarvestLedger) -> dict[str, Any]:
     """Make the store match the repository: add what is missing, drop extras, restore changes."""
+    user_id = harvester.defaults.user_id
+    kept: list[dict[str, Any]] = []
     async with harvester.gate.exclusive():
-        report, by_key, live = await drift(store, ledger)
+        report, by_key, live = await drift(store, ledger, user_id)
         await _write_all(
             store,
             [_new(live[k].payload, live[k].created_at) for k in report.missing],
@@ -176,10 +275,19 @@ async def fix_drift(store: Store, harvester: Harvester, ledger: HarvestLedger) -
             await store.delete(memory_id)
         for key in report.changed:
             payload = Payload.model_validate(live[key].payload)
-            await store.update(
-                by_key[key][0].id, text=payload.text, metadata=payload.flat_metadata()
-            )
-        after, _, _ = await drift(store, ledger)
+            stored = by_key[key][0]
+            if _immutable(stored) and (stored.text != payload.text or stored.type != payload.type):
+                kept.append(
+                    {
+                        "key": key,
+                        "id": stored.id,
+                        "reason": "immutable: its type and text are never changed by a fix; "
+                        "the constitution sync owns principles",
+                    }
+                )
+                continue
+            await store.update(stored.id, text=payload.text, metadata=payload.flat_metadata())
+        after, _, _ = await drift(store, ledger, user_id)
     log.info(
         "drift.fixed",
         before=report.as_dict()
@@ -190,7 +298,18 @@ async def fix_drift(store: Store, harvester: Harvester, ledger: HarvestLedger) -
         },
         clean=after.clean,
     )
-    return {"ok": after.clean, "fixed": report.as_dict(), "after": after.as_dict()}
+    if kept:
+        log.warning("drift.kept_immutable", kept=kept)
+    return {
+        "ok": after.clean,
+        "fixed": report.as_dict(),
+        "kept_immutable": kept,
+        "after": after.as_dict(),
+    }
+
+
+def _immutable(record: MemoryRecord) -> bool:
+    return record.metadata.get("immutable") is True or record.type == MemoryType.PRINCIPLE
 
 
 async def purge(store: Store, harvester: Harvester, where: Filter, reason: str) -> dict[str, Any]:

@@ -17,13 +17,17 @@ from typing import Any
 
 import anyio
 
+from executive import boundedjson
 from executive.files import atomic_write
 from executive.logs import get_logger
 from executive.memory.store.base import StoreError, StoreReader
+from executive.saferead import UnsafeFile, read_regular
 
 log = get_logger(__name__)
 
 FILE_MODE = 0o600
+# A restore reads the whole file; 256 MB holds some 200,000 memories with their history.
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 
 
 class SnapshotError(RuntimeError):
@@ -96,12 +100,14 @@ async def take(
     return result
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path, *, max_bytes: int = MAX_SNAPSHOT_BYTES) -> dict[str, Any]:
+    """Read a snapshot: a regular file (no FIFO, no link), bounded in size and nesting."""
     try:
-        document = json.loads(path.read_text())
+        raw = read_regular(path, max_bytes)
+        document = boundedjson.loads(raw, max_bytes=max_bytes)
     except FileNotFoundError:
         raise SnapshotError(f"no snapshot at {path}") from None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnsafeFile, boundedjson.JsonLimitError) as exc:
         raise SnapshotError(f"{path} is not a readable snapshot: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("memories"), list):
         raise SnapshotError(f"{path} is not a snapshot (no 'memories' list)")

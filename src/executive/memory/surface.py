@@ -12,6 +12,7 @@ from typing import Any
 
 from executive.memory.classify import Rejected, Rejection, classify
 from executive.memory.envelope import stamp
+from executive.memory.harvester import PRINCIPLE_REFUSED
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, StoreError
 from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
@@ -163,10 +164,12 @@ class MemorySurface:
         defaults = self.runtime.defaults
         problems = []
         for index, item in enumerate(items):
-            problems += [
-                {"item": index, "field": r.field, "reason": r.reason}
-                for r in classify(stamp(item, defaults))
-            ]
+            stamped = stamp(item, defaults)
+            rejections = classify(stamped, user_id=defaults.user_id)
+            if not rejections and stamped["metadata"]["type"] == MemoryType.PRINCIPLE:
+                # What `add` would say: this surface never writes a principle.
+                rejections = [Rejection("metadata.type", PRINCIPLE_REFUSED)]
+            problems += [{"item": index, "field": r.field, "reason": r.reason} for r in rejections]
         return {"ok": not problems, "total": len(items), "rejections": problems}
 
     def _disabled(self) -> dict[str, Any] | None:
@@ -203,9 +206,17 @@ class MemorySurface:
             raise SurfaceError("--text must not be empty")
         id = (await self.resolve(id)).id
         harvester = await self.runtime.harvester()
-        updated = await harvester.update(
-            id, text=text, metadata={"importance": importance} if importance else None, actor="cli"
-        )
+        try:
+            updated = await harvester.update(
+                id,
+                text=text,
+                metadata={"importance": importance} if importance else None,
+                actor="cli",
+            )
+        except Rejected as exc:
+            raise SurfaceError(
+                "rejected: nothing was written", _rejections(exc.rejections)
+            ) from exc
         return {"ok": True, "id": id, "updated": record_dict(updated)}
 
     async def delete(self, id: str) -> dict[str, Any]:

@@ -111,11 +111,11 @@ ACTOR_FOR_TRIGGER: dict[Trigger, Actor] = {
     Trigger.PRACTICE_LOOP: Actor.EXECUTIVE,
 }
 
-BUNDLE_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-RUN_ID_PREFIX = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
-TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-CONTENT_KEY = re.compile(r"^[0-9a-f]{32}$")
-EXPIRES_AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+# Whole-string patterns, used with ``fullmatch``: a ``$`` anchor lets a trailing newline in.
+BUNDLE_SLUG = re.compile(r"[a-z0-9][a-z0-9-]*")
+RUN_ID_PREFIX = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+CONTENT_KEY = re.compile(r"[0-9a-f]{32}")
 
 _SLUG_RUN = re.compile(r"[^a-z0-9]+")
 _NONCE_ALPHABET = string.digits + string.ascii_lowercase
@@ -131,8 +131,8 @@ def valid_app_id(app_id: str) -> bool:
     if app_id in RESERVED_APP_IDS:
         return True
     if app_id.startswith(SKILL_APP_PREFIX):
-        return bool(BUNDLE_SLUG.match(app_id.removeprefix(SKILL_APP_PREFIX)))
-    return bool(BUNDLE_SLUG.match(app_id))
+        return bool(BUNDLE_SLUG.fullmatch(app_id.removeprefix(SKILL_APP_PREFIX)))
+    return bool(BUNDLE_SLUG.fullmatch(app_id))
 
 
 def run_id_date(run_id: str) -> date | None:

@@ -21,12 +21,18 @@ The goal, in prose.
 ```
 
 Unknown keys are errors: a misspelt ``verifers`` must not silently drop the checks.
+
+Intake never hangs or balloons on a hostile bundle: the folder must be a real folder (not a
+symbolic link), and ``PROMPT.md`` a regular file of at most ``max_prompt_bytes``
+(``EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES``), opened without following links or blocking on a FIFO.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import stat
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,8 +40,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from executive.memory.taxonomy import slugify, valid_app_id
+from executive.saferead import UnsafeFile, read_text
 
 PROMPT_FILE = "PROMPT.md"
+PROMPT_MAX_BYTES = 256 * 1024
 PLACEHOLDERS = ("prompt_file", "output_dir", "bundle_dir", "step", "attempt")
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)(.*)\Z", re.DOTALL)
 
@@ -175,14 +183,31 @@ def split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     return data, match.group(2).strip()
 
 
-def load(folder: Path, *, default_vendor: str = "claude") -> Bundle:
+def check_folder(folder: Path) -> None:
+    """A bundle folder is a real folder: a symbolic link could point anywhere on the machine."""
+    try:
+        info = os.lstat(folder)
+    except OSError as exc:
+        raise BundleError(f"{folder}: unreadable: {exc.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise BundleError(f"{folder}: the bundle folder is a symbolic link; it is not followed")
+    if not stat.S_ISDIR(info.st_mode):
+        raise BundleError(f"{folder}: not a folder")
+
+
+def load(
+    folder: Path, *, default_vendor: str = "claude", max_prompt_bytes: int = PROMPT_MAX_BYTES
+) -> Bundle:
     """Parse ``folder/PROMPT.md``. Raises :class:`BundleError` naming the file and error."""
+    check_folder(folder)
     path = folder / PROMPT_FILE
     try:
-        text = path.read_text()
+        text = read_text(path, max_prompt_bytes)
     except FileNotFoundError:
         raise BundleError(f"{path}: missing (a bundle is a folder with a PROMPT.md)") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnsafeFile as exc:
+        raise BundleError(f"{path}: refused: {exc}") from None
+    except OSError as exc:
         raise BundleError(f"{path}: unreadable: {exc}") from None
     data, goal = split_frontmatter(text, path)
     try:

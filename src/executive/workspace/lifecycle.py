@@ -3,11 +3,16 @@
 Every move is one ``rename`` on one filesystem, and ``STEPS.json`` travels inside the
 bundle's folder, so a kill at any instant leaves each bundle in exactly one place with a
 state that matches it. A malformed bundle never stops the loop: it is moved to ``blocked/``
-with a needs-you entry that names the file and the error.
+with a needs-you entry that names the file and the error, its files kept as they were. That
+covers a ``PROMPT.md`` that is a FIFO, a link or too large, a ``STEPS.json`` that does not
+parse or validate, and a bundle folder that is a symbolic link or resolves outside the
+workspace (moving a link moves the link, never what it points to).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,11 +20,15 @@ from pathlib import Path
 
 from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
+from executive.saferead import UnsafeFile
 from executive.workspace import bundle as bundles
 from executive.workspace.bundle import Bundle, BundleError
 from executive.workspace.needs_you import add_entry
 from executive.workspace.state import (
+    LOG_FILE,
+    STATE_FILE,
     BundleState,
+    StateError,
     StepState,
     log_progress,
     now_iso,
@@ -38,11 +47,16 @@ class Active:
 
 class Workspace:
     def __init__(
-        self, home: Home, default_vendor: str = "claude", breakdown_turns: int = 100
+        self,
+        home: Home,
+        default_vendor: str = "claude",
+        breakdown_turns: int = 100,
+        max_prompt_bytes: int = bundles.PROMPT_MAX_BYTES,
     ) -> None:
         self.home = home
         self.default_vendor = default_vendor
         self.breakdown_turns = breakdown_turns
+        self.max_prompt_bytes = max_prompt_bytes
 
     # --- reading ------------------------------------------------------------------------------
     def ondeck(self) -> list[Path]:
@@ -54,16 +68,26 @@ class Workspace:
     def queued(self) -> int:
         return len(self.ondeck()) + len(self.in_progress())
 
+    def load(self, folder: Path) -> Bundle:
+        """The bundle in ``folder``, or :class:`BundleError`: checked before a byte is read."""
+        workspace = self.home.root.resolve() / "workspace"
+        bundles.check_folder(folder)
+        if not folder.resolve().is_relative_to(workspace):
+            raise BundleError(f"{folder}: resolves outside the workspace ({folder.resolve()})")
+        return bundles.load(
+            folder, default_vendor=self.default_vendor, max_prompt_bytes=self.max_prompt_bytes
+        )
+
     def active(self) -> list[Active]:
         """Every runnable in-progress bundle; a broken one is quarantined on the way."""
         found = []
         for folder in self.in_progress():
             try:
-                bundle = bundles.load(folder, default_vendor=self.default_vendor)
-            except BundleError as exc:
-                self.quarantine(folder, str(exc))
+                bundle = self.load(folder)
+                state = read_state(folder) or _new_state(bundle)
+            except (BundleError, StateError, UnsafeFile) as exc:
+                self.quarantine(folder, str(exc), file=_culprit(exc))
                 continue
-            state = read_state(folder) or _new_state(bundle)
             if state.status == "completed":  # a kill between "completed" and the move
                 self._move(bundle.folder, self.home.completed)
                 continue
@@ -94,17 +118,19 @@ class Workspace:
         promoted = []
         for folder in self.ondeck():
             try:
-                bundle = bundles.load(folder, default_vendor=self.default_vendor)
-            except BundleError as exc:
-                self.quarantine(folder, str(exc))
+                bundle = self.load(folder)
+                clash = self._existing(bundle.slug)
+                if clash is not None:
+                    self.quarantine(
+                        folder, f"a bundle named {bundle.slug} already exists at {clash}"
+                    )
+                    continue
+                state = read_state(folder) or _new_state(bundle)
+                write_state(folder, state)
+                log_progress(folder, f"queued ({state.priority})")
+            except (BundleError, StateError, UnsafeFile) as exc:
+                self.quarantine(folder, str(exc), file=_culprit(exc))
                 continue
-            clash = self._existing(bundle.slug)
-            if clash is not None:
-                self.quarantine(folder, f"a bundle named {bundle.slug} already exists at {clash}")
-                continue
-            state = read_state(folder) or _new_state(bundle)
-            write_state(folder, state)
-            log_progress(folder, f"queued ({state.priority})")
             self._flag_oversized(bundle)
             target = self._move(folder, self.home.priority_dir(state.priority), bundle.slug)
             moved = bundle.model_copy(update={"folder": target})
@@ -172,14 +198,22 @@ class Workspace:
         )
         return target
 
-    def quarantine(self, folder: Path, error: str) -> Path:
-        target = self._move(folder, self.home.blocked)
+    def quarantine(self, folder: Path, error: str, file: str = bundles.PROMPT_FILE) -> Path | None:
+        """Move a bundle that cannot run to ``blocked/`` (files kept) and tell a person.
+
+        None when even the move failed: the error is logged, and the loop goes on.
+        """
+        try:
+            target = self._move(folder, self.home.blocked)
+        except OSError as exc:
+            log.error("bundle.quarantine_failed", bundle=folder.name, error=str(exc))
+            return None
         rel = target.relative_to(self.home.root)
         add_entry(
             self.home.needs_you,
             f"malformed bundle: {folder.name}",
             [
-                f"file: {rel}/{bundles.PROMPT_FILE}",
+                f"file: {rel}/{file}",
                 f"error: {error}",
                 "fix the file, then move the folder back to workspace/ondeck/",
             ],
@@ -210,10 +244,29 @@ class Workspace:
 
 
 def _folders(root: Path) -> list[Path]:
+    """Bundle folders, oldest first; a symbolic link is listed too, so it gets quarantined."""
     if not root.is_dir():
         return []
-    folders = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    return sorted(folders, key=lambda p: (p.stat().st_mtime, p.name))
+    found = []
+    for entry in root.iterdir():
+        if entry.name.startswith("."):
+            continue
+        try:
+            info = os.lstat(entry)
+        except OSError:
+            continue  # gone since the listing
+        if stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
+            found.append((info.st_mtime, entry.name, entry))
+    return [entry for _, _, entry in sorted(found)]
+
+
+def _culprit(exc: Exception) -> str:
+    """The file a needs-you entry should point at for this error."""
+    if isinstance(exc, StateError):
+        return STATE_FILE
+    if isinstance(exc, UnsafeFile) and LOG_FILE in str(exc):
+        return LOG_FILE
+    return bundles.PROMPT_FILE
 
 
 def _new_state(bundle: Bundle) -> BundleState:

@@ -83,7 +83,7 @@ def retry(home: Home, slug: str) -> Path:
                 step.status, step.attempts, step.retry_after = "pending", 0, ""
                 step.last_error, step.errors, step.diagnosis = "", [], ""
         write_state(found.folder, state)
-    log_progress(found.folder, "retried by the operator: attempts reset")
+    _log(found.folder, "retried by the operator: attempts reset")
     home.ondeck.mkdir(parents=True, exist_ok=True)
     found.folder.rename(target)
     WorkLedger(home.work_ledger).append("BUNDLE_RETRIED", bundle=slug, attempts_reset=reset)
@@ -99,7 +99,7 @@ def cancel(home: Home, slug: str, reason: str = "cancelled by the operator") -> 
     if found.state is not None:
         found.state.status, found.state.finished_at = "blocked", now_iso()
         write_state(found.folder, found.state)
-    log_progress(found.folder, reason)
+    _log(found.folder, reason)
     target = home.blocked / slug
     if target.exists():
         raise OperatorError(f"{target} already exists; move or remove it first")
@@ -147,6 +147,13 @@ def apply_requests(home: Home) -> list[str]:
             log.warning("bundle.cancel_refused", bundle=slug, error=str(exc))
         (folder / slug).unlink(missing_ok=True)
     return done
+
+
+def _log(folder: Path, line: str) -> None:
+    try:
+        log_progress(folder, line)
+    except OSError as exc:  # a link or FIFO planted as the log: say so, move nothing
+        raise OperatorError(f"{folder}: {exc}") from None
 
 
 def _locate(slug: str, where: str, folder: Path) -> Located:

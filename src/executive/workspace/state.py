@@ -1,24 +1,39 @@
 """A bundle's machine state, ``STEPS.json``: written atomically, so a kill never tears it.
 
 Beside it, ``PROGRESS_LOG.md`` is the human log of the same events.
+
+A bundle folder is not the daemon's alone (a person edits it; a command worker may run in
+it), so both files are read and appended without trust: only regular files, never through
+a link or into a FIFO, ``STEPS.json`` bounded in size and nesting. A state file that does
+not parse or validate raises :class:`StateError`, and the caller quarantines the bundle.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from executive import boundedjson
 from executive.files import atomic_write
 from executive.redact import scrub
+from executive.saferead import UnsafeFile, read_regular
 
 STATE_FILE = "STEPS.json"
 LOG_FILE = "PROGRESS_LOG.md"
 
+# A thousand steps with ten kept errors each fit in well under a megabyte.
+STATE_MAX_BYTES = 4 * 1024 * 1024
+
 StepStatus = Literal["pending", "in_progress", "done"]
+
+
+class StateError(ValueError):
+    """``STEPS.json`` cannot be trusted: unreadable, not JSON, or not a bundle state."""
 
 
 def now_iso() -> str:
@@ -69,12 +84,25 @@ class BundleState(BaseModel):
         return next(s for s in self.steps if s.number == number)
 
 
-def read_state(folder: Path) -> BundleState | None:
+def read_state(folder: Path, max_bytes: int = STATE_MAX_BYTES) -> BundleState | None:
+    """The bundle's state, None when it has none yet, or :class:`StateError` saying why not."""
     path = folder / STATE_FILE
     try:
-        return BundleState.model_validate(json.loads(path.read_text()))
+        raw = read_regular(path, max_bytes)
     except FileNotFoundError:
         return None
+    except OSError as exc:  # UnsafeFile included: a link, a FIFO, too large
+        raise StateError(f"{STATE_FILE}: {exc}") from None
+    try:
+        return BundleState.model_validate(boundedjson.loads(raw, max_bytes=max_bytes))
+    except boundedjson.JsonLimitError as exc:
+        raise StateError(f"{STATE_FILE}: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'state'}: {e['msg']}"
+            for e in exc.errors(include_url=False)[:5]
+        )
+        raise StateError(f"{STATE_FILE} is not a bundle state: {problems}") from None
 
 
 def write_state(folder: Path, state: BundleState) -> None:
@@ -83,9 +111,19 @@ def write_state(folder: Path, state: BundleState) -> None:
 
 
 def log_progress(folder: Path, line: str) -> None:
+    """Append a line; a link or FIFO planted as the log raises ``UnsafeFile``, never blocks."""
     path = folder / LOG_FILE
-    with path.open("a") as handle:
-        handle.write(f"- {now_iso()} {scrub(line)}\n")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise UnsafeFile(f"{LOG_FILE} cannot be appended safely: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeFile(f"{LOG_FILE} is not a regular file")
+        os.write(fd, f"- {now_iso()} {scrub(line)}\n".encode())
+    finally:
+        os.close(fd)
 
 
 def backoff_seconds(attempts: int, floor: float, ceiling: float) -> float:

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 async def test_b_returns_a_pack_that_holds_a_principle_written_earlier(env, runtime):
     harvester = await runtime.harvester()
     principle = partial("principle")
-    await harvester.add([principle, partial("semantic", app_id="greeting-page")])
+    await harvester.add([principle, partial("semantic", app_id="greeting-page")], principles=True)
     result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
     assert result.outcome == "ok", result.error
     pack = result.memory_pack
@@ -34,6 +34,6 @@ async def test_an_empty_store_gives_an_empty_pack_that_lists_its_questions(env):
 
 async def test_test_env_memories_never_reach_a_pack(env, runtime):
     harvester = await runtime.harvester()
-    await harvester.add([partial("principle", metadata={"env": "test"})])
+    await harvester.add([partial("principle", metadata={"env": "test"})], principles=True)
     result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
     assert "### [principle]" not in result.memory_pack

@@ -13,11 +13,12 @@ say anything.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from executive import boundedjson
 
 READ_OPS = ("search", "get", "history", "list", "validate")
 WRITE_OPS = ("add",)
@@ -91,8 +92,9 @@ def payload_count(args: Sequence[str]) -> int:
             count += 1
             continue
         try:
-            batch = json.loads(value)
-        except ValueError:
+            # Bounded: an agent's 50,000 nested brackets must not raise RecursionError here.
+            batch = boundedjson.loads(value)
+        except ValueError:  # JsonLimitError included
             batch = None
         count += len(batch) if isinstance(batch, list) and batch else 1
     return max(count, 1)
