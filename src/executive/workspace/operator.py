@@ -82,7 +82,7 @@ def retry(home: Home, slug: str) -> Path:
                 reset += step.attempts
                 step.status, step.attempts, step.retry_after = "pending", 0, ""
                 step.last_error, step.errors, step.diagnosis = "", [], ""
-        write_state(found.folder, state)
+        _save(found.folder, state)
     _log(found.folder, "retried by the operator: attempts reset")
     home.ondeck.mkdir(parents=True, exist_ok=True)
     found.folder.rename(target)
@@ -98,7 +98,7 @@ def cancel(home: Home, slug: str, reason: str = "cancelled by the operator") -> 
         raise OperatorError(f"{slug} is already {found.where}")
     if found.state is not None:
         found.state.status, found.state.finished_at = "blocked", now_iso()
-        write_state(found.folder, found.state)
+        _save(found.folder, found.state)
     _log(found.folder, reason)
     target = home.blocked / slug
     if target.exists():
@@ -147,6 +147,13 @@ def apply_requests(home: Home) -> list[str]:
             log.warning("bundle.cancel_refused", bundle=slug, error=str(exc))
         (folder / slug).unlink(missing_ok=True)
     return done
+
+
+def _save(folder: Path, state: BundleState) -> None:
+    try:
+        write_state(folder, state)
+    except OSError as exc:
+        raise OperatorError(f"{folder}: cannot write its state: {exc}") from None
 
 
 def _log(folder: Path, line: str) -> None:
