@@ -11,9 +11,9 @@ runs on one dedicated thread, because Qdrant local is not safe for concurrent wr
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +37,7 @@ T = TypeVar("T")
 EMBEDDING_DIMS = 384
 COLLECTION = "memories"
 _PAGE = 1000
+_SEARCH_CACHE = 1024
 # Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
 _CORE_KEYS = frozenset(
     {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to"}
@@ -185,20 +186,38 @@ class _MaskCache:
 
 
 def _cache_search_embeddings(embedder: Any) -> None:
-    # The reader asks several questions and searches several scopes with each one: embed a
-    # question once. Only "search" embeddings are cached; writes always embed afresh.
-    raw = embedder.embed
+    """Embed each question once, and the reader's planned questions in one batch.
 
-    @functools.lru_cache(maxsize=1024)
-    def search_vector(text: str) -> tuple[float, ...]:
-        return tuple(raw(text, "search"))
+    The reader asks several questions and searches several scopes with each one. Only
+    "search" embeddings are cached (an LRU keyed on the exact text); writes embed afresh.
+    """
+    raw_embed, raw_batch = embedder.embed, embedder.embed_batch
+    cache: OrderedDict[str, list[float]] = OrderedDict()
+
+    def keep(text: str, vector: list[float]) -> list[float]:
+        cache[text] = vector
+        cache.move_to_end(text)
+        while len(cache) > _SEARCH_CACHE:
+            cache.popitem(last=False)
+        return vector
 
     def embed(text: str, memory_action: str | None = None) -> list[float]:
-        if memory_action == "search":
-            return list(search_vector(text))
-        return raw(text, memory_action)
+        if memory_action != "search":
+            return raw_embed(text, memory_action)
+        found = cache.get(text)
+        if found is not None:
+            cache.move_to_end(text)
+            return list(found)
+        return list(keep(text, list(raw_embed(text, "search"))))
+
+    def prime(texts: list[str]) -> None:
+        fresh = [t for t in dict.fromkeys(texts) if t not in cache]
+        if fresh:
+            for text, vector in zip(fresh, raw_batch(fresh, "search"), strict=True):
+                keep(text, list(vector))
 
     embedder.embed = embed
+    embedder.prime = prime
 
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
@@ -318,6 +337,31 @@ class LocalStore:
             return [_record(item) for item in found.get("results", [])]
 
         return await self._call("search", run)
+
+    async def search_scopes(
+        self, query: str, wheres: Sequence[Filter], top_k: int
+    ) -> list[list[MemoryRecord]]:
+        """One question, several filters, one trip to the store thread (one embedding)."""
+        compiled = [compile_filter(where) for where in wheres]
+
+        def run() -> list[list[MemoryRecord]]:
+            return [
+                [
+                    _record(item)
+                    for item in self._memory.search(
+                        query, top_k=top_k, filters=filters, threshold=0.0
+                    ).get("results", [])
+                ]
+                for filters in compiled
+            ]
+
+        return await self._call("search", run)
+
+    async def prepare(self, queries: Sequence[str]) -> None:
+        """Embed the questions the reader is about to ask, in one batch."""
+        prime = getattr(self._memory.embedding_model, "prime", None)
+        if prime is not None and queries:
+            await self._call("prepare", prime, list(queries))
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
         def run() -> MemoryRecord | None:
