@@ -10,7 +10,13 @@ answered by three strategies side by side:
 
 * ``plain``: one store search with the question (what mem0 alone gives);
 * ``keywords``: the same search with the question as a keyword bag (stop words removed);
-* ``reader``: the product's reader (``executive.memory.reader``), asked the question.
+* ``reader``: the product's reader (``executive.memory.reader``), asked the question and
+  told to keep asking until corroborated memories fill the budget (a mode no hook uses);
+* ``pack``: what a worker gets. Hook B's exact code path
+  (``executive.hooks.builtin.pre_spawn.build``): ``plan.for_step`` with the question as the
+  step, the reader with the production stop rules, ``PACK_MIN_SCORE``, then
+  ``pack.render`` (at most 10 entries and 2,000 tokens counted the way the pack counts
+  them). Its recall is over the pack's entries, so both columns are the same number.
 
 Each returns memories best first. ``recall_budget`` walks that list, charging every entry
 its text (4 characters a token) plus ``--overhead`` tokens for its heading and id line, and
@@ -43,6 +49,7 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
+from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
 from executive.memory.lexical import IndexCache, words
@@ -56,6 +63,7 @@ NAMES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop
 USER = "locomo-bench"
 POOL = 100  # enough hits to fill the budget (~40 entries of ~50 tokens)
 Strategy = Callable[[str, str], Awaitable[list[MemoryRecord]]]
+PACKS: list[tuple[int, int]] = []  # (entries, tokens) of every pack built
 
 
 def session_date(text: str) -> datetime:
@@ -160,7 +168,20 @@ def strategies(store: LocalStore) -> dict[str, Strategy]:
         request = plan.for_question(question, app_id=app, fill_tokens=BUDGET)
         return (await Reader(view, user_id=USER, indexes=indexes).read(request)).memories
 
-    return {"plain": plain, "keywords": keywords, "reader": reader}
+    async def pack(question: str, app: str) -> list[MemoryRecord]:
+        request = plan.for_step(
+            title=question,
+            slug=app,
+            app_id=app,
+            step_number=1,
+            step_title=question,
+            vendor="claude",
+        )
+        built, _ = await pre_spawn.build(Reader(view, user_id=USER, indexes=indexes), request)
+        PACKS.append((len(built.entries), built.tokens))
+        return built.entries
+
+    return {"plain": plain, "keywords": keywords, "reader": reader, "pack": pack}
 
 
 def recall(
@@ -208,8 +229,12 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
                         t0 = time.perf_counter()
                         found = await strategy(item["q"], app)
                         ms = (time.perf_counter() - t0) * 1000
-                        in_budget, in_ten = recall(found, side, item["evidence"], overhead)
-                        no_overhead, _ = recall(found, side, item["evidence"], 0)
+                        if name == "pack":  # the pack already holds <= 10 and <= 2,000
+                            hit = {side.get(r.id) for r in found} & set(item["evidence"])
+                            in_budget = in_ten = no_overhead = len(hit) / len(item["evidence"])
+                        else:
+                            in_budget, in_ten = recall(found, side, item["evidence"], overhead)
+                            no_overhead, _ = recall(found, side, item["evidence"], 0)
                         rows[name][item["category"]].append((in_budget, in_ten, ms, no_overhead))
             finally:
                 await store.close()
@@ -231,6 +256,9 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
                 "category": NAMES[category],
                 "recall_budget_no_overhead": round(statistics.mean(v[3] for v in values), 3),
             }
+    if PACKS:
+        report["extra"]["pack"]["entries_mean"] = round(statistics.mean(e for e, _ in PACKS), 2)
+        report["extra"]["pack"]["tokens_p95"] = percentile([float(t) for _, t in PACKS], 95)
     report["protocol"] = {
         "file": str(path),
         "budget_tokens": BUDGET,

