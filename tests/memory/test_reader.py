@@ -236,19 +236,17 @@ async def test_a_slow_store_gives_the_same_memories_in_the_same_order(store: Loc
 async def test_the_planned_questions_are_embedded_in_one_batch_and_each_once(store: LocalStore):
     await fill(store, 40)
     embedder = store._memory.embedding_model
-    batches: list[int] = []
-    singles: list[str] = []
-    prime, embed = embedder.prime, embedder.embed
+    encoded: list[list[str]] = []
 
-    def counting_prime(texts):
-        batches.append(len(texts))
-        return prime(texts)
+    class Counting:
+        def __init__(self, inner) -> None:
+            self.inner = inner
 
-    def counting_embed(text, memory_action=None):
-        singles.append(text)
-        return embed(text, memory_action)
+        def encode(self, texts):
+            encoded.append(list(texts))
+            return self.inner.encode(texts)
 
-    embedder.prime, embedder.embed = counting_prime, counting_embed
+    embedder._encoder = Counting(embedder._encoder)
     request = plan.for_step(
         title="Ship app-2",
         slug="app-2",
@@ -256,11 +254,14 @@ async def test_the_planned_questions_are_embedded_in_one_batch_and_each_once(sto
         step_number=2,
         step_title="Ship it",
         vendor="claude",
+        retry_attempt=2,
+        last_error="error: lesson 517 missing",
     )
     result = await Reader(ReadView(store), user_id="agent-test").read(request)
-    assert batches == [len(request.questions)]  # no focus sentence on this store: nothing dropped
-    assert result.searches == 2 * len(result.questions)  # two scopes per question
-    # Each question is embedded once (the cache serves the second scope); planned ones
-    # came from the batch, so only refinements were embedded one by one.
-    assert len(singles) == len(result.questions) * 2
-    assert all(q in result.questions for q in singles)
+    planned = [*request.questions, *(q for q, _ in request.closing)]
+    assert encoded[0] == planned  # one batch, before the first search (no focus: nothing dropped)
+    refined = [h.question for h in result.hops if h.refined]
+    assert encoded[1:] == [[q] for q in refined]  # each later question embedded once
+    # Two scopes per question, one for the closing question (the global scope only).
+    assert result.searches == 2 * (len(result.questions) - 1) + 1
+    assert result.hops[-1].why == "closing" and set(result.hops[-1].returned) == {"global"}

@@ -81,6 +81,9 @@ class ReadRequest:
     questions: tuple[str, ...]  # the planned questions, best angle first
     scopes: tuple[Scope, ...]
     identifiers: tuple[str, ...] = ()  # literal ids the questions already name
+    # Asked last, whatever the stop rules said, each of the named scopes only: a question
+    # that matters in one scope (the rules that apply: global) but is noise in the others.
+    closing: tuple[tuple[str, tuple[str, ...]], ...] = ()
     env: str | None = "prod"
     # Enough to stop: this many corroborated memories (the original's "three relevant")...
     enough: int | None = 3
@@ -202,14 +205,21 @@ class Reader:
         tops: list[set[str]] = []
         result = ReadResult(memories=[])
 
-        async def dense(question: str, k: int, weight: float, why: str, refined: bool) -> None:
+        async def dense(
+            question: str,
+            k: int,
+            weight: float,
+            why: str,
+            refined: bool,
+            scopes: tuple[Scope, ...] = request.scopes,
+        ) -> None:
             hop_started = time.perf_counter()
             returned: dict[str, list[tuple[str, float]]] = {}
             merged: dict[str, MemoryRecord] = {}
             # One call for every scope: the question is embedded once.
-            wheres = [self._where(scope, request.env) for scope in request.scopes]
+            wheres = [self._where(scope, request.env) for scope in scopes]
             answers = await search_scopes(self._view, question, wheres, k)
-            for scope, answer in zip(request.scopes, answers, strict=True):
+            for scope, answer in zip(scopes, answers, strict=True):
                 found = [r for r in answer if admissible(r, self._floor, now)]
                 returned[scope.name] = [(r.id, r.score or 0.0) for r in found]
                 for r in found:
@@ -226,7 +236,7 @@ class Reader:
             ids = [r.id for r in batch]
             lists.append((ids, weight))
             tops.append(set(ids[: cfg.corroborate_k]))
-            result.searches += len(request.scopes)
+            result.searches += len(scopes)
             result.hops.append(
                 Hop(
                     question,
@@ -267,15 +277,22 @@ class Reader:
         ]
         queue += [(q, cfg.w_angle, "a planned angle") for q in planned[1:]]
         # Every question known before the first search, embedded in one batch.
+        closing = list(request.closing)[: MAX_QUESTIONS - 1]
         await prepare(
-            self._view, [first, *([focus] if dropped and terms(focus) else []), *planned[1:]]
+            self._view,
+            [
+                first,
+                *([focus] if dropped and terms(focus) else []),
+                *planned[1:],
+                *(q for q, _ in closing),
+            ],
         )
 
         asked = 0
         used_terms = set(first_terms) | {t for q in planned for t in terms(q)}
         used_seeds: set[str] = set()
         previous_top: set[str] | None = None
-        while asked < MAX_QUESTIONS:
+        while asked < MAX_QUESTIONS - len(closing):
             if queue:
                 question, weight, why = queue.pop(0)
                 await dense(question, cfg.first_k, weight, why, refined=False)
@@ -340,7 +357,11 @@ class Reader:
                 result.stop_reason = "the top results stopped changing"
                 break
         if not result.stop_reason:
-            result.stop_reason = f"asked {MAX_QUESTIONS} questions"
+            result.stop_reason = f"asked {asked} questions"
+        for question, names in closing:
+            scopes = tuple(s for s in request.scopes if s.name in names)
+            if scopes:
+                await dense(question, cfg.first_k, cfg.w_angle, "closing", False, scopes)
         scores = fused()
         result.relevant = {m for m, v in Counter(m for s in tops for m in s).items() if v >= 2}
         result.memories = _rank(scores, seen, best_score, now)[: cfg.limit]

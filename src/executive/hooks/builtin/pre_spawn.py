@@ -16,8 +16,12 @@ PACK_MIN_SCORE = 0.25
 async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadResult]:
     """The read and the pack, nothing else: what ``bench/retrieval.py``'s ``pack`` row runs."""
     result = await reader.read(request)
+    # Principles are the rules that apply (the plan asks for them last, of the global scope):
+    # they are in by right, not by similarity; ranking still decides whether they fit.
     chosen = [
-        m for m in result.memories if m.id in result.relevant or (m.score or 0) >= PACK_MIN_SCORE
+        m
+        for m in result.memories
+        if m.id in result.relevant or (m.score or 0) >= PACK_MIN_SCORE or m.type == "principle"
     ]
     built = pack.render(
         chosen,
