@@ -1,6 +1,6 @@
 """Benchmark: evidence recall of the reader against plain and keyword search, on LoCoMo.
 
-    python bench/retrieval.py PATH [--conversations conv-26,conv-30] [--overhead 20]
+    python bench/retrieval.py PATH [--conversations conv-26,conv-30] [--overhead 20] [--embedder minilm-fp32]
 
 PATH is a LoCoMo-format file (the development split is ``../shared/data/locomo/locomo-dev.json``).
 Every turn of a conversation becomes one memory ("<speaker>: <text>", the session date in
@@ -55,6 +55,7 @@ from executive.memory import plan
 from executive.memory.lexical import IndexCache, words
 from executive.memory.reader import Reader
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
+from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 from executive.memory.store.local import LocalStore
 
 BUDGET = 2000
@@ -204,7 +205,7 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] if ordered else 0.0
 
 
-async def main(path: Path, only: set[str] | None, overhead: int) -> None:
+async def main(path: Path, only: set[str] | None, overhead: int, embedder: str) -> None:
     conversations = load(path, only)
     rows: dict[str, dict[str, list[tuple[float, float, float, float]]]] = defaultdict(
         lambda: defaultdict(list)
@@ -212,7 +213,7 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
             root = Path(tmp) / slug(conversation["id"])
-            store = await LocalStore.open(root / "store", root / "mem0")
+            store = await LocalStore.open(root / "store", root / "mem0", embedder=embedder)
             try:
                 started = time.perf_counter()
                 side = await fill(store, conversation)
@@ -265,6 +266,7 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
         "entry_tokens": f"ceil(len(text) / 4) + {overhead}",
         "conversations": [c["id"] for c in conversations],
         "memory_text": "<speaker>: <turn text>",
+        "embedder": embedder,
     }
     print(json.dumps(report, indent=2))
 
@@ -278,8 +280,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--overhead", type=int, default=20, help="tokens charged per entry besides its text"
     )
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, choices=sorted(EMBEDDERS))
     args = parser.parse_args()
     selected = set(args.conversations.split(",")) if args.conversations else None
     # stdout carries the one JSON report; log lines go to stderr.
     configure_logging(fmt="json", level="warning", stream=sys.stderr)
-    anyio.run(main, args.path, selected, args.overhead)
+    anyio.run(main, args.path, selected, args.overhead, args.embedder)

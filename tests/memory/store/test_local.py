@@ -219,3 +219,22 @@ async def test_lookup_by_key_follows_adds_deletes_and_wipes(store):
     assert await store.list(Filter(user_id="someone-else", key=f"{3:032x}")) == []
     await store.wipe()
     assert await store.list(by_key) == []
+
+
+async def test_search_gives_what_mem0s_own_search_gives(thousand):
+    # The adapter searches the vectors directly (no over-fetch): same hits, same scores.
+    for where in (
+        Filter(user_id="agent-test"),
+        Filter(user_id="agent-test", app_ids=("app-3", "app-4"), min_confidence=0.7),
+        Filter(user_id="agent-test", types=("episodic",), env="prod"),
+    ):
+        ours = await thousand.search("Which lesson did bundle app-3 learn?", where, 25)
+        theirs = thousand._memory.search(
+            "Which lesson did bundle app-3 learn?",
+            top_k=25,
+            filters=compile_filter(where),
+            threshold=0.0,
+        )["results"]
+        assert [r.id for r in ours] == [t["id"] for t in theirs]
+        assert [round(r.score, 6) for r in ours] == [round(t["score"], 6) for t in theirs]
+        assert all(where.matches(r) for r in ours)

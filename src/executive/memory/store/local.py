@@ -90,7 +90,9 @@ def _record(item: dict[str, Any]) -> MemoryRecord:
     )
 
 
-def _record_from_payload(point_id: Any, payload: dict[str, Any]) -> MemoryRecord:
+def _record_from_payload(
+    point_id: Any, payload: dict[str, Any], score: float | None = None
+) -> MemoryRecord:
     meta = {k: v for k, v in payload.items() if k not in _CORE_KEYS | _PROMOTED_KEYS}
     return _record(
         {
@@ -100,6 +102,7 @@ def _record_from_payload(point_id: Any, payload: dict[str, Any]) -> MemoryRecord
             "updated_at": payload.get("updated_at"),
             **{k: payload[k] for k in ("user_id", "agent_id", "run_id") if k in payload},
             "metadata": meta,
+            "score": score,
         }
     )
 
@@ -180,27 +183,35 @@ class LocalStore:
 
     # --- reads ------------------------------------------------------------------------------
     async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
-        filters = compile_filter(where)
-
-        def run() -> list[MemoryRecord]:
-            found = self._memory.search(query, top_k=top_k, filters=filters, threshold=0.0)
-            return [_record(item) for item in found.get("results", [])]
-
-        return await self._call("search", run)
+        return (await self.search_scopes(query, [where], top_k))[0]
 
     async def search_scopes(
         self, query: str, wheres: Sequence[Filter], top_k: int
     ) -> list[list[MemoryRecord]]:
-        """One question, several filters, one trip to the store thread (one embedding)."""
+        """One question, several filters, one trip to the store thread, one embedding."""
         compiled = [compile_filter(where) for where in wheres]
 
         def run() -> list[list[MemoryRecord]]:
+            store = self._memory.vector_store
+            if not hasattr(store, "search_many"):  # a Qdrant server: through mem0's search
+                return [
+                    [
+                        _record(item)
+                        for item in self._memory.search(
+                            query, top_k=top_k, filters=filters, threshold=0.0
+                        ).get("results", [])
+                    ]
+                    for filters in compiled
+                ]
+            # Qdrant Edge: what mem0's search does for us, minus its work we do not use
+            # (a 4x over-fetch for BM25 and entity boosts, both off): the same hits and
+            # cosine scores, negative scores dropped as mem0's threshold 0.0 does.
+            vector = self._memory.embedding_model.embed(query, "search")
             return [
                 [
-                    _record(item)
-                    for item in self._memory.search(
-                        query, top_k=top_k, filters=filters, threshold=0.0
-                    ).get("results", [])
+                    _record_from_payload(row.id, row.payload, row.score)
+                    for row in store.search_many([vector], top_k, store.filter(filters))[0]
+                    if row.payload.get("data") and (row.score or 0.0) >= 0.0
                 ]
                 for filters in compiled
             ]
