@@ -6,7 +6,13 @@ equality, in, ne, nin, ranges, AND/OR/NOT), and the resulting ``qdrant_client`` 
 into ``qdrant_edge`` classes, which mirror it one to one. Searches are exact (no HNSW): at
 100,000 memories a filtered exact search takes ~10 ms, and an exact search returns the same
 points on every machine. Writes go to the shard's write-ahead log before ``update`` returns,
-so a killed process keeps them. Only imported after ``mem0env.prepare``.
+so a killed process keeps them.
+
+Importing this module imports neither mem0 nor qdrant-client (seconds of start-up): the
+store's reads (search, list, count, get) run on the shard with :func:`compile_where`, and
+mem0's filter builder is loaded only when mem0 itself calls with a filter dict. mem0's
+``Memory`` gets the very instance the store already opened (:func:`shared`): one folder, one
+lock, one handle.
 """
 
 from __future__ import annotations
@@ -17,16 +23,49 @@ from types import SimpleNamespace
 from typing import Any
 
 import qdrant_edge as edge
-from mem0.vector_stores.base import VectorStoreBase
-from mem0.vector_stores.qdrant import Qdrant
-from qdrant_client import models as qm
+
+from executive.memory.store.base import Filter
 
 VECTOR = "dense"
 _PAGE = 1000
 _KEYWORDS = ("user_id", "agent_id", "run_id", "app_id", "type", "env", "key", "cohort", "hash")
 
 
+def compile_where(where: Filter | None) -> Any:
+    """Our neutral filter straight into Qdrant Edge (the same as mem0's builder makes of it)."""
+    if where is None:
+        return None
+    must: list[Any] = []
+
+    def equal(key: str, value: Any) -> None:
+        must.append(edge.FieldCondition(key=key, match=edge.MatchValue(value)))
+
+    def one_of(key: str, values: tuple[str, ...]) -> None:
+        if len(values) == 1:
+            equal(key, values[0])
+        elif values:
+            must.append(edge.FieldCondition(key=key, match=edge.MatchAny(list(values))))
+
+    for name in ("user_id", "agent_id", "run_id"):
+        if getattr(where, name) is not None:
+            equal(name, getattr(where, name))
+    one_of("app_id", where.app_ids)
+    one_of("type", where.types)
+    for name in ("env", "cohort", "key"):
+        if getattr(where, name) is not None:
+            equal(name, getattr(where, name))
+    for key, value in where.metadata:
+        equal(key, value)
+    if where.min_confidence is not None:
+        must.append(
+            edge.FieldCondition(key="confidence", range=edge.RangeFloat(gte=where.min_confidence))
+        )
+    return edge.Filter(must=must) if must else None
+
+
 def _match(match: Any) -> Any:
+    from qdrant_client import models as qm
+
     if match is None:
         return None
     if isinstance(match, qm.MatchValue):
@@ -41,6 +80,8 @@ def _match(match: Any) -> Any:
 
 
 def _range(rng: Any) -> Any:
+    from qdrant_client import models as qm
+
     if rng is None:
         return None
     bounds = {k: getattr(rng, k) for k in ("gte", "gt", "lte", "lt")}
@@ -51,6 +92,8 @@ def _range(rng: Any) -> Any:
 
 def to_edge(node: Any) -> Any:
     """A ``qdrant_client`` filter tree as the same tree of ``qdrant_edge`` classes."""
+    from qdrant_client import models as qm
+
     if node is None:
         return None
     if isinstance(node, qm.Filter):
@@ -75,12 +118,18 @@ def _row(point: Any) -> SimpleNamespace:
     )
 
 
-class EdgeVectors(VectorStoreBase):
-    # mem0's filter builder, reused as is (it only needs these two helpers).
-    _create_filter = Qdrant._create_filter
-    _build_field_condition = Qdrant._build_field_condition
-    _is_datetime_range = staticmethod(Qdrant._is_datetime_range)
-    _ISO_DATETIME_RE = Qdrant._ISO_DATETIME_RE
+_SHARED: dict[str, EdgeVectors] = {}
+
+
+def shared(**config: Any) -> EdgeVectors:
+    """What mem0's factory calls: the instance the store opened on that folder, if any."""
+    path = str(Path(config["path"]) / config.get("collection_name", "memories"))
+    found = _SHARED.get(path)
+    return found if found is not None else EdgeVectors(**config)
+
+
+class EdgeVectors:
+    """mem0's ``VectorStoreBase`` contract (duck-typed: subclassing it would import mem0)."""
 
     def __init__(
         self, collection_name: str, path: str, embedding_model_dims: int, **_: Any
@@ -89,6 +138,7 @@ class EdgeVectors(VectorStoreBase):
         self.path = Path(path) / collection_name
         self.dims = embedding_model_dims
         self.shard = self._open()
+        _SHARED[str(self.path)] = self
 
     def _config(self) -> Any:
         return edge.EdgeConfig(
@@ -110,7 +160,12 @@ class EdgeVectors(VectorStoreBase):
         return shard
 
     def filter(self, filters: dict[str, Any] | None) -> Any:
-        return to_edge(self._create_filter(filters)) if filters else None
+        """A mem0 filter dict, through mem0's own Qdrant builder (loaded on first use)."""
+        if not filters:
+            return None
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return to_edge(Qdrant._create_filter(_Builder(), filters))
 
     # --- mem0's VectorStoreBase -----------------------------------------------------------
     def create_col(self, name: Any = None, vector_size: Any = None, distance: Any = None) -> None:
@@ -179,6 +234,7 @@ class EdgeVectors(VectorStoreBase):
     def reset(self) -> None:
         self.delete_col()
         self.shard = self._open()
+        _SHARED[str(self.path)] = self
 
     # --- for the adapter: every point, counts, durability ----------------------------------
     def scroll(self, where: Any, limit: int | None = None) -> list[Any]:
@@ -197,5 +253,26 @@ class EdgeVectors(VectorStoreBase):
         return int(self.shard.count(edge.CountRequest(exact=True, filter=where)))
 
     def close(self) -> None:
+        _SHARED.pop(str(self.path), None)
         self.shard.flush()
         self.shard.close()
+
+
+class _Builder:
+    """The two helpers mem0's ``Qdrant._create_filter`` calls on ``self``."""
+
+    def _create_filter(self, filters: dict[str, Any]) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._create_filter(self, filters)
+
+    def _build_field_condition(self, key: str, value: Any) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._build_field_condition(self, key, value)
+
+    @staticmethod
+    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return bool(Qdrant._is_datetime_range(range_kwargs))

@@ -139,8 +139,19 @@ class Embedder:
 
     def __init__(self, spec: EmbedderSpec, models_dir: Path | None = None) -> None:
         self.spec = spec
-        self._encoder = encoder(model_file(spec, models_dir))
+        self._path = model_file(spec, models_dir)
+        self._loaded: Any = None  # the session loads on the first embed: a listing needs none
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
+
+    @property
+    def _encoder(self) -> Any:
+        if self._loaded is None:
+            self._loaded = encoder(self._path)
+        return self._loaded
+
+    @_encoder.setter
+    def _encoder(self, value: Any) -> None:
+        self._loaded = value
 
     def embed(self, text: str, memory_action: Any = None) -> list[float]:
         if memory_action != "search":

@@ -44,7 +44,8 @@ def _register() -> None:
 
     LlmFactory.register_provider(_LLM, "executive.memory.store.mem0_onnx.NoLlm")
     EmbedderFactory.provider_to_class[_EMBEDDER] = "executive.memory.store.mem0_onnx.OnnxEmbedding"
-    VectorStoreFactory.provider_to_class[_VECTORS] = "executive.memory.store.edge.EdgeVectors"
+    # A function, not a class: mem0 gets the shard the store already opened.
+    VectorStoreFactory.provider_to_class[_VECTORS] = "executive.memory.store.edge.shared"
 
 
 def build_memory(

@@ -28,6 +28,7 @@ from executive.memory.store.base import (
     StoreError,
     WriteReceipt,
 )
+from executive.memory.store.edge import compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
 
 log = get_logger(__name__)
@@ -118,11 +119,19 @@ class LocalStore:
         executor: ThreadPoolExecutor,
         where: str,
         *,
+        vectors: Any = None,
+        embedder: Any = None,
+        build: Callable[[], Any] | None = None,
         data_dir: Path | None = None,
         spec: EmbedderSpec | None = None,
         refusal: str | None = None,
     ) -> None:
-        self._memory = memory
+        # mem0's Memory is built on first need (writes, history): reads run on the vectors
+        # and the embedder alone, so `executive mem list` never imports mem0.
+        self.__memory = memory
+        self._build = build
+        self._vectors = vectors if vectors is not None else memory.vector_store
+        self._embedder = embedder if embedder is not None else memory.embedding_model
         self._executor = executor
         self._where = where
         self._closed = False
@@ -153,12 +162,34 @@ class LocalStore:
         where = qdrant_url or str(data_dir)
         vectors = "qdrant-server" if qdrant_url else "qdrant-edge"
         refusal = engine.embedder_problem(data_dir, spec, vectors)
+
+        def build() -> Any:
+            return engine.build_memory(data_dir, spec, models_dir, qdrant_url, qdrant_api_key)
+
+        def light() -> tuple[Any, Any]:
+            from executive.memory.store.edge import EdgeVectors
+            from executive.memory.store.embedder import Embedder
+
+            shard = EdgeVectors(COLLECTION, str(data_dir / "edge"), spec.dims)
+            return shard, Embedder(spec, models_dir)
+
         try:
-            memory = await asyncio.wrap_future(
-                executor.submit(
-                    engine.build_memory, data_dir, spec, models_dir, qdrant_url, qdrant_api_key
+            if qdrant_url:  # a server: mem0's own Qdrant provider, built now
+                memory = await asyncio.wrap_future(executor.submit(build))
+                store = cls(memory, executor, where, data_dir=data_dir, spec=spec, refusal=refusal)
+            else:
+                shard, embedding = await asyncio.wrap_future(executor.submit(light))
+                store = cls(
+                    None,
+                    executor,
+                    where,
+                    vectors=shard,
+                    embedder=embedding,
+                    build=build,
+                    data_dir=data_dir,
+                    spec=spec,
+                    refusal=refusal,
                 )
-            )
             if refusal is None and engine.recorded(data_dir) is None:
                 engine.record(data_dir, spec, vectors)
         except Exception as exc:
@@ -167,7 +198,17 @@ class LocalStore:
         if refusal:
             log.error("store.embedder_mismatch", where=where, error=refusal)
         log.info("store.opened", backend="local", where=where, embedder=spec.name)
-        return cls(memory, executor, where, data_dir=data_dir, spec=spec, refusal=refusal)
+        return store
+
+    @property
+    def _memory(self) -> Any:
+        """mem0's ``Memory``, built on first use, on the store thread (with our vectors)."""
+        if self.__memory is None:
+            assert self._build is not None
+            memory = self._build()
+            memory.embedding_model = self._embedder  # one question cache for every path
+            self.__memory = memory
+        return self.__memory
 
     async def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._closed:
@@ -192,7 +233,7 @@ class LocalStore:
         compiled = [compile_filter(where) for where in wheres]
 
         def run() -> list[list[MemoryRecord]]:
-            store = self._memory.vector_store
+            store = self._vectors
             if not hasattr(store, "search_many"):  # a Qdrant server: through mem0's search
                 return [
                     [
@@ -206,30 +247,33 @@ class LocalStore:
             # Qdrant Edge: what mem0's search does for us, minus its work we do not use
             # (a 4x over-fetch for BM25 and entity boosts, both off): the same hits and
             # cosine scores, negative scores dropped as mem0's threshold 0.0 does.
-            vector = self._memory.embedding_model.embed(query, "search")
+            vector = self._embedder.embed(query, "search")
             return [
                 [
                     _record_from_payload(row.id, row.payload, row.score)
-                    for row in store.search_many([vector], top_k, store.filter(filters))[0]
+                    for row in store.search_many([vector], top_k, compile_where(where))[0]
                     if row.payload.get("data") and (row.score or 0.0) >= 0.0
                 ]
-                for filters in compiled
+                for where in wheres
             ]
 
         return await self._call("search", run)
 
     async def prepare(self, queries: Sequence[str]) -> None:
         """Embed the questions the reader is about to ask, in one batch."""
-        prime = getattr(self._memory.embedding_model, "prime", None)
+        prime = getattr(self._embedder, "prime", None)
         if prime is not None and queries:
             await self._call("prepare", prime, list(queries))
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
-        def run() -> MemoryRecord | None:
-            item = self._memory.get(memory_id)
-            return _record(item) if item else None
+        return await self._call("get", self._get, memory_id)
 
-        return await self._call("get", run)
+    def _get(self, memory_id: str) -> MemoryRecord | None:
+        if hasattr(self._vectors, "search_many"):  # Qdrant Edge: no mem0 needed
+            row = self._vectors.get(memory_id)
+            return _record_from_payload(row.id, row.payload) if row else None
+        item = self._memory.get(memory_id)
+        return _record(item) if item else None
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
         return await self._call(
@@ -240,10 +284,9 @@ class LocalStore:
         """Every matching memory: Qdrant scroll, page by page, with no cap."""
         if where is not None and where.key is not None:
             return await self._by_key(where)
-        filters = compile_filter(where)
 
         def run() -> list[MemoryRecord]:
-            records = self._scroll(filters)
+            records = self._scroll(where)
             records.sort(key=lambda r: (r.created_at or "", r.id))
             return records
 
@@ -257,24 +300,25 @@ class LocalStore:
         def run() -> list[MemoryRecord]:
             if self._keys is None:
                 self._keys = {}
-                for record in self._scroll({}):
+                for record in self._scroll(None):
                     if record.key:
                         self._keys.setdefault(record.key, set()).add(record.id)
             found = []
             for memory_id in sorted(self._keys.get(where.key or "", ())):
-                item = self._memory.get(memory_id)
-                if item and where.matches(record := _record(item)):
+                record = self._get(memory_id)
+                if record is not None and where.matches(record):
                     found.append(record)
             return found
 
         return await self._call("list", run)
 
-    def _scroll(self, filters: dict[str, Any]) -> list[MemoryRecord]:
-        store = self._memory.vector_store
-        if hasattr(store, "scroll"):  # Qdrant Edge (ours)
-            rows = store.scroll(store.filter(filters))
+    def _scroll(self, where: Filter | None) -> list[MemoryRecord]:
+        store = self._vectors
+        if hasattr(store, "search_many"):  # Qdrant Edge (ours)
+            rows = store.scroll(compile_where(where))
             return [_record_from_payload(row.id, row.payload) for row in rows]
         records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
+        filters = compile_filter(where)
         qfilter = store._create_filter(filters) if filters else None
         offset = None
         while True:
@@ -308,9 +352,9 @@ class LocalStore:
         filters = compile_filter(where)
 
         def run() -> int:
-            store = self._memory.vector_store
-            if hasattr(store, "count"):  # Qdrant Edge (ours)
-                return int(store.count(store.filter(filters)))
+            store = self._vectors
+            if hasattr(store, "search_many"):  # Qdrant Edge (ours)
+                return int(store.count(compile_where(where)))
             qfilter = store._create_filter(filters) if filters else None
             return int(
                 store.client.count(
@@ -364,7 +408,7 @@ class LocalStore:
             from mem0.memory.main import _build_filters_and_metadata
 
             texts = [item.text for item in items]
-            vectors = self._memory.embedding_model.embed_batch(texts, "add")
+            vectors = self._embedder.embed_batch(texts, "add")
             receipts = []
             for item, vector in zip(items, vectors, strict=True):
                 meta = dict(item.metadata)
@@ -409,9 +453,7 @@ class LocalStore:
             if self._data_dir is not None and self._spec is not None:
                 # Empty now, so it holds this embedder's vectors from here on.
                 vectors = (
-                    "qdrant-edge"
-                    if hasattr(self._memory.vector_store, "scroll")
-                    else "qdrant-server"
+                    "qdrant-edge" if hasattr(self._vectors, "search_many") else "qdrant-server"
                 )
                 engine.record(self._data_dir, self._spec, vectors)
                 self._refusal = None
@@ -424,11 +466,12 @@ class LocalStore:
             return
 
         def run() -> None:
-            self._memory.close()
-            store = self._memory.vector_store
+            if self.__memory is not None:
+                self.__memory.close()  # mem0's history database
+            store = self._vectors
             # Edge: flush and release the WAL lock. A Qdrant client: without close(),
             # QdrantClient.__del__ prints a traceback at interpreter exit.
-            (store.close if hasattr(store, "scroll") else store.client.close)()
+            (store.close if hasattr(store, "search_many") else store.client.close)()
 
         try:
             await self._call("close", run)
