@@ -369,6 +369,19 @@ class IndexCache:
 
     def __init__(self) -> None:
         self._indexes: dict[tuple[object, ...], LexicalIndex] = {}
+        # One scope's memories, by (revision, scope): the global scope is listed once per
+        # revision, not once per bundle.
+        self._listed: dict[tuple[object, ...], list[MemoryRecord]] = {}
+
+    def listed(self, key: tuple[object, ...]) -> list[MemoryRecord] | None:
+        return self._listed.get(key)
+
+    def keep_listed(self, key: tuple[object, ...], records: list[MemoryRecord]) -> None:
+        if self._listed and next(iter(self._listed))[0] != key[0]:
+            self._listed.clear()  # another revision: every list is stale
+        if len(self._listed) >= 4 * self.SIZE:
+            self._listed.pop(next(iter(self._listed)))
+        self._listed[key] = records
 
     def get(self, key: tuple[object, ...]) -> LexicalIndex | None:
         return self._indexes.get(key)

@@ -183,12 +183,14 @@ class Reader:
         key = (revision, self._user_id, self._floor, request.env, tuple(request.scopes))
         index = self._indexes.get(key)
         if index is None:
-            records = [
-                r
-                for scope in request.scopes
-                for r in await self._view.list(self._where(scope, request.env))
-                if admissible(r, self._floor, self._now)
-            ]
+            records = []
+            for scope in request.scopes:
+                listed_key = (revision, self._user_id, self._floor, request.env, scope)
+                listed = self._indexes.listed(listed_key)
+                if listed is None:
+                    listed = await self._view.list(self._where(scope, request.env))
+                    self._indexes.keep_listed(listed_key, listed)
+                records += [r for r in listed if admissible(r, self._floor, self._now)]
             index = LexicalIndex(records)
             self._indexes.put(key, index)
         return index
