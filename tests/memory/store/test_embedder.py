@@ -115,3 +115,22 @@ def test_executive_mem_never_imports_torch(home):
     assert not {
         m for m in imported if m.split(".")[0] in ("torch", "transformers", "sentence_transformers")
     }
+
+
+def test_switching_the_embedder_asks_for_a_rebuild_and_the_rebuild_serves_it(home):
+    from tests.conftest import set_env
+    from tests.memory.payloads import partial
+
+    on = {"V3_MEMORY_ENABLED": "true"}
+    added = run_cli("--home", str(home), "mem", "add", "--payload", json.dumps(partial()), env=on)
+    assert added.returncode == 0, added.stderr[-2000:]
+    set_env(home, EXECUTIVE_EMBEDDER="minilm-fp32")
+    refused = run_cli("--home", str(home), "mem", "list", env=on)
+    assert refused.returncode != 0
+    assert "executive mem rebuild" in refused.stdout + refused.stderr
+    rebuilt = run_cli("--home", str(home), "mem", "rebuild", env=on)
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    listed = run_cli("--home", str(home), "mem", "list", "--json", env=on)
+    assert listed.returncode == 0 and json.loads(listed.stdout)["count"] == 1
+    record = json.loads((home / ".state" / "store" / engine.RECORD).read_text())
+    assert record["name"] == EMBEDDERS["minilm-fp32"].name
