@@ -17,10 +17,15 @@ $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip >&2
 	@$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0 >&2
-	@$(PY) -m pip install --quiet -e ".[dev]" >&2
+	@$(PY) -m pip install --quiet -e ".[dev,setup]" >&2
 	@touch $@
 
-setup: $(VENV)/.installed sandbox-tool
+# The embedding model, exported once to ONNX inside the venv (torch is a set-up tool only).
+$(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8.onnx: $(VENV)/.installed
+	@$(PY) -m executive.memory.store.model_setup >&2
+	@touch $@
+
+setup: $(VENV)/.installed $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8.onnx sandbox-tool
 
 # Workers run in a bubblewrap sandbox. Root with apt-get (CI, a fresh container) gets it
 # installed here; anyone else is told, and the daemon falls back (`executive doctor` says

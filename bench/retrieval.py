@@ -1,6 +1,6 @@
 """Benchmark: evidence recall of the reader against plain and keyword search, on LoCoMo.
 
-    python bench/retrieval.py PATH [--conversations conv-26,conv-30] [--overhead 20]
+    python bench/retrieval.py PATH [--conversations conv-26,conv-30] [--overhead 20] [--embedder minilm-fp32]
 
 PATH is a LoCoMo-format file (the development split is ``../shared/data/locomo/locomo-dev.json``).
 Every turn of a conversation becomes one memory ("<speaker>: <text>", the session date in
@@ -10,7 +10,13 @@ answered by three strategies side by side:
 
 * ``plain``: one store search with the question (what mem0 alone gives);
 * ``keywords``: the same search with the question as a keyword bag (stop words removed);
-* ``reader``: the product's reader (``executive.memory.reader``), asked the question.
+* ``reader``: the product's reader (``executive.memory.reader``), asked the question and
+  told to keep asking until corroborated memories fill the budget (a mode no hook uses);
+* ``pack``: what a worker gets. Hook B's exact code path
+  (``executive.hooks.builtin.pre_spawn.build``): ``plan.for_step`` with the question as the
+  step, the reader with the production stop rules, ``PACK_MIN_SCORE``, then
+  ``pack.render`` (at most 10 entries and 2,000 tokens counted the way the pack counts
+  them). Its recall is over the pack's entries, so both columns are the same number.
 
 Each returns memories best first. ``recall_budget`` walks that list, charging every entry
 its text (4 characters a token) plus ``--overhead`` tokens for its heading and id line, and
@@ -43,11 +49,13 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
+from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
 from executive.memory.lexical import IndexCache, words
 from executive.memory.reader import Reader
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
+from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 from executive.memory.store.local import LocalStore
 
 BUDGET = 2000
@@ -56,6 +64,7 @@ NAMES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop
 USER = "locomo-bench"
 POOL = 100  # enough hits to fill the budget (~40 entries of ~50 tokens)
 Strategy = Callable[[str, str], Awaitable[list[MemoryRecord]]]
+PACKS: list[tuple[int, int]] = []  # (entries, tokens) of every pack built
 
 
 def session_date(text: str) -> datetime:
@@ -160,7 +169,20 @@ def strategies(store: LocalStore) -> dict[str, Strategy]:
         request = plan.for_question(question, app_id=app, fill_tokens=BUDGET)
         return (await Reader(view, user_id=USER, indexes=indexes).read(request)).memories
 
-    return {"plain": plain, "keywords": keywords, "reader": reader}
+    async def pack(question: str, app: str) -> list[MemoryRecord]:
+        request = plan.for_step(
+            title=question,
+            slug=app,
+            app_id=app,
+            step_number=1,
+            step_title=question,
+            vendor="claude",
+        )
+        built, _ = await pre_spawn.build(Reader(view, user_id=USER, indexes=indexes), request)
+        PACKS.append((len(built.entries), built.tokens))
+        return built.entries
+
+    return {"plain": plain, "keywords": keywords, "reader": reader, "pack": pack}
 
 
 def recall(
@@ -183,7 +205,7 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)] if ordered else 0.0
 
 
-async def main(path: Path, only: set[str] | None, overhead: int) -> None:
+async def main(path: Path, only: set[str] | None, overhead: int, embedder: str) -> None:
     conversations = load(path, only)
     rows: dict[str, dict[str, list[tuple[float, float, float, float]]]] = defaultdict(
         lambda: defaultdict(list)
@@ -191,7 +213,7 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
             root = Path(tmp) / slug(conversation["id"])
-            store = await LocalStore.open(root / "store", root / "mem0")
+            store = await LocalStore.open(root / "store", root / "mem0", embedder=embedder)
             try:
                 started = time.perf_counter()
                 side = await fill(store, conversation)
@@ -208,8 +230,12 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
                         t0 = time.perf_counter()
                         found = await strategy(item["q"], app)
                         ms = (time.perf_counter() - t0) * 1000
-                        in_budget, in_ten = recall(found, side, item["evidence"], overhead)
-                        no_overhead, _ = recall(found, side, item["evidence"], 0)
+                        if name == "pack":  # the pack already holds <= 10 and <= 2,000
+                            hit = {side.get(r.id) for r in found} & set(item["evidence"])
+                            in_budget = in_ten = no_overhead = len(hit) / len(item["evidence"])
+                        else:
+                            in_budget, in_ten = recall(found, side, item["evidence"], overhead)
+                            no_overhead, _ = recall(found, side, item["evidence"], 0)
                         rows[name][item["category"]].append((in_budget, in_ten, ms, no_overhead))
             finally:
                 await store.close()
@@ -231,12 +257,16 @@ async def main(path: Path, only: set[str] | None, overhead: int) -> None:
                 "category": NAMES[category],
                 "recall_budget_no_overhead": round(statistics.mean(v[3] for v in values), 3),
             }
+    if PACKS:
+        report["extra"]["pack"]["entries_mean"] = round(statistics.mean(e for e, _ in PACKS), 2)
+        report["extra"]["pack"]["tokens_p95"] = percentile([float(t) for _, t in PACKS], 95)
     report["protocol"] = {
         "file": str(path),
         "budget_tokens": BUDGET,
         "entry_tokens": f"ceil(len(text) / 4) + {overhead}",
         "conversations": [c["id"] for c in conversations],
         "memory_text": "<speaker>: <turn text>",
+        "embedder": embedder,
     }
     print(json.dumps(report, indent=2))
 
@@ -250,8 +280,9 @@ if __name__ == "__main__":
     parser.add_argument(
         "--overhead", type=int, default=20, help="tokens charged per entry besides its text"
     )
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER, choices=sorted(EMBEDDERS))
     args = parser.parse_args()
     selected = set(args.conversations.split(",")) if args.conversations else None
     # stdout carries the one JSON report; log lines go to stderr.
     configure_logging(fmt="json", level="warning", stream=sys.stderr)
-    anyio.run(main, args.path, selected, args.overhead)
+    anyio.run(main, args.path, selected, args.overhead, args.embedder)

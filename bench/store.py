@@ -461,7 +461,8 @@ def summary(values_s: list[float]) -> dict[str, float]:
 
 
 def disk_mb(path: Path) -> float:
-    total = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    # Blocks, not sizes: Qdrant Edge preallocates sparse WAL and mmap files.
+    total = sum(p.stat().st_blocks * 512 for p in path.rglob("*") if p.is_file())
     return round(total / 2**20, 1)
 
 

@@ -166,6 +166,16 @@ class Settings(BaseSettings):
         validation_alias="EXECUTIVE_QDRANT_API_KEY",
         description="API key for that Qdrant server",
     )
+    embedder: Literal["minilm-int8", "minilm-fp32"] = Field(
+        "minilm-int8",
+        validation_alias="EXECUTIVE_EMBEDDER",
+        description="embedding model on ONNX Runtime; changing it needs `executive mem rebuild`",
+    )
+    models_dir: Path | None = Field(
+        None,
+        validation_alias="EXECUTIVE_MODELS_DIR",
+        description="where set-up put the ONNX models (default: inside the venv)",
+    )
     mem0_host: str = Field(
         "https://api.mem0.ai",
         validation_alias="EXECUTIVE_MEM0_HOST",

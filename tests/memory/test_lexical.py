@@ -65,3 +65,27 @@ def test_the_index_cache_evicts_the_oldest():
     for i in range(IndexCache.SIZE + 1):
         cache.put((i,), LexicalIndex([]))
     assert cache.get((0,)) is None and cache.get((IndexCache.SIZE,)) is not None
+
+
+def test_an_index_rebuilt_after_a_write_tokenises_only_the_new_texts():
+    from executive.memory import lexical
+    from executive.memory.store.base import MemoryRecord
+
+    old = [MemoryRecord(id=f"m{i}", text=f"The mirror {i} resets connections.") for i in range(3)]
+    first = lexical.LexicalIndex(old)
+    calls: list[str] = []
+    original = lexical.terms
+
+    def counting(text: str) -> list[str]:
+        calls.append(text)
+        return original(text)
+
+    lexical.terms = counting
+    try:
+        new = MemoryRecord(id="m9", text="A brand new lesson about ECONNRESET.")
+        second = lexical.LexicalIndex([*old, new])
+    finally:
+        lexical.terms = original
+    assert calls == [new.text]
+    assert second.search(["mirror"], 10) == first.search(["mirror"], 10)
+    assert second.search(["econnreset"], 10) == ["m9"]

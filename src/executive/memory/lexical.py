@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 
 from executive.memory.store.base import MemoryRecord
@@ -268,6 +268,21 @@ def terms(text: str) -> list[str]:
     return [term for _, term in words(text)]
 
 
+# Term counts by memory text. A write moves the store's revision and so rebuilds an index,
+# but only the new texts need tokenising: the rest come from here (bounded, oldest out).
+_COUNTS: OrderedDict[str, Counter[str]] = OrderedDict()
+_COUNTS_SIZE = 50_000
+
+
+def term_counts(text: str) -> Counter[str]:
+    found = _COUNTS.get(text)
+    if found is None:
+        found = _COUNTS[text] = Counter(terms(text))
+        if len(_COUNTS) > _COUNTS_SIZE:
+            _COUNTS.popitem(last=False)
+    return found
+
+
 class LexicalIndex:
     """BM25 (k1 1.2, b 0.75) over a scope's memories, with document frequencies."""
 
@@ -283,7 +298,7 @@ class LexicalIndex:
             position = len(self._ids)
             self._ids.append(record.id)
             self.records[record.id] = record
-            counts = Counter(terms(record.text))
+            counts = term_counts(record.text)
             self._lengths.append(sum(counts.values()))
             for term, count in counts.items():
                 self.df[term] += 1
@@ -354,6 +369,19 @@ class IndexCache:
 
     def __init__(self) -> None:
         self._indexes: dict[tuple[object, ...], LexicalIndex] = {}
+        # One scope's memories, by (revision, scope): the global scope is listed once per
+        # revision, not once per bundle.
+        self._listed: dict[tuple[object, ...], list[MemoryRecord]] = {}
+
+    def listed(self, key: tuple[object, ...]) -> list[MemoryRecord] | None:
+        return self._listed.get(key)
+
+    def keep_listed(self, key: tuple[object, ...], records: list[MemoryRecord]) -> None:
+        if self._listed and next(iter(self._listed))[0] != key[0]:
+            self._listed.clear()  # another revision: every list is stale
+        if len(self._listed) >= 4 * self.SIZE:
+            self._listed.pop(next(iter(self._listed)))
+        self._listed[key] = records
 
     def get(self, key: tuple[object, ...]) -> LexicalIndex | None:
         return self._indexes.get(key)

@@ -15,9 +15,13 @@ questions and fuses what every pass returns (weighted reciprocal-rank fusion):
 
 From the third question on it stops when the fused top ten stop changing, or when enough
 memories are corroborated (in the top twenty of two passes) to serve the consumer; it never
-asks more than eight, and starts no question after the deadline. It returns the memories
-ranked (fused rank, then type priority, then recency) and a trace: every question, why it
-was asked, what it returned, the lexical passes, and why it stopped.
+asks more than eight. Its work is bounded by counts only (questions, hits per question): no
+clock decides what it asks or returns, so the same store and request give the same memories
+in the same order on an idle or a loaded machine. Speed comes from doing less: the planned
+questions are embedded in one batch, each question once for all scopes, and the lexical
+index lives as long as the store's revision. It returns the memories ranked (fused rank,
+then type priority, then recency) and a trace: every question, why it was asked, what it
+returned, the lexical passes, and why it stopped.
 
 The algorithm and its measurements are in the README (benchmarks) and ``bench/retrieval.py``.
 """
@@ -34,7 +38,7 @@ from datetime import UTC, datetime
 from executive.memory.lexical import IndexCache, LexicalIndex, SampleStats, terms
 from executive.memory.ranking import admissible, rank_value
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
-from executive.memory.store.base import Filter, MemoryRecord, StoreReader
+from executive.memory.store.base import Filter, MemoryRecord, StoreReader, prepare, search_scopes
 from executive.memory.taxonomy import AGENT_ID
 
 MAX_QUESTIONS = 8
@@ -59,9 +63,6 @@ class ReaderConfig:
     corroborate_k: int = 20
     stable_top: int = 10
     seed_terms: int = 4
-    # No new question starts after this long: what keeps a pack's p95 under 250 ms at 1,000
-    # memories on a busy machine (searches 1-2 carry most of the value).
-    deadline_ms: float = 170.0
     limit: int = 100
 
 
@@ -80,6 +81,9 @@ class ReadRequest:
     questions: tuple[str, ...]  # the planned questions, best angle first
     scopes: tuple[Scope, ...]
     identifiers: tuple[str, ...] = ()  # literal ids the questions already name
+    # Asked last, whatever the stop rules said, each of the named scopes only: a question
+    # that matters in one scope (the rules that apply: global) but is noise in the others.
+    closing: tuple[tuple[str, tuple[str, ...]], ...] = ()
     env: str | None = "prod"
     # Enough to stop: this many corroborated memories (the original's "three relevant")...
     enough: int | None = 3
@@ -179,12 +183,14 @@ class Reader:
         key = (revision, self._user_id, self._floor, request.env, tuple(request.scopes))
         index = self._indexes.get(key)
         if index is None:
-            records = [
-                r
-                for scope in request.scopes
-                for r in await self._view.list(self._where(scope, request.env))
-                if admissible(r, self._floor, self._now)
-            ]
+            records = []
+            for scope in request.scopes:
+                listed_key = (revision, self._user_id, self._floor, request.env, scope)
+                listed = self._indexes.listed(listed_key)
+                if listed is None:
+                    listed = await self._view.list(self._where(scope, request.env))
+                    self._indexes.keep_listed(listed_key, listed)
+                records += [r for r in listed if admissible(r, self._floor, self._now)]
             index = LexicalIndex(records)
             self._indexes.put(key, index)
         return index
@@ -201,16 +207,22 @@ class Reader:
         tops: list[set[str]] = []
         result = ReadResult(memories=[])
 
-        async def dense(question: str, k: int, weight: float, why: str, refined: bool) -> None:
+        async def dense(
+            question: str,
+            k: int,
+            weight: float,
+            why: str,
+            refined: bool,
+            scopes: tuple[Scope, ...] = request.scopes,
+        ) -> None:
             hop_started = time.perf_counter()
             returned: dict[str, list[tuple[str, float]]] = {}
             merged: dict[str, MemoryRecord] = {}
-            for scope in request.scopes:
-                found = [
-                    r
-                    for r in await self._view.search(question, self._where(scope, request.env), k)
-                    if admissible(r, self._floor, now)
-                ]
+            # One call for every scope: the question is embedded once.
+            wheres = [self._where(scope, request.env) for scope in scopes]
+            answers = await search_scopes(self._view, question, wheres, k)
+            for scope, answer in zip(scopes, answers, strict=True):
+                found = [r for r in answer if admissible(r, self._floor, now)]
                 returned[scope.name] = [(r.id, r.score or 0.0) for r in found]
                 for r in found:
                     if r.id not in merged or (r.score or 0) > (merged[r.id].score or 0):
@@ -226,7 +238,7 @@ class Reader:
             ids = [r.id for r in batch]
             lists.append((ids, weight))
             tops.append(set(ids[: cfg.corroborate_k]))
-            result.searches += len(request.scopes)
+            result.searches += len(scopes)
             result.hops.append(
                 Hop(
                     question,
@@ -255,9 +267,6 @@ class Reader:
                     scores[memory_id] += weight / (cfg.rrf_k + position + 1)
             return scores
 
-        def out_of_time() -> bool:
-            return (time.perf_counter() - started) * 1000 > cfg.deadline_ms
-
         planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
         first = planned[0] if planned else request.topic
         first_terms = terms(first)
@@ -269,20 +278,28 @@ class Reader:
             if ubiquitous(stats, t, cfg.ubiquitous_share, cfg.ubiquitous_min)
         ]
         queue += [(q, cfg.w_angle, "a planned angle") for q in planned[1:]]
+        # Every question known before the first search, embedded in one batch.
+        closing = list(request.closing)[: MAX_QUESTIONS - 1]
+        await prepare(
+            self._view,
+            [
+                first,
+                *([focus] if dropped and terms(focus) else []),
+                *planned[1:],
+                *(q for q, _ in closing),
+            ],
+        )
 
         asked = 0
         used_terms = set(first_terms) | {t for q in planned for t in terms(q)}
         used_seeds: set[str] = set()
         previous_top: set[str] | None = None
-        while asked < MAX_QUESTIONS:
-            if asked and out_of_time():
-                result.stop_reason = f"the {cfg.deadline_ms:g} ms deadline passed"
-                break
+        while asked < MAX_QUESTIONS - len(closing):
             if queue:
                 question, weight, why = queue.pop(0)
                 await dense(question, cfg.first_k, weight, why, refined=False)
                 lexical(terms(question), cfg.first_k, cfg.w_lexical * weight)
-                if asked == 0 and dropped and terms(focus) and not out_of_time():
+                if asked == 0 and dropped and terms(focus):
                     # The focus sentence goes second: the stop rules wait for three questions.
                     await dense(
                         focus,
@@ -342,7 +359,11 @@ class Reader:
                 result.stop_reason = "the top results stopped changing"
                 break
         if not result.stop_reason:
-            result.stop_reason = f"asked {MAX_QUESTIONS} questions"
+            result.stop_reason = f"asked {asked} questions"
+        for question, names in closing:
+            scopes = tuple(s for s in request.scopes if s.name in names)
+            if scopes:
+                await dense(question, cfg.first_k, cfg.w_angle, "closing", False, scopes)
         scores = fused()
         result.relevant = {m for m, v in Counter(m for s in tops for m in s).items() if v >= 2}
         result.memories = _rank(scores, seen, best_score, now)[: cfg.limit]

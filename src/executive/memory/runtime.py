@@ -1,7 +1,8 @@
 """The memory of one process: a store opened on first use, the ledger, the two doors.
 
-Opening the store loads the embedding model (seconds, ~500 MB), so nothing opens it until
-something actually reads or writes: a hook that is off, or an idle iteration, never does.
+Opening the store loads mem0 and the ONNX embedding model (under a second, ~100 MB), so
+nothing opens it until something actually reads or writes: a hook that is off, or an idle
+iteration, never does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ log = get_logger(__name__)
 
 
 async def open_store(settings: Settings) -> Store:
-    """The configured backend. Imports are deferred: memory off never loads mem0 or torch."""
+    """The configured backend. Imports are deferred: memory off never loads mem0."""
     home = Home(settings.home)
     if settings.store_backend == "platform":
         from executive.memory.store.platform import PlatformStore
@@ -43,6 +44,8 @@ async def open_store(settings: Settings) -> Store:
         qdrant_api_key=(
             settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         ),
+        embedder=settings.embedder,
+        models_dir=settings.models_dir,
     )
 
 

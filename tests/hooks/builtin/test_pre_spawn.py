@@ -22,7 +22,10 @@ async def test_b_returns_a_pack_that_holds_a_principle_written_earlier(env, runt
     assert principle["text"] in pack
     assert "memory.search" in result.tool_calls
     assert set(result.tool_calls) <= {"memory.search", "memory.list"}  # list: the BM25 index
-    assert 3 <= len(result.details["trace"]["questions"]) <= 8
+    asked = result.details["trace"]["questions"]
+    assert 2 <= len(asked) <= 8
+    # The rules that apply are asked last, of the global scope only.
+    assert asked[-1]["why"] == "closing" and set(asked[-1]["returned"]) == {"global"}
 
 
 async def test_an_empty_store_gives_an_empty_pack_that_lists_its_questions(env):

@@ -161,7 +161,16 @@ def test_filter_compiles_to_mem0_oss_shape():
 def test_the_read_view_exposes_no_write_method():
     view = ReadView(object())  # type: ignore[arg-type]
     public = {name for name in dir(view) if not name.startswith("_")}
-    assert public == {"search", "get", "history", "list", "count", "revision"}
+    assert public == {
+        "search",
+        "search_scopes",
+        "prepare",
+        "get",
+        "history",
+        "list",
+        "count",
+        "revision",
+    }
 
 
 async def test_add_many_creates_the_same_records_as_add(store):
@@ -180,12 +189,12 @@ async def test_add_many_creates_the_same_records_as_add(store):
     assert abs(found[0].score - found[1].score) < 1e-5
 
 
-async def test_cached_filter_masks_follow_every_write(store):
+async def test_searches_follow_every_write(store):
     where = Filter(user_id="agent-test", app_ids=("app-1",), types=("semantic",))
     await fill(store, 30)
     before = await store.search("Which lesson did bundle app-1 learn?", where, 50)
     again = await store.search("Which lesson did bundle app-1 learn?", where, 50)
-    assert [r.id for r in again] == [r.id for r in before]  # served from the cached mask
+    assert [r.id for r in again] == [r.id for r in before]  # exact search: the same points
     receipt = await store.add(
         "Bundle app-1 learned a brand new lesson.", scope(), meta(0, app_id="app-1", key="f" * 32)
     )
@@ -210,3 +219,22 @@ async def test_lookup_by_key_follows_adds_deletes_and_wipes(store):
     assert await store.list(Filter(user_id="someone-else", key=f"{3:032x}")) == []
     await store.wipe()
     assert await store.list(by_key) == []
+
+
+async def test_search_gives_what_mem0s_own_search_gives(thousand):
+    # The adapter searches the vectors directly (no over-fetch): same hits, same scores.
+    for where in (
+        Filter(user_id="agent-test"),
+        Filter(user_id="agent-test", app_ids=("app-3", "app-4"), min_confidence=0.7),
+        Filter(user_id="agent-test", types=("episodic",), env="prod"),
+    ):
+        ours = await thousand.search("Which lesson did bundle app-3 learn?", where, 25)
+        theirs = thousand._memory.search(
+            "Which lesson did bundle app-3 learn?",
+            top_k=25,
+            filters=compile_filter(where),
+            threshold=0.0,
+        )["results"]
+        assert [r.id for r in ours] == [t["id"] for t in theirs]
+        assert [round(r.score, 6) for r in ours] == [round(t["score"], 6) for t in theirs]
+        assert all(where.matches(r) for r in ours)

@@ -6,11 +6,29 @@ from executive.hooks.context import PreSpawnContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory import pack, plan
-from executive.memory.reader import scope_names
+from executive.memory.reader import Reader, ReadRequest, ReadResult, scope_names
 
 # A memory reaches the pack when two passes agree on it (corroborated), or when its
 # similarity to a question shows it is on topic; below this cosine a lone hit is noise.
 PACK_MIN_SCORE = 0.25
+
+
+async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadResult]:
+    """The read and the pack, nothing else: what ``bench/retrieval.py``'s ``pack`` row runs."""
+    result = await reader.read(request)
+    # Principles are the rules that apply (the plan asks for them last, of the global scope):
+    # they are in by right, not by similarity; ranking still decides whether they fit.
+    chosen = [
+        m
+        for m in result.memories
+        if m.id in result.relevant or (m.score or 0) >= PACK_MIN_SCORE or m.type == "principle"
+    ]
+    built = pack.render(
+        chosen,
+        questions=result.questions,
+        consulted=f"{len(result.questions)} questions; scopes: {scope_names(request.scopes)}",
+    )
+    return built, result
 
 
 async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
@@ -26,15 +44,7 @@ async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
         retry_attempt=ctx.retry_attempt,
         last_error=ctx.last_error,
     )
-    result = await (await tools.reader()).read(request)
-    chosen = [
-        m for m in result.memories if m.id in result.relevant or (m.score or 0) >= PACK_MIN_SCORE
-    ]
-    built = pack.render(
-        chosen,
-        questions=result.questions,
-        consulted=f"{len(result.questions)} questions; scopes: {scope_names(request.scopes)}",
-    )
+    built, result = await build(await tools.reader(), request)
     return EngineOutput(
         built.markdown,
         memory_pack=built.markdown,

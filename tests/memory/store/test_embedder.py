@@ -1,0 +1,136 @@
+"""The ONNX embedder: torch-free, batch-safe, and recorded with the store it built."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from executive.memory.store import engine
+from executive.memory.store.base import Filter, StoreError
+from executive.memory.store.embedder import EMBEDDERS, encoder, model_file
+from executive.memory.store.local import LocalStore
+from tests.conftest import run_cli
+from tests.memory.conftest import meta, scope
+
+pytestmark = pytest.mark.anyio
+
+TEXTS = [
+    "The staging mirror resets connections on first contact (ECONNRESET).",
+    "Never push to a remote without a person's approval.",
+    "",
+    "ok",
+    "On 2026-11-02 run 2026-11-02-demo-x1 of flaky-fetch passed after 2 attempts. " * 40,
+]
+
+
+def test_a_batch_gives_the_vectors_of_one_by_one_and_int8_stays_close():
+    fp32 = encoder(model_file(EMBEDDERS["minilm-fp32"]))
+    int8 = encoder(model_file(EMBEDDERS["minilm-int8"]))
+    batch = fp32.encode(TEXTS)
+    single = np.stack([fp32.encode([t])[0] for t in TEXTS])
+    assert batch.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    assert np.min(np.sum(batch * single, axis=1)) > 0.99999  # padding changes nothing
+    quantized = int8.encode(TEXTS)
+    assert np.min(np.sum(batch * quantized, axis=1)) > 0.95  # per-channel int8: close, not equal
+    # The long text is cut at 256 tokens, as sentence-transformers does.
+    longer = TEXTS[-1] * 2
+    assert np.dot(fp32.encode([longer])[0], batch[-1]) > 0.9999
+
+
+async def test_a_store_refuses_another_embedder_until_it_is_rebuilt(tmp_path):
+    store = await LocalStore.open(tmp_path / "store", tmp_path / "mem0", embedder="minilm-int8")
+    await store.add("A memory embedded with int8.", scope(), meta(0))
+    await store.close()
+    assert json.loads((tmp_path / "store" / engine.RECORD).read_text())["name"] == (
+        EMBEDDERS["minilm-int8"].name
+    )
+
+    other = await LocalStore.open(tmp_path / "store", tmp_path / "mem0", embedder="minilm-fp32")
+    try:
+        with pytest.raises(StoreError) as refused:
+            await other.search("int8", Filter(user_id="agent-test"), 5)
+        assert "executive mem rebuild" in str(refused.value)
+        assert EMBEDDERS["minilm-int8"].name in str(refused.value)
+        with pytest.raises(StoreError):
+            await other.add("Another.", scope(), meta(1))
+        await other.wipe()  # what a rebuild does first
+        await other.add("A memory embedded with fp32.", scope(), meta(1))
+        assert await other.count(Filter(user_id="agent-test")) == 1
+    finally:
+        await other.close()
+    assert json.loads((tmp_path / "store" / engine.RECORD).read_text())["name"] == (
+        EMBEDDERS["minilm-fp32"].name
+    )
+
+
+async def test_a_store_from_before_embedders_were_recorded_asks_for_a_rebuild(tmp_path):
+    (tmp_path / "store" / "qdrant").mkdir(parents=True)  # Qdrant local, torch MiniLM
+    store = await LocalStore.open(tmp_path / "store", tmp_path / "mem0")
+    try:
+        with pytest.raises(StoreError, match="executive mem rebuild"):
+            await store.list(None)
+        await store.wipe()
+        assert await store.list(None) == []
+        assert not (tmp_path / "store" / "qdrant").exists()
+    finally:
+        await store.close()
+
+
+def test_executive_mem_never_imports_torch(home):
+    searched = run_cli(
+        "--home",
+        str(home),
+        "mem",
+        "search",
+        "--query",
+        "What broke?",
+        env={"V3_MEMORY_ENABLED": "true", "PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert searched.returncode == 0, searched.stderr[-2000:]
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in searched.stderr.splitlines() if "|" in line
+    }
+    assert "onnxruntime" in imported  # a search embeds its question
+    assert not {
+        m for m in imported if m.split(".")[0] in ("torch", "transformers", "sentence_transformers")
+    }
+
+    listed = run_cli(
+        "--home",
+        str(home),
+        "mem",
+        "list",
+        env={"V3_MEMORY_ENABLED": "true", "PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in listed.stderr.splitlines() if "|" in line
+    }
+    assert "qdrant_edge" in imported  # the store really opened
+    # A listing reads the vectors' payloads: no mem0, no embedding model, no torch.
+    assert not {m for m in imported if m.split(".")[0] in ("mem0", "onnxruntime")}
+    assert not {
+        m for m in imported if m.split(".")[0] in ("torch", "transformers", "sentence_transformers")
+    }
+
+
+def test_switching_the_embedder_asks_for_a_rebuild_and_the_rebuild_serves_it(home):
+    from tests.conftest import set_env
+    from tests.memory.payloads import partial
+
+    on = {"V3_MEMORY_ENABLED": "true"}
+    added = run_cli("--home", str(home), "mem", "add", "--payload", json.dumps(partial()), env=on)
+    assert added.returncode == 0, added.stderr[-2000:]
+    set_env(home, EXECUTIVE_EMBEDDER="minilm-fp32")
+    refused = run_cli("--home", str(home), "mem", "list", env=on)
+    assert refused.returncode != 0
+    assert "executive mem rebuild" in refused.stdout + refused.stderr
+    rebuilt = run_cli("--home", str(home), "mem", "rebuild", env=on)
+    assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
+    listed = run_cli("--home", str(home), "mem", "list", "--json", env=on)
+    assert listed.returncode == 0 and json.loads(listed.stdout)["count"] == 1
+    record = json.loads((home / ".state" / "store" / engine.RECORD).read_text())
+    assert record["name"] == EMBEDDERS["minilm-fp32"].name
