@@ -83,6 +83,9 @@ def test_purge_asks_on_a_terminal_and_needs_yes_otherwise(home):
         ).returncode
         == 0
     )
+    # --dry-run counts what would go, by type, and deletes nothing (no --yes needed).
+    preview = json.loads(mem(home, "purge", "--env", "test", "--dry-run").stdout)
+    assert preview == {"dry_run": True, "would_delete": 1, "by_type": {"semantic": 1}}
     purged = json.loads(mem(home, "purge", "--env", "test", "--yes").stdout)
     assert (purged["matched"], purged["deleted"]) == (1, 1)
     snapshot = json.loads(mem(home, "snapshot").stdout)

@@ -285,11 +285,17 @@ def purge(
     cohort: Annotated[str | None, typer.Option(help="Every memory of this cohort.")] = None,
     app_id: Annotated[str | None, typer.Option(help="Every memory of this app id.")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would go, by type; delete nothing.")
+    ] = False,
 ) -> None:
     """Delete by env, cohort or app id; recorded in the ledger so a rebuild keeps them gone."""
     what = {k: v for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v}
     if not what:
         fail("purge needs --env, --cohort or --app-id")
+    if dry_run:
+        emit_json(call(ctx, "purge", {**what, "dry_run": True}))
+        return
     if not yes:
         if not sys.stdin.isatty():
             fail("purge deletes memories: pass --yes (no terminal to ask on)")

@@ -106,7 +106,11 @@ class Maintenance:
         return report.as_dict()
 
     async def purge(
-        self, env: str | None = None, cohort: str | None = None, app_id: str | None = None
+        self,
+        env: str | None = None,
+        cohort: str | None = None,
+        app_id: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         if (off := self._off()) is not None:
             return off
@@ -117,6 +121,15 @@ class Maintenance:
             app_ids=(app_id,) if app_id else (),
         )
         store = await self.runtime.store()
+        if dry_run:
+            if not (env or cohort or app_id):
+                raise SurfaceError("purge needs --env, --cohort or --app-id")
+            matching = await store.list(where)
+            by_type: dict[str, int] = {}
+            for record in matching:
+                kind = str(record.metadata.get("type", "unknown"))
+                by_type[kind] = by_type.get(kind, 0) + 1
+            return {"dry_run": True, "would_delete": len(matching), "by_type": by_type}
         try:
             what = ", ".join(
                 f"{k}={v}" for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v
