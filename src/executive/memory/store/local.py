@@ -44,6 +44,7 @@ _CORE_KEYS = frozenset(
 _PROMOTED_KEYS = frozenset(
     {"user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to", "expiration_date"}
 )
+_HIDDEN = _CORE_KEYS | _PROMOTED_KEYS
 
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
@@ -94,17 +95,20 @@ def _record(item: dict[str, Any]) -> MemoryRecord:
 def _record_from_payload(
     point_id: Any, payload: dict[str, Any], score: float | None = None
 ) -> MemoryRecord:
-    meta = {k: v for k, v in payload.items() if k not in _CORE_KEYS | _PROMOTED_KEYS}
-    return _record(
-        {
-            "id": point_id,
-            "memory": payload.get("data", ""),
-            "created_at": payload.get("created_at"),
-            "updated_at": payload.get("updated_at"),
-            **{k: payload[k] for k in ("user_id", "agent_id", "run_id") if k in payload},
-            "metadata": meta,
-            "score": score,
-        }
+    """A stored payload as a record. Hot: a pack reads hundreds, so no re-validation of
+    what our own writes validated (``model_construct``); the fields are those of ``_record``."""
+    meta = {k: v for k, v in payload.items() if k not in _HIDDEN}
+    return MemoryRecord.model_construct(
+        id=str(point_id),
+        text=payload.get("data") or "",
+        user_id=payload.get("user_id"),
+        agent_id=payload.get("agent_id"),
+        run_id=payload.get("run_id"),
+        app_id=meta.get("app_id"),
+        metadata=meta,
+        created_at=payload.get("created_at"),
+        updated_at=payload.get("updated_at"),
+        score=None if score is None else float(score),
     )
 
 
