@@ -15,9 +15,11 @@ questions and fuses what every pass returns (weighted reciprocal-rank fusion):
 
 From the third question on it stops when the fused top ten stop changing, or when enough
 memories are corroborated (in the top twenty of two passes) to serve the consumer; it never
-asks more than eight. Its work is bounded by counts only (questions, hits per question): no
-clock decides what it asks or returns, so the same store and request give the same memories
-in the same order on an idle or a loaded machine. Speed comes from doing less: the planned
+asks more than eight. A consumer may add *closing* questions, asked last of named scopes
+only, whatever the stop rules said (Hook B: the rules that apply, of the global scope).
+Its work is bounded by counts only (questions, hits per question): no clock decides what it
+asks or returns, so the same store and request give the same memories in the same order on
+an idle or a loaded machine. Speed comes from doing less: the planned
 questions are embedded in one batch, each question once for all scopes, and the lexical
 index lives as long as the store's revision. It returns the memories ranked (fused rank,
 then type priority, then recency) and a trace: every question, why it was asked, what it
@@ -197,7 +199,7 @@ class Reader:
 
     async def read(self, request: ReadRequest) -> ReadResult:
         cfg = self._config
-        started = time.perf_counter()
+        started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
         index = await self._index(request)
         stats: LexicalIndex | SampleStats = index if index is not None else SampleStats()

@@ -30,6 +30,7 @@ from executive.memory.store.base import (
 )
 from executive.memory.store.edge import compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
+from executive.memory.store.records import compile_filter, record_from_item, record_from_payload
 
 log = get_logger(__name__)
 
@@ -37,75 +38,6 @@ T = TypeVar("T")
 
 COLLECTION = engine.COLLECTION
 _PAGE = 1000
-# Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
-_CORE_KEYS = frozenset(
-    {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to"}
-)
-_PROMOTED_KEYS = frozenset(
-    {"user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to", "expiration_date"}
-)
-
-
-def compile_filter(where: Filter | None) -> dict[str, Any]:
-    """The neutral filter as mem0 OSS / Qdrant want it: entity ids flat, the rest AND-ed."""
-    if where is None:
-        return {}
-    out: dict[str, Any] = {}
-    for name in ("user_id", "agent_id", "run_id"):
-        value = getattr(where, name)
-        if value is not None:
-            out[name] = value
-    conditions: list[dict[str, Any]] = []
-
-    def one_of(name: str, values: tuple[str, ...]) -> None:
-        if values:
-            conditions.append({name: values[0] if len(values) == 1 else {"in": list(values)}})
-
-    one_of("app_id", where.app_ids)
-    one_of("type", where.types)
-    for name in ("env", "cohort", "key"):
-        value = getattr(where, name)
-        if value is not None:
-            conditions.append({name: value})
-    conditions += [{k: v} for k, v in where.metadata]
-    if where.min_confidence is not None:
-        conditions.append({"confidence": {"gte": where.min_confidence}})
-    if conditions:
-        out["AND"] = conditions
-    return out
-
-
-def _record(item: dict[str, Any]) -> MemoryRecord:
-    meta = dict(item.get("metadata") or {})
-    return MemoryRecord(
-        id=str(item["id"]),
-        text=item.get("memory") or "",
-        user_id=item.get("user_id"),
-        agent_id=item.get("agent_id"),
-        run_id=item.get("run_id"),
-        app_id=meta.get("app_id"),
-        metadata=meta,
-        created_at=item.get("created_at"),
-        updated_at=item.get("updated_at"),
-        score=item.get("score"),
-    )
-
-
-def _record_from_payload(
-    point_id: Any, payload: dict[str, Any], score: float | None = None
-) -> MemoryRecord:
-    meta = {k: v for k, v in payload.items() if k not in _CORE_KEYS | _PROMOTED_KEYS}
-    return _record(
-        {
-            "id": point_id,
-            "memory": payload.get("data", ""),
-            "created_at": payload.get("created_at"),
-            "updated_at": payload.get("updated_at"),
-            **{k: payload[k] for k in ("user_id", "agent_id", "run_id") if k in payload},
-            "metadata": meta,
-            "score": score,
-        }
-    )
 
 
 class LocalStore:
@@ -237,7 +169,7 @@ class LocalStore:
             if not hasattr(store, "search_many"):  # a Qdrant server: through mem0's search
                 return [
                     [
-                        _record(item)
+                        record_from_item(item)
                         for item in self._memory.search(
                             query, top_k=top_k, filters=filters, threshold=0.0
                         ).get("results", [])
@@ -250,7 +182,7 @@ class LocalStore:
             vector = self._embedder.embed(query, "search")
             return [
                 [
-                    _record_from_payload(row.id, row.payload, row.score)
+                    record_from_payload(row.id, row.payload, row.score)
                     for row in store.search_many([vector], top_k, compile_where(where))[0]
                     if row.payload.get("data") and (row.score or 0.0) >= 0.0
                 ]
@@ -271,9 +203,9 @@ class LocalStore:
     def _get(self, memory_id: str) -> MemoryRecord | None:
         if hasattr(self._vectors, "search_many"):  # Qdrant Edge: no mem0 needed
             row = self._vectors.get(memory_id)
-            return _record_from_payload(row.id, row.payload) if row else None
+            return record_from_payload(row.id, row.payload) if row else None
         item = self._memory.get(memory_id)
-        return _record(item) if item else None
+        return record_from_item(item) if item else None
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
         return await self._call(
@@ -316,7 +248,7 @@ class LocalStore:
         store = self._vectors
         if hasattr(store, "search_many"):  # Qdrant Edge (ours)
             rows = store.scroll(compile_where(where))
-            return [_record_from_payload(row.id, row.payload) for row in rows]
+            return [record_from_payload(row.id, row.payload) for row in rows]
         records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
         filters = compile_filter(where)
         qfilter = store._create_filter(filters) if filters else None
@@ -330,7 +262,7 @@ class LocalStore:
                 with_payload=True,
                 with_vectors=False,
             )
-            records += [_record_from_payload(p.id, p.payload or {}) for p in points]
+            records += [record_from_payload(p.id, p.payload or {}) for p in points]
             if offset is None:
                 return records
 

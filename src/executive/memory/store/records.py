@@ -1,0 +1,82 @@
+"""Records and filters of the embedded store: our neutral filter as mem0 wants it, and what
+mem0 or a stored payload holds as a :class:`~executive.memory.store.base.MemoryRecord`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from executive.memory.store.base import Filter, MemoryRecord
+
+# Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
+_CORE_KEYS = frozenset(
+    {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to"}
+)
+_PROMOTED_KEYS = frozenset(
+    {"user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to", "expiration_date"}
+)
+_HIDDEN = _CORE_KEYS | _PROMOTED_KEYS
+
+
+def compile_filter(where: Filter | None) -> dict[str, Any]:
+    """The neutral filter as mem0 OSS / Qdrant want it: entity ids flat, the rest AND-ed."""
+    if where is None:
+        return {}
+    out: dict[str, Any] = {}
+    for name in ("user_id", "agent_id", "run_id"):
+        value = getattr(where, name)
+        if value is not None:
+            out[name] = value
+    conditions: list[dict[str, Any]] = []
+
+    def one_of(name: str, values: tuple[str, ...]) -> None:
+        if values:
+            conditions.append({name: values[0] if len(values) == 1 else {"in": list(values)}})
+
+    one_of("app_id", where.app_ids)
+    one_of("type", where.types)
+    for name in ("env", "cohort", "key"):
+        value = getattr(where, name)
+        if value is not None:
+            conditions.append({name: value})
+    conditions += [{k: v} for k, v in where.metadata]
+    if where.min_confidence is not None:
+        conditions.append({"confidence": {"gte": where.min_confidence}})
+    if conditions:
+        out["AND"] = conditions
+    return out
+
+
+def record_from_item(item: dict[str, Any]) -> MemoryRecord:
+    meta = dict(item.get("metadata") or {})
+    return MemoryRecord(
+        id=str(item["id"]),
+        text=item.get("memory") or "",
+        user_id=item.get("user_id"),
+        agent_id=item.get("agent_id"),
+        run_id=item.get("run_id"),
+        app_id=meta.get("app_id"),
+        metadata=meta,
+        created_at=item.get("created_at"),
+        updated_at=item.get("updated_at"),
+        score=item.get("score"),
+    )
+
+
+def record_from_payload(
+    point_id: Any, payload: dict[str, Any], score: float | None = None
+) -> MemoryRecord:
+    """A stored payload as a record. Hot: a pack reads hundreds, so no re-validation of
+    what our own writes validated (``model_construct``); the fields are those of ``record_from_item``."""
+    meta = {k: v for k, v in payload.items() if k not in _HIDDEN}
+    return MemoryRecord.model_construct(
+        id=str(point_id),
+        text=payload.get("data") or "",
+        user_id=payload.get("user_id"),
+        agent_id=payload.get("agent_id"),
+        run_id=payload.get("run_id"),
+        app_id=meta.get("app_id"),
+        metadata=meta,
+        created_at=payload.get("created_at"),
+        updated_at=payload.get("updated_at"),
+        score=None if score is None else float(score),
+    )
