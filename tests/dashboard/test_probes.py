@@ -18,7 +18,7 @@ from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
 from tests.dashboard.browser import chromium, console_errors
 from tests.dashboard.conftest import ENV_SECRET, FILE_SECRET, start, stop
-from tests.loop.homes import add_bundle, make_home
+from tests.loop.homes import add_bundle, make_home, outputs
 
 PAGES = ["/", "/bundles", "/hooks", "/packs", "/memory", "/metrics", "/healthz"]
 
@@ -96,9 +96,12 @@ def test_healthz_turns_503_while_the_loop_is_stalled(tmp_path):
     # health bound of one iteration (global worker limit + hook limits + two intervals) is
     # made short; this bundle's own limit is long, so the loop is stuck past the bound.
     home = make_home(tmp_path, WORKER_TIMEOUT_MS="1", EXECUTIVE_HOOK_TIMEOUT_SECONDS="0.1")
-    fifo = tmp_path / "release"
+    # In the worker's output folder: the one place a sandboxed worker shares with the test.
+    out = outputs(home) / "stuck"
+    out.mkdir(parents=True)
+    fifo = out / "release"
     os.mkfifo(fifo)
-    add_bundle(home, "stuck", f'cat "{fifo}" > /dev/null\n', timeout_seconds=600)
+    add_bundle(home, "stuck", "cat release > /dev/null\n", timeout_seconds=600)
     served = start(home)
     try:
         served.daemon.wait_for("step.started", timeout=60)
