@@ -125,3 +125,23 @@ async def test_rebuild_validates_every_ledger_record_and_reports_what_it_refused
     assert all(r.type == "semantic" or r.type == "reflective" for r in await store.list(None))
     report, _, _ = await drift(store, ledger)
     assert report.clean and report.refused == ["f" * 32]
+
+
+async def test_rebuild_keeps_every_id_and_replays_each_history(harvester, store, ledger):
+    await harvester.add(many(6), near_duplicates=False)
+    records = await store.list(None)
+    edited = records[0]
+    new_text = "Rewritten: bundle b0 needs flag --h on mirror m0."
+    await harvester.update(edited.id, text=new_text)
+    ids_before = {r.key: r.id for r in await store.list(None)}
+    history_before = await store.history(edited.id)
+    assert [h["event"] for h in history_before] == ["ADD", "UPDATE"]
+
+    await rebuild(store, harvester, ledger)
+
+    assert {r.key: r.id for r in await store.list(None)} == ids_before
+    history = await store.history(edited.id)
+    assert [h["event"] for h in history] == ["ADD", "UPDATE"]
+    assert history[0]["new_memory"] == edited.text
+    assert (history[1]["old_memory"], history[1]["new_memory"]) == (edited.text, new_text)
+    assert (await store.get(edited.id)).text == new_text

@@ -53,6 +53,9 @@ class KeyState:
     # Who wrote the payload the fold holds (replays keep the first writer): rebuild checks
     # that a principle came from the constitution sync.
     actor: str | None = None
+    # The memory's text history as the store kept it: the ADD, then each UPDATE of its text
+    # ({"event", "old", "new", "at"}), so a rebuild can give it back.
+    history: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -128,8 +131,16 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
     if op == "add":
         payload = entry.get("payload")
         if isinstance(payload, dict):
+            if not current.exists or current.payload is None:
+                # A new life for this key (a first add, or one after a delete).
+                current.history = []
             current.payload = payload
             current.created_at = current.created_at or entry.get("created_at") or entry.get("ts")
+            if not current.history:
+                text = payload.get("text")
+                current.history.append(
+                    {"event": "ADD", "old": None, "new": text, "at": current.created_at}
+                )
             if entry.get("actor") != "replay" or current.actor is None:
                 current.actor = entry.get("actor")
         current.exists = True
@@ -137,6 +148,15 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
         changes = entry.get("changes") or {}
         payload = dict(current.payload)
         if isinstance(changes.get("text"), str):
+            if changes["text"] != payload.get("text"):
+                current.history.append(
+                    {
+                        "event": "UPDATE",
+                        "old": payload.get("text"),
+                        "new": changes["text"],
+                        "at": entry.get("ts"),
+                    }
+                )
             payload["text"] = changes["text"]
         if isinstance(changes.get("metadata"), dict):
             payload["metadata"] = {**payload.get("metadata", {}), **changes["metadata"]}

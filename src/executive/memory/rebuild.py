@@ -15,7 +15,7 @@ constitution sync wrote it; ``drift --fix`` never changes an immutable memory's 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,13 +39,20 @@ class RebuildError(RuntimeError):
     pass
 
 
-def _new(payload: dict[str, Any], created_at: str | None) -> NewMemory:
+def _new(
+    payload: dict[str, Any],
+    created_at: str | None,
+    memory_id: str | None = None,
+    history: list[dict[str, Any]] | None = None,
+) -> NewMemory:
     model = Payload.model_validate(payload)
     return NewMemory(
         model.text,
         {"user_id": model.user_id, "agent_id": model.agent_id, "run_id": model.run_id},
         model.flat_metadata(),
         created_at,
+        memory_id=memory_id,
+        history=tuple(history or ()),
     )
 
 
@@ -122,13 +129,28 @@ async def _write_all(
     return written
 
 
+def _keeping_ids(states: Iterable[KeyState]) -> list[NewMemory]:
+    """What to write back: each memory under the id it had, with its history.
+
+    An id the ledger never saw, or one two keys claim, gets a new id from the store.
+    """
+    seen: set[str] = set()
+    items = []
+    for state in states:
+        memory_id = state.memory_id if state.memory_id not in seen else None
+        if memory_id:
+            seen.add(memory_id)
+        items.append(_new(state.payload or {}, state.created_at, memory_id, state.history))
+    return items
+
+
 async def rebuild(
     store: Store, harvester: Harvester, ledger: HarvestLedger, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Wipe the store and replay the ledgers: the store then holds what the repository says."""
     started = time.monotonic()
     live, refused = admitted(ledger, harvester.defaults.user_id)
-    items = [_new(s.payload or {}, s.created_at) for s in live.values()]
+    items = _keeping_ids(live.values())
     async with harvester.gate.exclusive():
         await store.wipe()
         written = await _write_all(store, items, progress, "rebuild")
@@ -267,7 +289,7 @@ async def fix_drift(store: Store, harvester: Harvester, ledger: HarvestLedger) -
         report, by_key, live = await drift(store, ledger, user_id)
         await _write_all(
             store,
-            [_new(live[k].payload, live[k].created_at) for k in report.missing],
+            _keeping_ids(live[k] for k in report.missing),
             None,
             "drift.fix",
         )

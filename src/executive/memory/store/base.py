@@ -125,6 +125,10 @@ class NewMemory:
     scope: dict[str, str]
     metadata: dict[str, Any]
     created_at: str | None = None
+    # A rebuild keeps the id the memory had and replays its history (ADD, then each text
+    # UPDATE, from the ledger). Stores that cannot choose ids (the Platform) ignore both.
+    memory_id: str | None = None
+    history: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
