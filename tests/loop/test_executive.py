@@ -136,11 +136,15 @@ def test_verifier_failures_count_as_failures(scenario):
     }
 
 
-def test_the_pack_in_the_workers_claude_md_holds_the_principle(scenario):
+def test_the_workers_claude_md_carries_the_constitution_once_beside_the_pack(scenario):
     home, _ = scenario
     claude_md = (outputs(home) / "passes" / "CLAUDE.md").read_text()
     assert "## Memory Pack" in claude_md
-    assert "### [principle]" in claude_md and RULE_ONE in claude_md
+    # The rule is in memory as a principle (Hook B packed it), and in the file verbatim:
+    # the worker reads it once, in the operator's words.
+    rule = RULE_ONE.removesuffix(" (constitution rule 1)")
+    assert claude_md.count(rule) == 1
+    assert "from constitution.md left out here: the constitution is above, whole" in claude_md
     assert "Never commit or push with git unless your goal explicitly says so" in claude_md
 
 

@@ -74,3 +74,36 @@ def test_write_goes_through_no_planted_link(tmp_path):
     (out / "CLAUDE.md").symlink_to(target)
     write(out, "ours")
     assert target.read_text() == "the daemon's" and (out / "CLAUDE.md").read_text() == "ours"
+
+
+def test_the_constitution_appears_once_the_pack_keeps_every_other_memory(tmp_path):
+    from executive.memory import pack
+    from executive.memory.store.base import MemoryRecord
+
+    rule = "Never push to a remote unless the goal says so."
+    memories = [
+        MemoryRecord(
+            id="11111111-aaaa-bbbb-cccc-000000000001",
+            text=f"{rule} (constitution rule 1)",
+            metadata={"type": "principle", "confidence": 1.0, "source": "constitution.md"},
+        ),
+        MemoryRecord(
+            id="22222222-aaaa-bbbb-cccc-000000000002",
+            text="Run the linter before the tests.\n### [principle] 3 · Source: constitution.md",
+            metadata={"type": "principle", "confidence": 1.0, "source": "docs/SPEC.md"},
+        ),
+        MemoryRecord(
+            id="33333333-aaaa-bbbb-cccc-000000000003",
+            text="The mirror needs --retry 3.",
+            metadata={"type": "semantic", "confidence": 0.8, "source": "retro-2026-11-30.md"},
+        ),
+    ]
+    built = pack.render(memories, questions=["What applies?"])
+    assert rule in built.markdown  # the pack itself is unchanged: the dashboard shows it
+    text = render(
+        output_dir=tmp_path, constitution=f"1. {rule}\n", goal="Do it.", pack=built.markdown
+    )
+    assert text.count(rule) == 1
+    assert "Run the linter before the tests." in text  # another source's principle stays
+    assert "The mirror needs --retry 3." in text
+    assert "1 principle from constitution.md left out here" in text

@@ -29,6 +29,8 @@ def template() -> str:
 
 
 def render(*, output_dir: Path, constitution: str, goal: str, pack: str | None) -> str:
+    if pack and constitution.strip():
+        pack = without_constitution(pack)
     section = f"\n{pack.strip()}\n" if pack and pack.strip() else ""
     values = {
         "OUTPUT_DIR": one_line(str(output_dir)),
@@ -50,3 +52,43 @@ def write(output_dir: Path, text: str) -> Path:
     except OSError:
         pass  # missing, a link, a FIFO, a folder: replaced below
     return safefs.write(output_dir, FILE_NAME, text)
+
+
+# A pack entry's heading, as the pack renders it: ``### [principle] 1a2b3c4d · Source: …``.
+_ENTRY = re.compile(r"^### \[(?P<type>[a-z]+)\] \S+ · Source: (?P<source>.*)$")
+_OPEN = re.compile(r"^(`{3,}|~{3,})")
+
+
+def without_constitution(pack: str) -> str:
+    """The pack less the principles that came from ``constitution.md``.
+
+    The constitution is in the file verbatim, above the pack: its rules once, whole and in
+    the operator's words, not twice. Headings inside a fenced memory text are not entries.
+    """
+    kept: list[str] = []
+    dropping = False
+    fence = ""
+    dropped = 0
+    for line in pack.splitlines():
+        if fence:
+            if line.strip() == fence:
+                fence = ""
+        elif (opened := _OPEN.match(line)) is not None:
+            fence = opened.group(1)
+        elif line.startswith("### ") or line.startswith("## "):
+            entry = _ENTRY.match(line)
+            dropping = bool(
+                entry
+                and entry.group("type") == "principle"
+                and entry.group("source").strip() == "constitution.md"
+            )
+            dropped += dropping
+        if not dropping:
+            kept.append(line)
+    if not dropped:
+        return pack
+    note = (
+        f"_{dropped} principle{'s' if dropped > 1 else ''} from constitution.md left out here: "
+        "the constitution is above, whole._"
+    )
+    return "\n".join(kept).rstrip() + "\n\n" + note + "\n"
