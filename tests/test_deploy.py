@@ -371,3 +371,26 @@ def test_systemd_analyze_verify_catches_a_broken_copy(tmp_path, breakage):
     broken = re.sub(rf"^{re.escape(good)}$", bad, text, count=1, flags=re.MULTILINE)
     clean, output = verify(broken, tmp_path)
     assert not clean, f"a broken unit passed verification:\n{output}"
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
+def test_the_documented_pm2_log_recipe_survives_pm2_7_header_lines():
+    # PM2 7 prints these on stdout even with --raw; `jq .` stopped at the first one.
+    pm2_output = (
+        "[TAILING] Tailing last 15 lines for [executive] process (change the value with --lines option)\n"
+        "/root/.pm2/logs/executive.out.log last 15 lines:\n"
+        '{"event": "daemon.ready", "level": "info"}\n'
+        "\n"
+        '{"event": "loop.idle", "level": "info"}\n'
+    )
+    readme = (REPO / "deploy" / "README.md").read_text()
+    [recipe] = re.findall(r"pm2 logs executive --raw \| jq (-R '[^']+')\n", readme)
+    program = recipe.removeprefix("-R ").strip("'")
+    proc = subprocess.run(
+        ["jq", "-c", "-R", program], input=pm2_output, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line)["event"] for line in proc.stdout.splitlines()] == [
+        "daemon.ready",
+        "loop.idle",
+    ]

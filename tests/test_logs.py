@@ -99,3 +99,23 @@ def test_redactor_replaces_the_longest_secret_first():
 
 def test_short_values_are_not_treated_as_secrets():
     assert Redactor(["abc"]).scrub("abc") == "abc"
+
+
+@pytest.mark.parametrize(("level", "library_info_shown"), [("info", False), ("debug", True)])
+def test_libraries_speak_at_warning_unless_the_operator_asks_for_debug(level, library_info_shown):
+    out = io.StringIO()
+    configure_logging(fmt="json", level=level, stream=out)
+    try:
+        # mem0 logs memory text at info; APScheduler announces every job run there.
+        logging.getLogger("mem0.memory.main").info("memory text: the deploy key is in vault")
+        logging.getLogger("apscheduler.executors.default").info("Running job")
+        logging.getLogger("apscheduler.scheduler").warning("job missed")
+        get_logger("executive.loop").info("loop.idle")
+        events = [record["event"] for record in lines(out)]
+    finally:
+        structlog.reset_defaults()
+        logging.getLogger().handlers.clear()
+        logging.getLogger("executive").setLevel(logging.NOTSET)
+    assert "loop.idle" in events and "job missed" in events
+    assert ("Running job" in events) is library_info_shown
+    assert any("memory text" in e for e in events) is library_info_shown
