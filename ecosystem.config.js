@@ -74,14 +74,14 @@ module.exports = {
       // Exit 2 is a configuration error (a bad flag, a misspelt value): restarting cannot fix
       // it, so PM2 stops instead of looping; the error is the last line of executive.err.log.
       stop_exit_codes: [2],
-      // Exits sooner than this count as unstable (start-up alone takes 10-20 s while the
-      // store and the embedding model load).
+      // Exits sooner than this count as unstable (start-up, memory store and embedding model
+      // included, takes a second or two).
       min_uptime: "30s",
       // After this many unstable restarts in a row PM2 gives up (status "errored").
       max_restarts: 10,
       // Waits 1 s, then x1.5 per crash up to 15 s; reset once the app stays up 30 s.
       exp_backoff_restart_delay: 1000,
-      // The embedded store plus the torch embedding model use ~600 MB; above 1.5 GB something
+      // The embedded store plus the ONNX embedding model use ~200 MB; above 1.5 GB something
       // leaks. PM2 checks the daemon's own process every ~30 s (workers are not counted) and
       // restarts it gracefully (SIGINT, then kill_timeout).
       max_memory_restart: "1500M",
