@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -355,7 +354,7 @@ class LocalStore:
                 )
                 full["role"] = "user"
                 if item.memory_id:
-                    memory_id = _recreate(self._memory, item, vector, full)
+                    memory_id = engine.create_with_id(self._memory, item, vector, full)
                 else:
                     memory_id = self._memory._create_memory(item.text, {item.text: vector}, full)
                 self._wrote(added=[(str(memory_id), item.metadata.get("key"))])
@@ -415,40 +414,3 @@ class LocalStore:
             self._closed = True
             self._executor.shutdown(wait=False)
             log.info("store.closed", backend="local", where=self._where)
-
-
-def _recreate(memory: Any, item: NewMemory, vector: list[float], metadata: dict[str, Any]) -> str:
-    """``Memory._create_memory`` under the id the memory had, with its history replayed.
-
-    mem0 picks a new uuid on every create, so a rebuild would renumber every memory (and
-    every id in a pack, a log line or a person's notes would point nowhere). The payload is
-    built exactly as mem0 builds it (2.2.1, main.py ``_create_memory``).
-    """
-    import hashlib
-
-    from mem0.utils.lemmatization import lemmatize_for_bm25
-
-    assert item.memory_id is not None
-    payload = dict(metadata)
-    payload["data"] = item.text
-    payload["hash"] = hashlib.md5(item.text.encode()).hexdigest()
-    payload.setdefault("created_at", datetime.now(UTC).isoformat())
-    events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
-    payload["updated_at"] = next(
-        (e["at"] for e in reversed(events) if e.get("event") == "UPDATE" and e.get("at")),
-        payload["created_at"],
-    )
-    payload["text_lemmatized"] = lemmatize_for_bm25(item.text)
-    memory.vector_store.insert(vectors=[vector], ids=[item.memory_id], payloads=[payload])
-    for event in events:
-        at = event.get("at") or payload["created_at"]
-        memory.db.add_history(
-            item.memory_id,
-            event.get("old"),
-            event.get("new"),
-            str(event.get("event", "ADD")),
-            created_at=payload["created_at"],
-            updated_at=at,
-            role="user",
-        )
-    return item.memory_id
