@@ -66,6 +66,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         EXECUTIVE_SHUTDOWN_GRACE_SECONDS="5",
         V3_MEM0_API_KEY=FILE_SECRET,
         MAX_RETRIES="3",
+        # The failing bundle's retries need not wait: the fixture waits for it to block.
+        EXECUTIVE_RETRY_BACKOFF_SECONDS="0",
     )
     add_bundle(home, "always-fails", FAILING, title="Mirror the vendor feed", priority="P4")
     served = start(home, {"GITHUB_TOKEN": ENV_SECRET})

@@ -61,6 +61,8 @@ def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
             "IDLE_SLEEP_SECONDS": "10",
             # A retrospective (and Hook E) after the demo's handful of outcomes.
             "EXECUTIVE_RETRO_AFTER_OUTCOMES": "4",
+            # The flaky fetch recovers within the first minute instead of after 30 s of backoff.
+            "EXECUTIVE_RETRY_BACKOFF_SECONDS": "5",
         }
     _write_new(result, home.env_file, render_env(values), mode=0o600)
     _write_new(result, root / ".gitignore", _read("gitignore"))
