@@ -151,10 +151,13 @@ class Settings(BaseSettings):
     )
 
     # --- memory: where it is kept (ours) --------------------------------------------------
-    store_backend: Literal["local", "platform"] = Field(
+    store_backend: Literal["local", "platform", "inmemory"] = Field(
         "local",
         validation_alias="EXECUTIVE_STORE",
-        description="memory backend: local (embedded, offline) or platform (mem0 Platform)",
+        description=(
+            "memory backend: local (embedded, offline), platform (mem0 Platform), or inmemory"
+            " (a journaled fake with a word-hashing embedder: for tests and trials)"
+        ),
     )
     qdrant_url: str | None = Field(
         None,
@@ -540,6 +543,13 @@ class Settings(BaseSettings):
     def surface_memory_on(self) -> bool:
         """The `executive mem` surface's reading: only an explicit false disables it."""
         return self.memory_enabled is not False
+
+    @property
+    def store_in_home(self) -> bool:
+        """The store lives in the home's folder and admits one process (not a server)."""
+        return self.store_backend == "inmemory" or (
+            self.store_backend == "local" and self.qdrant_url is None
+        )
 
     def secret_values(self) -> list[str]:
         return [
