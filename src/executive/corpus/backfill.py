@@ -1,0 +1,316 @@
+"""Backfill: harvest the agent home's existing corpus through four lanes.
+
+* A, principles: each numbered rule of ``constitution.md`` (and configured spec files) →
+  an immutable principle, confidence 1.0. Principles whose rule is gone are deleted through
+  the ledger: the repository wins. The daemon runs this lane itself when the constitution
+  changes (and Hook B is on), so a pack can carry the rules.
+* B, retrospectives: every ``learning/retrospectives/*.md`` through Hook E's distiller.
+* C, capabilities: the Demonstrated and Reliable entries of ``capabilities.yml`` → semantic
+  snapshots that expire 90 days out.
+* D, episodes: one episodic memory per completed bundle, its outcome from the work ledger,
+  unless memory already holds an episode of that bundle.
+
+Lanes deduplicate against each other (content key) and against the store (the harvester's
+key and near-duplicate checks). ``dry_run`` returns the stamped payloads and writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from executive.home import Home
+from executive.corpus.distill import distill
+from executive.logs import get_logger
+from executive.memory.classify import Rejected
+from executive.memory.harvester import Harvester
+from executive.memory.store.base import Filter, ReadView
+from executive.memory.taxonomy import GLOBAL_APP, SKILL_APP_PREFIX, slugify, today
+from executive.workspace.ledger import WorkLedger
+from executive.workspace.retrospective import parse_lessons
+from executive.workspace.state import StateError, read_state
+
+log = get_logger(__name__)
+
+LANES = ("A", "B", "C", "D")
+_RULE = re.compile(r"^\s*(\d+)[.)]\s+(.+)$")
+CAPABILITY_DAYS = 90
+PROVEN = {"demonstrated": 0.75, "reliable": 0.9}
+
+
+@dataclass
+class Lane:
+    name: str
+    batches: list[tuple[str, list[dict[str, Any]]]] = field(
+        default_factory=list
+    )  # (source, payloads)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def payloads(self) -> list[dict[str, Any]]:
+        return [p for _, batch in self.batches for p in batch]
+
+
+def numbered_rules(text: str) -> list[tuple[int, str]]:
+    rules: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        match = _RULE.match(line)
+        if match:
+            rules.append((int(match.group(1)), " ".join(match.group(2).split())))
+        elif rules and line.startswith(("   ", "\t")) and line.strip():
+            number, rule = rules[-1]
+            rules[-1] = (number, f"{rule} {line.strip()}")
+    return rules
+
+
+def lane_a(home: Home, spec_files: Sequence[str] = ()) -> Lane:
+    lane = Lane("A")
+    for rel in ["constitution.md", *spec_files]:
+        path = home.root / rel
+        if not path.is_file():
+            lane.notes.append(f"{rel}: not found")
+            continue
+        name = "constitution" if rel == "constitution.md" else slugify(Path(rel).stem)
+        payloads = [
+            {
+                "text": f"{rule} ({name} rule {number})",
+                "app_id": GLOBAL_APP,
+                "run_id": f"{today()}-spec-{name}",
+                "metadata": {
+                    "type": "principle",
+                    "category": "project",
+                    "importance": "critical",
+                    "confidence": 1.0,
+                    "trigger": "spec-merge",
+                    "source": rel,
+                    "tags": [name, f"rule-{number}"],
+                },
+            }
+            for number, rule in numbered_rules(path.read_text())
+        ]
+        lane.batches.append((rel, payloads))
+    return lane
+
+
+def lane_b(home: Home) -> Lane:
+    lane = Lane("B")
+    for path in sorted(home.retrospectives.glob("*.md")) if home.retrospectives.is_dir() else []:
+        rel = str(path.relative_to(home.root))
+        day = re.search(r"\d{4}-\d{2}-\d{2}", path.stem)
+        run_id = f"{day.group(0) if day else today()}-retro-{slugify(path.stem)}"
+        batch = []
+        for lesson in parse_lessons(path.read_text()):
+            distilled = distill(lesson, source=rel, run_id=run_id, trigger="manual-harvest")
+            if distilled.payload is None:
+                lane.notes.append(f"{rel}: skipped ({distilled.why}): {lesson.text[:60]}")
+            else:
+                batch.append(distilled.payload)
+        lane.batches.append((rel, batch))
+    return lane
+
+
+def lane_c(home: Home, now: datetime | None = None) -> Lane:
+    lane = Lane("C")
+    if not home.capabilities.is_file():
+        lane.notes.append("capabilities.yml: not found")
+        return lane
+    try:
+        data = yaml.safe_load(home.capabilities.read_text()) or {}
+    except yaml.YAMLError as exc:
+        lane.notes.append(f"capabilities.yml: not valid YAML: {exc}")
+        return lane
+    moment = now or datetime.now(UTC)
+    expires = (moment + timedelta(days=CAPABILITY_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    batch = []
+    for entry in data.get("capabilities", []) if isinstance(data, dict) else []:
+        status = str(entry.get("status", "")).lower()
+        name = str(entry.get("name", "")).strip()
+        if status not in PROVEN or not name:
+            lane.notes.append(f"capability {name or '?'}: status {status or 'missing'}, not proven")
+            continue
+        evidence = ", ".join(str(e) for e in entry.get("evidence") or [])
+        batch.append(
+            {
+                "text": f"Capability {name} is {status} as of {moment.date()}: {entry.get('summary', '').strip()}"
+                + (f" Evidence: {evidence}." if evidence else ""),
+                "app_id": f"{SKILL_APP_PREFIX}{slugify(name)}",
+                "run_id": f"{moment.date()}-manual-capabilities",
+                "metadata": {
+                    "type": "semantic",
+                    "category": "technical",
+                    "importance": "medium",
+                    "confidence": PROVEN[status],
+                    "trigger": "manual-harvest",
+                    "actor": "executive",
+                    "source": "capabilities.yml",
+                    "tags": ["capability-snapshot"],
+                    "expires_at": expires,
+                },
+            }
+        )
+    lane.batches.append(("capabilities.yml", batch))
+    return lane
+
+
+def lane_d(home: Home, ledger: WorkLedger) -> Lane:
+    lane = Lane("D")
+    events = list(ledger.events("GOAL_COMPLETED", "STEP_FAILED", "STEP_STARTED"))
+    for folder in (
+        sorted(p for p in home.completed.iterdir() if p.is_dir()) if home.completed.is_dir() else []
+    ):
+        try:
+            state = read_state(folder)
+        except StateError as exc:
+            lane.notes.append(f"{folder.name}: {exc}")
+            continue
+        if state is None or state.status != "completed":
+            lane.notes.append(f"{folder.name}: no completed STEPS.json")
+            continue
+        mine = [e for e in events if e.get("bundle") == state.slug]
+        failures = sum(1 for e in mine if e["event"] == "STEP_FAILED")
+        vendors = [
+            e.get("vendor") for e in mine if e["event"] == "STEP_STARTED" and e.get("vendor")
+        ]
+        day = (state.finished_at or today())[:10]
+        worker = (
+            {"actor": "worker", "worker_vendor": vendors[-1]} if vendors else {"actor": "human"}
+        )
+        lane.batches.append(
+            (
+                str(folder.relative_to(home.root)),
+                [
+                    {
+                        "text": (
+                            f"Bundle {state.slug} (“{state.title}”) completed on {day}: "
+                            f"{len(state.steps)} step(s) ({'; '.join(s.title for s in state.steps)}), "
+                            f"{failures} failed attempt(s) on the way."
+                        ),
+                        "app_id": state.slug,
+                        "run_id": f"{day}-{state.slug}",
+                        "metadata": {
+                            "type": "episodic",
+                            "category": "project",
+                            "importance": "medium",
+                            "confidence": 1.0,
+                            "trigger": "manual-harvest",
+                            "source": f"{folder.relative_to(home.root)}/PROMPT.md",
+                            "outcome": "success",
+                            **worker,
+                        },
+                    }
+                ],
+            )
+        )
+    return lane
+
+
+def plan(
+    home: Home, ledger: WorkLedger, lanes: Sequence[str], spec_files: Sequence[str] = ()
+) -> list[Lane]:
+    builders = {
+        "A": lambda: lane_a(home, spec_files),
+        "B": lambda: lane_b(home),
+        "C": lambda: lane_c(home),
+        "D": lambda: lane_d(home, ledger),
+    }
+    return [builders[name]() for name in LANES if name in lanes]
+
+
+async def run(
+    harvester: Harvester,
+    view: ReadView,
+    home: Home,
+    ledger: WorkLedger,
+    *,
+    lanes: Sequence[str] = LANES,
+    dry_run: bool = False,
+    spec_files: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Plan every lane, deduplicate across them, then write (or, dry, only show)."""
+    unknown = [lane for lane in lanes if lane not in LANES]
+    if unknown:
+        raise ValueError(f"unknown lane(s) {', '.join(unknown)}; lanes are A, B, C, D")
+    seen: set[str] = set()
+    report: dict[str, Any] = {"ok": True, "dry_run": dry_run, "lanes": {}}
+    for lane in plan(home, ledger, lanes, spec_files):
+        summary: dict[str, Any] = {
+            "planned": 0,
+            "written": 0,
+            "skipped": 0,
+            "failed": 0,
+            "notes": lane.notes,
+        }
+        if dry_run:
+            summary["payloads"] = []
+        for source, batch in lane.batches:
+            fresh = []
+            try:
+                # Lane A is the constitution sync: the one path allowed to write principles.
+                prepared = harvester.prepare(batch, principles=lane.name == "A")
+            except Rejected as exc:
+                summary["failed"] += len(batch)
+                lane.notes.append(f"{source}: rejected, nothing written: {exc}")
+                report["ok"] = False
+                continue
+            for payload, stamped in zip(batch, prepared, strict=True):
+                if stamped.key in seen:
+                    summary["skipped"] += 1  # another lane (or source) already has it
+                    continue
+                seen.add(stamped.key)
+                if lane.name == "D" and await _episode_known(view, harvester, stamped.app_id):
+                    summary["skipped"] += 1
+                    continue
+                fresh.append(payload if not dry_run else stamped.as_dict())
+            summary["planned"] += len(fresh)
+            if dry_run:
+                summary["payloads"] += fresh
+                continue
+            if fresh:
+                result = await harvester.add(
+                    fresh, actor=f"backfill:{lane.name}", principles=lane.name == "A"
+                )
+                summary["written"] += result.succeeded
+                summary["skipped"] += result.skipped
+                summary["failed"] += result.failed
+                report["ok"] = report["ok"] and result.ok
+        if lane.name == "A" and not dry_run:
+            sources = {source for source, _ in lane.batches}
+            summary["pruned"] = await _prune_principles(harvester, view, seen, sources)
+        report["lanes"][lane.name] = summary
+    log.info(
+        "backfill.finished",
+        dry_run=dry_run,
+        lanes={
+            k: {x: v[x] for x in ("planned", "written", "skipped", "failed")}
+            for k, v in report["lanes"].items()
+        },
+    )
+    return report
+
+
+async def _episode_known(view: ReadView, harvester: Harvester, app_id: str) -> bool:
+    where = Filter(user_id=harvester.defaults.user_id, app_ids=(app_id,), types=("episodic",))
+    return bool(await view.list(where))
+
+
+async def _prune_principles(
+    harvester: Harvester, view: ReadView, keep: set[str], sources: set[str]
+) -> int:
+    """Delete principles harvested from these specs whose rule is no longer there."""
+    where = Filter(user_id=harvester.defaults.user_id, app_ids=(GLOBAL_APP,), types=("principle",))
+    stale = [
+        r
+        for r in await view.list(where)
+        if r.metadata.get("trigger") == "spec-merge" and r.source in sources and r.key not in keep
+    ]
+    for record in stale:
+        await harvester.delete(
+            record, actor="backfill:A", reason="the rule is no longer in its spec"
+        )
+    return len(stale)
