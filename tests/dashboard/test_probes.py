@@ -42,7 +42,9 @@ def test_metrics_parse_with_the_prometheus_parser(demo):
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
     m = samples(response.text)
-    assert value(m, "executive_iterations:_total") >= 10
+    # At least one iteration per worker run (8 below); how many idle ones besides depends
+    # on the machine's speed, so they are not counted.
+    assert value(m, "executive_iterations:_total") >= 8
     assert value(m, "executive_hook_runs:_total", hook="failure-diagnosis") >= 1
     assert value(m, "executive_hook_runs:_total", hook="pre-work-selection", outcome="skipped") >= 1
     assert value(m, "executive_hook_duration_seconds:_count", hook="pre-spawn-pack") >= 6
