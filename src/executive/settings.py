@@ -29,14 +29,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ENV_FILE_NAME = ".env.executive"
 
-# Hook name -> the environment variable that switches it on (original names and order).
-HOOK_FLAGS: dict[str, str] = {
-    "pre-work-selection": "V3_MEM_HOOK_PRE_WORK",
-    "pre-spawn-pack": "V3_MEM_HOOK_PRE_SPAWN",
-    "post-run-harvest": "V3_MEM_HOOK_POST_RUN",
-    "failure-diagnosis": "V3_MEM_HOOK_FAIL_DIAG",
-    "post-retro-harvest": "V3_MEM_HOOK_POST_RETRO",
-}
+# Why memory does nothing, in the words every gate (hooks, `executive mem`, jobs) reports.
+MEMORY_OFF = "V3_MEMORY_ENABLED off"
 
 
 def _parse_flag(value: Any) -> Any:
@@ -512,10 +506,15 @@ class Settings(BaseSettings):
         hour, minute = self.snapshot_time.split(":")
         return int(hour), int(minute)
 
-    def hook_flag(self, hook: str) -> bool:
-        """Whether the per-hook flag is on (the master switch is separate)."""
-        field = _FLAG_FIELDS[HOOK_FLAGS[hook]]
-        return bool(getattr(self, field))
+    def flag(self, variable: str) -> bool:
+        """The true/false setting read from the environment variable ``variable``.
+
+        How a hook's flag is read: by the variable's name, so settings know no hook.
+        """
+        try:
+            return bool(getattr(self, _FLAG_FIELDS[variable]))
+        except KeyError:
+            raise KeyError(f"{variable} is not a true/false setting") from None
 
     @property
     def dashboard_host_port(self) -> tuple[str, int]:
@@ -531,6 +530,7 @@ class Settings(BaseSettings):
         except ValueError:
             return False  # a name other than localhost may resolve anywhere
 
+    # --- memory on? (the one place that decides; every gate asks here) ----------------------
     @property
     def hooks_master_on(self) -> bool:
         """The runner's reading of the master switch: unset is off."""
@@ -540,6 +540,19 @@ class Settings(BaseSettings):
     def surface_memory_on(self) -> bool:
         """The `executive mem` surface's reading: only an explicit false disables it."""
         return self.memory_enabled is not False
+
+    def hook_off(self, flag: str) -> str | None:
+        """Why a hook switched by ``flag`` may not run, or None when it may (the runner's gate)."""
+        if not self.hooks_master_on:
+            return MEMORY_OFF
+        if not self.flag(flag):
+            return f"{flag} off"
+        return None
+
+    @property
+    def surface_off(self) -> str | None:
+        """Why the `executive mem` surface and its scheduled jobs do nothing, or None."""
+        return None if self.surface_memory_on else MEMORY_OFF
 
     def secret_values(self) -> list[str]:
         return [
@@ -562,11 +575,24 @@ def _split(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+# Environment variable -> field, for every plain true/false setting (read by ``flag``).
 _FLAG_FIELDS = {
-    alias: name
+    variable: name
     for name, info in Settings.model_fields.items()
-    if isinstance(alias := info.validation_alias, str) and alias.startswith("V3_MEM_HOOK_")
+    if info.annotation is bool
+    for variable in (
+        info.validation_alias.choices
+        if isinstance(info.validation_alias, AliasChoices)
+        else [info.validation_alias]
+    )
+    if isinstance(variable, str)
 }
+
+
+def flag_field(variable: str) -> str:
+    """The field of the true/false setting read from ``variable`` (to override it by name)."""
+    return _FLAG_FIELDS[variable]
+
 
 _SECRET_FIELDS = {
     name

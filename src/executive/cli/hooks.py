@@ -33,7 +33,7 @@ from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import configure_logging
 from executive.memory import remote
 from executive.memory.runtime import MemoryRuntime
-from executive.settings import Settings
+from executive.settings import Settings, flag_field
 from executive.workspace.ledger import WorkLedger
 
 hooks = typer.Typer(
@@ -42,10 +42,6 @@ hooks = typer.Typer(
 app.add_typer(hooks, name="hooks")
 
 ENGINES = ("builtin", "claude")
-
-
-def _flag_field(flag: str) -> str:
-    return next(n for n, f in Settings.model_fields.items() if f.validation_alias == flag)
 
 
 def read_context(hook: str, source: str) -> HookContext:
@@ -98,7 +94,7 @@ def run(
     spec = SPECS[HookName(name)]
     overrides: dict[str, Any] = {"skill_engine": engine} if engine else {}
     if force:
-        overrides |= {"memory_enabled": True, _flag_field(spec.flag): True}
+        overrides |= {"memory_enabled": True, flag_field(spec.flag): True}
     settings = load(ctx, **overrides)
     configure_logging(
         fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from executive.home import Home
 from executive.hooks import backfill
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
+from executive.hooks.names import SPECS, HookName
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import bound, get_logger
@@ -131,7 +132,7 @@ class Executive:
                 for a in active
             ]
             await self._hook(
-                "pre-work-selection",
+                HookName.PRE_WORK,
                 lambda: contexts.pre_work(queued, pick.bundle.slug, self.ledger),
             )
             try:
@@ -153,7 +154,7 @@ class Executive:
         pack, is on; only on iterations with work, so an idle loop touches no store.
         """
         s = self.settings
-        if not (s.hooks_master_on and s.hook_pre_spawn):
+        if s.hook_off(SPECS[HookName.PRE_SPAWN].flag) is not None:
             return
         files = [self.home.constitution, *(self.home.root / f for f in s.spec_file_list)]
         stamp = tuple(f.stat().st_mtime if f.exists() else 0.0 for f in files)
@@ -196,7 +197,7 @@ class Executive:
         )
         log.info("retro.written", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons))
         await self._hook(
-            "post-retro-harvest",
+            HookName.POST_RETRO,
             lambda: PostRetroContext(
                 retro_path=rel,
                 retro_type="weekly",
@@ -239,7 +240,9 @@ class Executive:
             vendor=vendor,
         )
 
-        packed = await self._hook("pre-spawn-pack", lambda: contexts.pre_spawn(item, step, vendor))
+        packed = await self._hook(
+            HookName.PRE_SPAWN, lambda: contexts.pre_spawn(item, step, vendor)
+        )
         pack = packed.memory_pack if packed is not None and packed.outcome == "ok" else None
         if self.observer is not None:
             self.observer.spawned(
@@ -294,7 +297,7 @@ class Executive:
             attempts=step.attempts + 1,
         )
         await self._hook(
-            "post-run-harvest",
+            HookName.POST_RUN,
             lambda: contexts.post_run(
                 item,
                 step,
@@ -349,7 +352,7 @@ class Executive:
         )
         if step.attempts >= FAIL_DIAG_FROM:
             diagnosed = await self._hook(
-                "failure-diagnosis",
+                HookName.FAIL_DIAG,
                 lambda: contexts.fail_diag(item, step, vendor, self.ledger, self._limit(bundle)),
             )
             if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
@@ -399,7 +402,7 @@ class Executive:
     def _limit(self, bundle: Bundle) -> int:
         return bundle.spec.max_attempts or self.settings.max_retries
 
-    async def _hook(self, name: str, build: Callable[[], HookContext]) -> HookResult | None:
+    async def _hook(self, name: HookName, build: Callable[[], HookContext]) -> HookResult | None:
         """Build the context and run the hook; nothing here may stop the loop."""
         try:
             context = build()
@@ -407,6 +410,6 @@ class Executive:
             # (and so memory) sees them.
             context = type(context).model_validate(redactor().value(context.model_dump()))
         except Exception as exc:
-            log.exception("hook.context_failed", hook=name, error=repr(exc))
+            log.exception("hook.context_failed", hook=name.value, error=repr(exc))
             return None
         return await run_memory_hook(name, context, self.hook_env)
