@@ -21,7 +21,7 @@ from executive.hooks.names import SPECS, HookName
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import bound, get_logger
-from executive.loop import contexts, retro
+from executive.loop import contexts, retro, transitions
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
@@ -43,7 +43,6 @@ from executive.workspace.state import (
     StateError,
     StepState,
     backoff_seconds,
-    log_progress,
     now_iso,
 )
 
@@ -71,6 +70,7 @@ class Executive:
             settings.breakdown_threshold_turns,
             max_prompt_bytes=settings.bundle_prompt_max_bytes,
         )
+        self.recorder = transitions.Recorder(self.workspace, self.ledger)
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger, observer=observer)
         self.observer = observer
         self._specs_synced: tuple[float, ...] | None = None
@@ -89,24 +89,8 @@ class Executive:
                 step.attempts += 1
                 step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
                 step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
-                self.workspace.save(active)
-                self.ledger.append(
-                    "STEP_INTERRUPTED",
-                    bundle=active.bundle.slug,
-                    step=step.number,
-                    contract_id=step.contract_id,
-                    attempt=step.attempts,
-                )
-                log.warning(
-                    "step.interrupted",
-                    bundle=active.bundle.slug,
-                    step=step.number,
-                    contract_id=step.contract_id,
-                )
                 try:
-                    log_progress(
-                        active.bundle.folder, f"step {step.number} interrupted; back to pending"
-                    )
+                    self.recorder.record(active, transitions.interrupted(active.bundle, step))
                 except UnsafeFile as exc:  # a planted link or FIFO must not stop start-up
                     self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
                     break
@@ -215,30 +199,9 @@ class Executive:
         item = contexts.work_item(active, self.home.root, steps.output_dir(self.settings, bundle))
         if not state.started_at:
             state.started_at = now_iso()
-            self.ledger.append(
-                "GOAL_STARTED", bundle=bundle.slug, title=bundle.title, priority=state.priority
-            )
+            self.recorder.record(active, transitions.goal_started(bundle, state.priority))
         step.status, step.contract_id, step.started_at = "in_progress", contract_id, now_iso()
-        self.workspace.save(active)
-        self.ledger.append(
-            "STEP_STARTED",
-            bundle=bundle.slug,
-            step=step.number,
-            step_title=step.title,
-            contract_id=contract_id,
-            attempt=step.attempts + 1,
-            vendor=vendor,
-        )
-        log_progress(
-            bundle.folder, f"step {step.number} attempt {step.attempts + 1} started ({contract_id})"
-        )
-        log.info(
-            "step.started",
-            step=step.number,
-            attempt=step.attempts + 1,
-            contract_id=contract_id,
-            vendor=vendor,
-        )
+        self.recorder.record(active, transitions.step_started(bundle, step, contract_id, vendor))
 
         packed = await self._hook(
             HookName.PRE_SPAWN, lambda: contexts.pre_spawn(item, step, vendor)
@@ -277,25 +240,7 @@ class Executive:
     ) -> None:
         bundle, state = active.bundle, active.state
         step.status = "done"
-        self.workspace.save(active)
-        self.ledger.append(
-            "STEP_COMPLETED",
-            bundle=bundle.slug,
-            step=step.number,
-            step_title=step.title,
-            contract_id=attempt.contract_id,
-            attempts=step.attempts + 1,
-            duration_seconds=step.duration_seconds,
-            estimated_seconds=step.estimated_seconds,
-            verifiers=[r.as_dict() for r in attempt.results],
-        )
-        log_progress(bundle.folder, f"step {step.number} passed ({attempt.contract_id})")
-        log.info(
-            "step.completed",
-            step=step.number,
-            contract_id=attempt.contract_id,
-            attempts=step.attempts + 1,
-        )
+        self.recorder.record(active, transitions.step_completed(bundle, step, attempt))
         await self._hook(
             HookName.POST_RUN,
             lambda: contexts.post_run(
@@ -308,16 +253,7 @@ class Executive:
             ),
         )
         if state.next_step() is None:
-            self.workspace.complete(active)
-            self.ledger.append(
-                "GOAL_COMPLETED",
-                bundle=bundle.slug,
-                title=bundle.title,
-                contract_id=attempt.contract_id,
-                steps=len(state.steps),
-                step_titles=[s.title for s in state.steps],
-            )
-            log.info("goal.completed", title=bundle.title)
+            self.recorder.record(active, transitions.goal_completed(active, attempt.contract_id))
 
     async def _failed(
         self, active: Active, step: StepState, item: WorkItem, vendor: str, attempt: steps.Attempt
@@ -327,29 +263,8 @@ class Executive:
         step.attempts += 1
         step.last_error = attempt.error
         step.errors = [*step.errors, attempt.error[-500:]][-KEEP_ERRORS:]
-        self.workspace.save(active)
         signal = root_signal(attempt.error)
-        self.ledger.append(
-            "STEP_FAILED",
-            bundle=bundle.slug,
-            step=step.number,
-            step_title=step.title,
-            contract_id=attempt.contract_id,
-            attempt=step.attempts,
-            error=attempt.error[-1000:],
-            signal=signal,
-            verifiers=[r.as_dict() for r in attempt.results],
-        )
-        log_progress(
-            bundle.folder, f"step {step.number} failed (attempt {step.attempts}): {signal}"
-        )
-        log.warning(
-            "step.failed",
-            step=step.number,
-            attempt=step.attempts,
-            contract_id=attempt.contract_id,
-            signal=signal,
-        )
+        self.recorder.record(active, transitions.step_failed(bundle, step, attempt, signal))
         if step.attempts >= FAIL_DIAG_FROM:
             diagnosed = await self._hook(
                 HookName.FAIL_DIAG,
@@ -364,8 +279,7 @@ class Executive:
                 if attempt.fatal
                 else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {self._limit(bundle)})"
             )
-            self.workspace.block(
-                active,
+            block = transitions.Block(
                 reason,
                 [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
                 [
@@ -373,15 +287,9 @@ class Executive:
                     ("Hook D's diagnosis", step.diagnosis),
                 ],
             )
-            self.ledger.append(
-                "GOAL_BLOCKED",
-                bundle=bundle.slug,
-                title=bundle.title,
-                reason=reason,
-                attempts=step.attempts,
-                contract_id=attempt.contract_id,
+            self.recorder.record(
+                active, transitions.goal_blocked(bundle, step, attempt.contract_id, block)
             )
-            log.warning("goal.blocked", reason=reason)
             return
         delay = backoff_seconds(
             step.attempts,
@@ -390,14 +298,7 @@ class Executive:
         )
         if delay:
             step.retry_after = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat()
-            self.workspace.save(active)
-            log.info(
-                "step.retry_scheduled",
-                step=step.number,
-                attempt=step.attempts,
-                wait_seconds=delay,
-                retry_after=step.retry_after,
-            )
+            self.recorder.record(active, transitions.retry_scheduled(step, delay))
 
     def _limit(self, bundle: Bundle) -> int:
         return bundle.spec.max_attempts or self.settings.max_retries
