@@ -71,6 +71,9 @@ class Executive:
             max_prompt_bytes=settings.bundle_prompt_max_bytes,
         )
         self.recorder = transitions.Recorder(self.workspace, self.ledger)
+        # The ledger as the idle path and Hook A need it, read on from where they stopped.
+        self._outcomes = retro.Outcomes(self.ledger)
+        self._recent = contexts.Recent(self.ledger)
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger, observer=observer)
         self.observer = observer
         self._specs_synced: tuple[float, ...] | None = None
@@ -117,7 +120,7 @@ class Executive:
             ]
             await self._hook(
                 HookName.PRE_WORK,
-                lambda: contexts.pre_work(queued, pick.bundle.slug, self.ledger),
+                lambda: contexts.pre_work(queued, pick.bundle.slug, self._recent),
             )
             try:
                 await self._run_step(pick)
@@ -167,7 +170,7 @@ class Executive:
 
     async def _idle(self) -> None:
         is_due = retro.due(
-            self.ledger,
+            self._outcomes,
             after_outcomes=self.settings.retro_after_outcomes,
             interval_days=self.settings.retro_interval_days,
         )
