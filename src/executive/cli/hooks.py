@@ -33,7 +33,7 @@ from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import configure_logging
 from executive.memory import remote
 from executive.memory.runtime import MemoryRuntime
-from executive.settings import Settings, flag_field
+from executive.settings import Settings
 from executive.workspace.ledger import WorkLedger
 
 hooks = typer.Typer(
@@ -94,7 +94,7 @@ def run(
     spec = SPECS[HookName(name)]
     overrides: dict[str, Any] = {"skill_engine": engine} if engine else {}
     if force:
-        overrides |= {"memory_enabled": True, flag_field(spec.flag): True}
+        overrides |= {"memory_enabled": True, Settings.flag_field(spec.flag): True}
     settings = load(ctx, **overrides)
     configure_logging(
         fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
