@@ -112,10 +112,13 @@ class Settings(MemoryGates, Derived, Rules, Sources):
     )
 
     # --- memory: where it is kept (ours) --------------------------------------------------
-    store_backend: Literal["local", "platform"] = Field(
+    store_backend: Literal["local", "platform", "inmemory"] = Field(
         "local",
         validation_alias="EXECUTIVE_STORE",
-        description="memory backend: local (embedded, offline) or platform (mem0 Platform)",
+        description=(
+            "memory backend: local (embedded, offline), platform (mem0 Platform), or inmemory"
+            " (a journaled fake with a word-hashing embedder: for tests and trials)"
+        ),
     )
     qdrant_url: str | None = Field(
         None,

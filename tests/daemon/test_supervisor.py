@@ -16,12 +16,17 @@ from executive.settings import load_settings
 pytestmark = pytest.mark.anyio
 
 
-class SlowExecutive:
-    """Each iteration takes ``seconds``; records how far each one got."""
+class GatedExecutive:
+    """An iteration runs until the test releases it (or forever); says when one is running.
 
-    def __init__(self, seconds: float, fail_first: bool = False) -> None:
-        self.seconds = seconds
+    Signals are sent from inside an iteration, so the supervisor's handlers are installed
+    (they are, before the first iteration starts), and never after a guessed delay.
+    """
+
+    def __init__(self, fail_first: bool = False) -> None:
         self.fail_first = fail_first
+        self.running = anyio.Event()
+        self.release = anyio.Event()
         self.started = 0
         self.finished = 0
         self.closed = False
@@ -33,7 +38,8 @@ class SlowExecutive:
         self.started += 1
         if self.fail_first and number == 1:
             raise RuntimeError("iteration exploded")
-        await anyio.sleep(self.seconds)
+        self.running.set()
+        await self.release.wait()
         self.finished += 1
         return Pace.BUSY
 
@@ -41,65 +47,117 @@ class SlowExecutive:
         self.closed = True
 
 
-def supervisor(tmp_path, executive, **env) -> Supervisor:
+class StopHeard(Notifier):
+    """Knows when the supervisor has taken a stop request in (it tells systemd first)."""
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self.heard = anyio.Event()
+
+    def stopping(self) -> bool:
+        self.heard.set()
+        return super().stopping()
+
+
+def supervisor(tmp_path, executive, **env) -> tuple[Supervisor, StopHeard]:
     settings = load_settings(tmp_path, **env)
-    return Supervisor(executive, settings, notifier=Notifier({}))
+    notifier = StopHeard()
+    return Supervisor(executive, settings, notifier=notifier), notifier
 
 
-async def send_after(delay: float, signum: signal.Signals) -> None:
-    await anyio.sleep(delay)
+def signal_self(signum: signal.Signals) -> None:
     os.kill(os.getpid(), signum)
 
 
+# A guard against a hang, not a speed bound: each of these stops in well under a second.
+HANG = 120
+
+
 async def test_sigterm_lets_the_running_iteration_finish_within_the_grace(tmp_path):
-    executive = SlowExecutive(0.6)
-    sup = supervisor(tmp_path, executive, shutdown_grace_seconds=5)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(send_after, 0.2, signal.SIGTERM)
-        assert await sup.run() == 0
+    executive = GatedExecutive()
+    sup, heard = supervisor(tmp_path, executive, shutdown_grace_seconds=60)
+
+    async def drive() -> None:
+        await executive.running.wait()
+        signal_self(signal.SIGTERM)
+        await heard.heard.wait()
+        executive.release.set()  # the iteration ends inside the grace
+
+    with anyio.fail_after(HANG):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drive)
+            assert await sup.run() == 0
     assert (executive.started, executive.finished) == (1, 1)
     assert executive.closed
 
 
 async def test_the_iteration_is_cancelled_when_the_grace_expires(tmp_path):
-    executive = SlowExecutive(30)
-    sup = supervisor(tmp_path, executive, shutdown_grace_seconds=0.3)
-    with anyio.fail_after(5):
+    executive = GatedExecutive()  # never released
+    sup, _ = supervisor(tmp_path, executive, shutdown_grace_seconds=0.3)
+
+    async def drive() -> None:
+        await executive.running.wait()
+        signal_self(signal.SIGTERM)
+
+    with anyio.fail_after(HANG):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(send_after, 0.2, signal.SIGTERM)
+            tg.start_soon(drive)
             assert await sup.run() == 0
     assert (executive.started, executive.finished) == (1, 0)
     assert executive.closed
 
 
 async def test_a_second_signal_stops_at_once(tmp_path):
-    executive = SlowExecutive(30)
-    sup = supervisor(tmp_path, executive, shutdown_grace_seconds=60)
-    with anyio.fail_after(5):
+    executive = GatedExecutive()  # never released, and the grace is an hour
+    sup, heard = supervisor(tmp_path, executive, shutdown_grace_seconds=3600)
+
+    async def drive() -> None:
+        await executive.running.wait()
+        signal_self(signal.SIGINT)
+        await heard.heard.wait()
+        signal_self(signal.SIGINT)
+
+    with anyio.fail_after(HANG):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(send_after, 0.2, signal.SIGINT)
-            tg.start_soon(send_after, 0.4, signal.SIGINT)
+            tg.start_soon(drive)
             assert await sup.run() == 0
     assert executive.finished == 0
 
 
 async def test_sigusr2_waits_for_the_iteration_however_long(tmp_path):
-    executive = SlowExecutive(1.0)
-    sup = supervisor(tmp_path, executive, shutdown_grace_seconds=0.1)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(send_after, 0.2, signal.SIGUSR2)
-        assert await sup.run() == 0
+    executive = GatedExecutive()
+    sup, heard = supervisor(tmp_path, executive, shutdown_grace_seconds=0.1)
+
+    async def drive() -> None:
+        await executive.running.wait()
+        signal_self(signal.SIGUSR2)
+        await heard.heard.wait()
+        # Outlast the grace: time passing is what is tested here, not a synchronisation.
+        await anyio.sleep(0.5)
+        executive.release.set()
+
+    with anyio.fail_after(HANG):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drive)
+            assert await sup.run() == 0
     assert (executive.started, executive.finished) == (1, 1)
 
 
 async def test_a_failing_iteration_is_logged_and_the_loop_goes_on(tmp_path):
-    executive = SlowExecutive(0.01, fail_first=True)
-    sup = supervisor(tmp_path, executive, idle_sleep_seconds=0.2)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(send_after, 0.5, signal.SIGTERM)
-        assert await sup.run() == 0
-    assert executive.started >= 2
-    assert executive.finished >= 1
+    executive = GatedExecutive(fail_first=True)
+    sup, heard = supervisor(tmp_path, executive, idle_sleep_seconds=0.2)
+
+    async def drive() -> None:
+        await executive.running.wait()  # the second iteration: the loop went on
+        signal_self(signal.SIGTERM)
+        await heard.heard.wait()
+        executive.release.set()
+
+    with anyio.fail_after(HANG):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drive)
+            assert await sup.run() == 0
+    assert (executive.started, executive.finished) == (2, 1)
 
 
 class RecordingNotifier(Notifier):

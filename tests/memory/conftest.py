@@ -10,12 +10,16 @@ import pytest
 from executive.memory.envelope import Defaults
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger
-from executive.memory.store.base import NewMemory
+from executive.memory.store.base import NewMemory, Store
+from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore
 from tests.memory.payloads import DEFAULTS
 
 
-async def open_store(root: Path) -> LocalStore:
+async def open_store(root: Path, backend: str = "local") -> Store:
+    """A real store under ``root``: the embedded one, or the journaled in-memory one."""
+    if backend == "inmemory":
+        return await InMemoryStore.open(root / "store")
     return await LocalStore.open(root / "store", root / "mem0")
 
 

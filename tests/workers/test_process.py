@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 from pathlib import Path
 
@@ -30,7 +31,7 @@ async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path)
     )
     assert result.timed_out and not result.ok
     child = int((tmp_path / "child.pid").read_text())
-    await anyio.sleep(0.2)
+    # run() returns only once the group is gone: no waiting here.
     assert start_time(child) is None or _zombie(child)
     assert list((tmp_path / "pids").iterdir()) == []
 
@@ -124,35 +125,48 @@ ISOLATIONS = [
 ]
 
 
+def unique() -> tuple[str, str]:
+    """A run mark and a sleep length no other test run on this machine uses: the daemon ends
+    every process carrying its run's mark, and these tests look for leftovers by command."""
+    n = secrets.randbelow(10**6)
+    return f"c-{n}", f"12{n % 10}.{n}"
+
+
 @pytest.mark.parametrize("mode", ISOLATIONS)
 async def test_a_verifier_pipeline_at_its_limit_leaves_no_descendant(tmp_path, mode):
     # Attack 6: `sleep 120 | cat` with a 2 s limit left sleep running under pid 1.
     iso = sandbox.choose(mode)
+    mark, seconds = unique()
     [result] = await run_all(
-        [Check("command", "hangs", "sleep 121.5 | cat", timeout_seconds=1)],
+        [Check("command", "hangs", f"sleep {seconds} | cat", timeout_seconds=1)],
         tmp_path,
-        {**ENV, MARK: "c-verifier"},
+        {**ENV, MARK: mark},
         iso,
     )
     assert result.message.startswith("timed out")
-    assert _alive_with("sleep 121.5") == []
+    assert _alive_with(f"sleep {seconds}") == []
 
 
 @pytest.mark.parametrize("mode", ISOLATIONS)
 async def test_children_that_leave_the_group_and_tree_are_ended_with_the_run(tmp_path, mode):
-    script = "setsid sleep 122.5 & ( sleep 123.5 & ) & sleep 124.5 | cat & echo started"
+    mark, seconds = unique()
+    lengths = [f"{seconds}{k}" for k in range(3)]
+    script = (
+        f"setsid sleep {lengths[0]} & ( sleep {lengths[1]} & ) & sleep {lengths[2]} | cat & "
+        "echo started"
+    )
     result = await run(
         ["sh", "-c", script],
         cwd=tmp_path,
-        env={**ENV, MARK: "c-escape"},
+        env={**ENV, MARK: mark},
         timeout_seconds=30,
         log_path=tmp_path / "run.log",
         pid_dir=tmp_path / "pids",
-        contract_id="c-escape",
+        contract_id=mark,
         isolation=sandbox.choose(mode),
     )
     assert result.exit_code == 0 and result.tail() == "started\n"
-    assert [_alive_with(f"sleep {n}") for n in ("122.5", "123.5", "124.5")] == [[], [], []]
+    assert [_alive_with(f"sleep {n}") for n in lengths] == [[], [], []]
 
 
 async def test_the_run_log_is_redacted_and_the_raw_output_removed(tmp_path):

@@ -101,8 +101,7 @@ def run(
     )
     home = Home(settings.home)
     pid = daemon_pid(home)
-    embedded = settings.store_backend == "local" and settings.qdrant_url is None
-    if pid is not None and embedded:
+    if pid is not None and settings.store_in_home:
         if settings.skill_engine == "builtin":
             fail(
                 f"the daemon (pid {pid}) holds the embedded memory store of {home.root}, so "

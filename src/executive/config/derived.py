@@ -54,6 +54,13 @@ class Derived:
         except ValueError:
             return False  # a name other than localhost may resolve anywhere
 
+    @property
+    def store_in_home(self: Settings) -> bool:
+        """The store lives in the home's folder and admits one process (not a server)."""
+        return self.store_backend == "inmemory" or (
+            self.store_backend == "local" and self.qdrant_url is None
+        )
+
     def secret_values(self: Settings) -> list[str]:
         return [
             s.get_secret_value()

@@ -35,6 +35,10 @@ async def open_store(settings: Settings) -> Store:
             poll_timeout_seconds=settings.platform_poll_timeout_seconds,
             mem0_dir=home.mem0_dir,
         )
+    if settings.store_backend == "inmemory":
+        from executive.memory.store.inmemory import InMemoryStore
+
+        return await InMemoryStore.open(home.store_dir)
     from executive.memory.store.local import LocalStore
 
     return await LocalStore.open(

@@ -1,6 +1,6 @@
 """A writer to kill: adds memories one by one to a real store and prints each confirmed id.
 
-python -m tests.memory.store.killed_writer ROOT COUNT
+python -m tests.memory.store.killed_writer ROOT COUNT [local|inmemory]
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import anyio
 from tests.memory.conftest import meta, open_store, scope
 
 
-async def main(root: Path, count: int) -> None:
-    store = await open_store(root)
+async def main(root: Path, count: int, backend: str) -> None:
+    store = await open_store(root, backend)
     for i in range(count):
         receipt = await store.add(f"Killed writer memory {i}.", scope(), meta(i))
         print(receipt.memory_id, flush=True)  # confirmed: the store said SUCCEEDED
@@ -22,4 +22,4 @@ async def main(root: Path, count: int) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, Path(sys.argv[1]), int(sys.argv[2]))
+    anyio.run(main, Path(sys.argv[1]), int(sys.argv[2]), (sys.argv[3:] or ["local"])[0])

@@ -1,4 +1,5 @@
-"""Every write the embedded store confirmed survives a SIGKILL of its process."""
+"""Every write a store in the home confirmed survives a SIGKILL of its process, and a second
+process cannot open it while the first holds it: the embedded store and the in-memory one."""
 
 from __future__ import annotations
 
@@ -14,10 +15,13 @@ from tests.memory.conftest import open_store
 
 pytestmark = pytest.mark.anyio
 
+BACKENDS = [pytest.param("local", marks=pytest.mark.store), "inmemory"]
 
-async def test_confirmed_writes_survive_a_sigkill(tmp_path):
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_confirmed_writes_survive_a_sigkill(tmp_path, backend):
     writer = subprocess.Popen(
-        [sys.executable, "-m", "tests.memory.store.killed_writer", str(tmp_path), "60"],
+        [sys.executable, "-m", "tests.memory.store.killed_writer", str(tmp_path), "60", backend],
         cwd=REPO,
         env=clean_env(),
         stdout=subprocess.PIPE,
@@ -33,7 +37,7 @@ async def test_confirmed_writes_survive_a_sigkill(tmp_path):
     writer.wait(30)
     assert len(confirmed) == 60
 
-    store = await open_store(tmp_path)  # the lock died with the process
+    store = await open_store(tmp_path, backend)  # the lock died with the process
     try:
         assert await store.count(Filter(user_id="agent-test")) == 60
         for memory_id in confirmed:
@@ -44,8 +48,9 @@ async def test_confirmed_writes_survive_a_sigkill(tmp_path):
         await store.close()
 
 
-async def test_a_second_process_cannot_open_a_store_in_use(tmp_path):
-    store = await open_store(tmp_path)
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_second_process_cannot_open_a_store_in_use(tmp_path, backend):
+    store = await open_store(tmp_path, backend)
     try:
         other = subprocess.run(
             [
@@ -53,8 +58,9 @@ async def test_a_second_process_cannot_open_a_store_in_use(tmp_path):
                 "-c",
                 "import anyio, sys; from pathlib import Path; "
                 "from tests.memory.conftest import open_store; "
-                "anyio.run(open_store, Path(sys.argv[1]))",
+                "anyio.run(open_store, Path(sys.argv[1]), sys.argv[2])",
                 str(tmp_path),
+                backend,
             ],
             cwd=REPO,
             env=clean_env(),
@@ -63,6 +69,8 @@ async def test_a_second_process_cannot_open_a_store_in_use(tmp_path):
             timeout=120,
         )
         assert other.returncode != 0
-        assert "cannot open the embedded store" in other.stderr
+        assert "cannot open the embedded store" in other.stderr or (
+            "held by another process" in other.stderr
+        )
     finally:
         await store.close()

@@ -1,0 +1,250 @@
+"""One contract, every store: the embedded store, the Platform adapter over its wire fake,
+and the in-memory store behave alike where the rest of the daemon depends on it.
+
+Where a backend differs by design, the contract says so with a capability, not a skip:
+the Platform picks its own ids, cannot say a revision, and ranks by its own rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from executive.memory.store.base import Filter, NewMemory, Store
+from executive.memory.store.inmemory import InMemoryStore
+from executive.memory.store.local import LocalStore
+from executive.memory.store.platform import PlatformStore
+from tests.memory.store.platform_fake import FakePlatform
+
+pytestmark = pytest.mark.anyio
+
+KEY = "m0-contract-SECRET-0123456789abcdef"
+USER = "agent-contract"
+SCOPE = {"user_id": USER, "agent_id": "executive", "run_id": "2026-12-03-contract"}
+
+
+@dataclass
+class Backend:
+    open: Callable[[], Awaitable[Store]]
+    keeps_ids: bool = True  # a rebuild can give a memory back its id
+    has_revision: bool = True
+
+
+def _backends() -> list:
+    return [
+        pytest.param("inmemory", id="inmemory"),
+        pytest.param("local", id="local", marks=pytest.mark.store),
+        pytest.param("platform", id="platform"),
+    ]
+
+
+@pytest.fixture(params=_backends())
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    kind = request.param
+    with ExitStack() as stack:
+        if kind == "inmemory":
+            yield Backend(lambda: InMemoryStore.open(tmp_path / "store"))
+        elif kind == "local":
+            yield Backend(lambda: LocalStore.open(tmp_path / "store", tmp_path / "mem0"))
+        else:
+            fake = stack.enter_context(FakePlatform(api_key=KEY))
+            yield Backend(
+                lambda: PlatformStore.open(
+                    KEY,
+                    host=fake.url,
+                    mem0_dir=tmp_path / "mem0",
+                    poll_seconds=0.01,
+                    poll_timeout_seconds=5.0,
+                ),
+                keeps_ids=False,
+                has_revision=False,
+            )
+
+
+@pytest.fixture
+async def store(backend: Backend) -> AsyncIterator[Store]:
+    opened = await backend.open()
+    yield opened
+    await opened.close()
+
+
+def meta(type: str, app_id: str, key: str, confidence: float = 0.8, **extra: object) -> dict:
+    return {
+        "type": type,
+        "confidence": confidence,
+        "env": "prod",
+        "app_id": app_id,
+        "key": key,
+        **extra,
+    }
+
+
+LESSONS = [
+    ("The staging mirror resets connections on first contact.", "semantic", "fetch", 0.9),
+    ("Retry the fetch with a backoff of five seconds.", "procedural", "fetch", 0.7),
+    ("Never push to a remote without a person's approval.", "principle", "_global", 1.0),
+    ("The landing page build needs node twenty.", "semantic", "site", 0.75),
+    ("Builds of the site pass after a clean install.", "reflective", "site", 0.8),
+]
+
+
+async def fill(store: Store) -> list[str]:
+    ids = []
+    for i, (text, type, app, confidence) in enumerate(LESSONS):
+        receipt = await store.add(
+            text,
+            SCOPE,
+            meta(type, app, f"{i:032x}", confidence),
+            created_at=f"2026-11-{10 + i:02d}T08:00:00+00:00",
+        )
+        assert receipt.confirmed, receipt
+        ids.append(receipt.memory_id)
+    return ids
+
+
+async def test_add_then_get_returns_what_was_written(store: Store):
+    receipt = await store.add(
+        "Pin uv in CI.", SCOPE, meta("procedural", "ci", "a" * 32, tags=["ci"])
+    )
+    assert receipt.confirmed
+    record = await store.get(receipt.memory_id)
+    assert record is not None
+    assert record.text == "Pin uv in CI."
+    assert (record.user_id, record.agent_id, record.run_id) == (
+        USER,
+        "executive",
+        SCOPE["run_id"],
+    )
+    assert record.app_id == "ci" and record.type == "procedural"
+    assert record.key == "a" * 32 and record.confidence == 0.8
+    assert record.metadata["tags"] == ["ci"]
+    assert await store.get("00000000-0000-4000-8000-000000000000") is None
+
+
+async def test_search_honours_every_filter(store: Store):
+    ids = await fill(store)
+    everyone = Filter(user_id=USER)
+
+    hits = await store.search("staging mirror resets connections", everyone, 5)
+    assert hits and hits[0].id == ids[0]
+    assert all(h.score is not None for h in hits)
+    assert len(await store.search("fetch", everyone, 2)) <= 2
+
+    def found(hits: list) -> set[str]:
+        return {h.id for h in hits}
+
+    query = "fetch site build push"
+    assert found(await store.search(query, everyone.narrowed(app_ids=("site",)), 10)) == {
+        ids[3],
+        ids[4],
+    }
+    assert found(
+        await store.search(query, everyone.narrowed(app_ids=("fetch", "_global")), 10)
+    ) == {ids[0], ids[1], ids[2]}
+    assert found(await store.search(query, everyone.narrowed(types=("semantic",)), 10)) == {
+        ids[0],
+        ids[3],
+    }
+    assert found(await store.search(query, everyone.narrowed(min_confidence=0.85), 10)) == {
+        ids[0],
+        ids[2],
+    }
+    assert found(await store.search(query, everyone.narrowed(key=f"{1:032x}"), 10)) == {ids[1]}
+    assert await store.search(query, everyone.narrowed(env="test"), 10) == []
+    assert await store.search(query, Filter(user_id="someone-else"), 10) == []
+
+
+async def test_list_is_ordered_by_creation_and_count_agrees(store: Store):
+    ids = await fill(store)
+    listed = await store.list(Filter(user_id=USER))
+    assert [r.id for r in listed] == ids
+    site = Filter(user_id=USER, app_ids=("site",))
+    assert [r.id for r in await store.list(site)] == ids[3:]
+    assert await store.count(site) == 2
+    assert await store.count(Filter(user_id=USER)) == len(LESSONS)
+
+
+async def test_update_merges_metadata_and_history_records_it(store: Store):
+    receipt = await store.add("Original text.", SCOPE, meta("semantic", "app", "b" * 32))
+    memory_id = receipt.memory_id
+    await store.update(memory_id, metadata={"importance": "high"})
+    record = await store.get(memory_id)
+    assert record.metadata["importance"] == "high" and record.type == "semantic"
+    await store.update(memory_id, text="Changed text.")
+    assert (await store.get(memory_id)).text == "Changed text."
+    events = [row["event"] for row in await store.history(memory_id)]
+    assert events[0] == "ADD" and events[-1] == "UPDATE"
+
+
+async def test_delete_removes_it_from_every_read(store: Store):
+    ids = await fill(store)
+    await store.delete(ids[1])
+    assert await store.get(ids[1]) is None
+    assert ids[1] not in {r.id for r in await store.list(Filter(user_id=USER))}
+    assert await store.count(Filter(user_id=USER)) == len(LESSONS) - 1
+    hits = await store.search("Retry the fetch with a backoff", Filter(user_id=USER), 10)
+    assert ids[1] not in {h.id for h in hits}
+
+
+async def test_revision_moves_with_every_write(backend: Backend, store: Store):
+    first = await store.revision()
+    if not backend.has_revision:
+        assert first is None  # other clients write the same project: it cannot know
+        return
+    receipt = await store.add("One.", SCOPE, meta("semantic", "app", "c" * 32))
+    second = await store.revision()
+    await store.update(receipt.memory_id, text="One, changed.")
+    third = await store.revision()
+    await store.delete(receipt.memory_id)
+    fourth = await store.revision()
+    assert len({first, second, third, fourth}) == 4
+    assert await store.revision() == fourth  # reads leave it alone
+
+
+async def test_a_confirmed_write_survives_a_reopen(backend: Backend):
+    store = await backend.open()
+    ids = await fill(store)
+    await store.close()
+    again = await backend.open()
+    try:
+        assert [r.id for r in await again.list(Filter(user_id=USER))] == ids
+        assert (await again.get(ids[2])).text == LESSONS[2][0]
+    finally:
+        await again.close()
+
+
+async def test_add_many_keeps_ids_and_history_where_the_backend_can(backend: Backend, store: Store):
+    item = NewMemory(
+        "Rebuilt lesson, second wording.",
+        SCOPE,
+        meta("semantic", "app", "d" * 32),
+        created_at="2026-11-01T00:00:00+00:00",
+        memory_id="6f1b2c3d-0000-4000-8000-00000000abcd",
+        history=(
+            {"event": "ADD", "old": None, "new": "Rebuilt lesson."},
+            {
+                "event": "UPDATE",
+                "old": "Rebuilt lesson.",
+                "new": "Rebuilt lesson, second wording.",
+                "at": "2026-11-02T00:00:00+00:00",
+            },
+        ),
+    )
+    (receipt,) = await store.add_many([item])
+    assert receipt.confirmed
+    if not backend.keeps_ids:
+        assert (await store.get(receipt.memory_id)).text == item.text
+        return
+    assert receipt.memory_id == item.memory_id
+    assert [row["event"] for row in await store.history(item.memory_id)] == ["ADD", "UPDATE"]
+
+
+async def test_wipe_empties_the_store(store: Store):
+    await fill(store)
+    await store.wipe()
+    assert await store.list(Filter(user_id=USER)) == []
+    assert await store.count() == 0
