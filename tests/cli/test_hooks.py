@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from executive.daemon.app import daemon_lock
+from executive.daemon.lock import daemon_lock
 from executive.home import Home
 from tests.conftest import run_cli
 from tests.hooks.conftest import pre_spawn

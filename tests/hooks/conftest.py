@@ -1,4 +1,9 @@
-"""A memory-on home, a real runtime over the embedded store, and captured log lines."""
+"""A memory-on home, a real runtime, and captured log lines.
+
+The runtime's store is the in-memory one (``EXECUTIVE_STORE=inmemory``): these tests are about
+the hooks, not the store. A test about what the embedded store finds asks for it with
+``settings_for(..., EXECUTIVE_STORE="local")`` and the ``store`` mark.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ ALL_ON = {
     "V3_MEM_HOOK_FAIL_DIAG": "true",
     "V3_MEM_HOOK_POST_RETRO": "true",
     "V3_MEM0_USER_ID": "agent-hooks",
+    "EXECUTIVE_STORE": "inmemory",
 }
 
 

@@ -143,9 +143,12 @@ echo ok > done.txt
 """
 
 
-RUNAWAY = """
-setsid sleep 131 &
-( sleep 137 & ) &
-sleep 139 | cat &
+def runaway(tag: str) -> str:
+    """Children that leave the group and the tree; ``tag`` makes their command lines this
+    run's own, so a check for survivors never sees another test's processes."""
+    return f"""
+setsid sleep 131.{tag} &
+( sleep 137.{tag} & ) &
+sleep 139.{tag} | cat &
 echo started > started.txt
 """

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ MODES = [
     ),
     "none",
 ]
-SURVIVORS = ("sleep 127", "sleep 131", "sleep 137", "sleep 139")
+SURVIVORS = ("sleep 127", "sleep 131", "sleep 137", "sleep 139")  # each then ".<tag>"
 
 
 def _live_commands() -> list[str]:
@@ -85,6 +86,7 @@ def _every_file(root: Path) -> list[Path]:
 @pytest.fixture
 def scene(tmp_path: Path, request: pytest.FixtureRequest):
     mode = request.param
+    tag = str(uuid.uuid4().int % 10**6)
     shapes, secrets = hostile.token_shapes(), hostile.env_secrets()
     extra = {}
     if mode == "user":
@@ -142,10 +144,10 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest):
     add_bundle(
         home,
         "runaway",
-        hostile.RUNAWAY,
+        hostile.runaway(tag),
         priority="P2",
         max_attempts=1,
-        verifiers=[{"name": "hangs", "run": "sleep 127 | cat", "timeout_seconds": 2}],
+        verifiers=[{"name": "hangs", "run": f"sleep 127.{tag} | cat", "timeout_seconds": 2}],
     )
     add_bundle(
         home,
@@ -190,6 +192,7 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest):
         "shapes": shapes,
         "secrets": secrets,
         "constitution": constitution,
+        "survivors": tuple(f"{s}.{tag}" for s in SURVIVORS),
     }
 
 
@@ -281,7 +284,7 @@ def test_every_attack_is_refused_contained_or_redacted(scene):
     # double-forked children, its background pipeline.
     [blocked] = events(home, "GOAL_BLOCKED", bundle="runaway")
     assert "timed out" in json.dumps(events(home, "STEP_FAILED", bundle="runaway"))
-    alive = [c for c in _live_commands() if c.startswith(SURVIVORS)]
+    alive = [c for c in _live_commands() if c.startswith(scene["survivors"])]
     assert not alive, alive
     assert blocked
 

@@ -9,8 +9,8 @@ import typer
 from pydantic import ValidationError
 
 from executive.cli.app import app, emit_json, fail, load
-from executive.daemon import app as daemon_app
 from executive.daemon import status as status_mod
+from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home
 from executive.memory.pack import HEADING as PACK_HEADING
 from executive.memory.taxonomy import slugify
@@ -195,9 +195,9 @@ def cancel(
                 "(a step already running finishes first)"
             )
             return
-        with daemon_app.daemon_lock(home):
+        with daemon_lock(home):
             target = operator.cancel(home, slug)
-    except (operator.OperatorError, daemon_app.AlreadyRunning) as exc:
+    except (operator.OperatorError, AlreadyRunning) as exc:
         fail(str(exc))
     typer.echo(f"cancelled: moved to {target.relative_to(home.root)}")
 

@@ -12,9 +12,9 @@ import anyio
 import typer
 
 from executive.cli.app import app, emit_json, fail, load
-from executive.daemon import app as daemon_app
 from executive.daemon import doctor as doctor_mod
 from executive.daemon import status as status_mod
+from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
 from executive.logs import configure_logging
 from executive.memory.remote import RemoteSurface, daemon_listening
@@ -63,11 +63,14 @@ def run(
         fail(
             f"the agent home {home.root} does not exist; create it with: executive init {home.root}"
         )
+    # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
+    from executive.daemon import app as daemon_app
+
     supervisor = daemon_app.build(settings)
     try:
-        with daemon_app.daemon_lock(home):
+        with daemon_lock(home):
             code = anyio.run(supervisor.run_once if once else supervisor.run)
-    except (daemon_app.AlreadyRunning, UnsafeHome) as exc:
+    except (AlreadyRunning, UnsafeHome) as exc:
         fail(str(exc))
     _exit_now(code)
 

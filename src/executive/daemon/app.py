@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
 
@@ -33,30 +30,6 @@ from executive.observe import Observer
 from executive.settings import Settings
 
 log = get_logger(__name__)
-
-
-class AlreadyRunning(RuntimeError):
-    pass
-
-
-@contextmanager
-def daemon_lock(home: Home) -> Iterator[None]:
-    """One daemon per home: an flock on a pid file, released by the kernel on any exit."""
-    home.ensure_state()
-    fd = os.open(home.daemon_pid, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise AlreadyRunning(
-                f"another executive daemon (pid {holder}) is running on {home.root}"
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
 
 
 def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from executive.hooks import backfill
+from executive.corpus import backfill
 from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.surface import MemorySurface, SurfaceError, skipped_when_off

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from executive.corpus import backfill
 from executive.home import Home
-from executive.hooks import backfill
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
 from executive.hooks.names import SPECS, HookName
 from executive.hooks.result import HookResult

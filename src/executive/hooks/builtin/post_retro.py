@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from executive.corpus.distill import distill
 from executive.hooks.builtin.summary import harvest_summary
 from executive.hooks.context import PostRetroContext
-from executive.hooks.distill import distill
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.store.base import Filter

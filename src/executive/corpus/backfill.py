@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
+from executive.corpus.distill import distill
 from executive.home import Home
-from executive.hooks.distill import distill
 from executive.logs import get_logger
 from executive.memory.classify import Rejected
 from executive.memory.harvester import Harvester

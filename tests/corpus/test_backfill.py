@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from executive.hooks import backfill
+from executive.corpus import backfill
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.retrospective import Lesson, Retrospective
 from executive.workspace.state import BundleState, StepState, write_state
