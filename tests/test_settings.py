@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from executive.settings import HOOK_FLAGS, SettingsError, load_settings, variable_names
+from executive.hooks.names import SPECS
+from executive.settings import SettingsError, load_settings, variable_names
 from tests.conftest import run_cli
 
 
@@ -47,7 +48,7 @@ def test_flags_read_true_in_any_case(tmp_path, monkeypatch, raw):
     monkeypatch.setenv("V3_MEM_HOOK_PRE_SPAWN", raw)
     settings = load_settings(tmp_path)
     assert settings.hooks_master_on
-    assert settings.hook_flag("pre-spawn-pack")
+    assert settings.flag("V3_MEM_HOOK_PRE_SPAWN")
 
 
 @pytest.mark.parametrize("raw", ["false", "FALSE", "False"])
@@ -63,6 +64,29 @@ def test_master_unset_is_off_for_hooks_and_on_for_the_surface(tmp_path):
     settings = load_settings(tmp_path)
     assert not settings.hooks_master_on
     assert settings.surface_memory_on
+
+
+def test_the_memory_gates_give_their_reasons(tmp_path, monkeypatch):
+    # The one decision every gate asks: the runner, status, the surface and its jobs.
+    settings = load_settings(tmp_path)
+    assert settings.hook_off("V3_MEM_HOOK_POST_RUN") == "V3_MEMORY_ENABLED off"
+    assert settings.surface_off is None
+    monkeypatch.setenv("V3_MEMORY_ENABLED", "true")
+    monkeypatch.setenv("V3_MEM_HOOK_POST_RUN", "true")
+    settings = load_settings(tmp_path)
+    assert settings.hook_off("V3_MEM_HOOK_POST_RUN") is None
+    assert settings.hook_off("V3_MEM_HOOK_PRE_WORK") == "V3_MEM_HOOK_PRE_WORK off"
+    monkeypatch.setenv("V3_MEMORY_ENABLED", "false")
+    assert load_settings(tmp_path).surface_off == "V3_MEMORY_ENABLED off"
+
+
+def test_a_flag_is_read_by_its_variable_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTIVE_SNAPSHOT_COMMIT", "false")  # the older of two names
+    settings = load_settings(tmp_path)
+    assert settings.flag("EXECUTIVE_GIT_COMMIT") is False
+    assert settings.flag("EXECUTIVE_DASHBOARD") is True
+    with pytest.raises(KeyError, match="not a true/false setting"):
+        settings.flag("V3_MEM0_TOP_K")
 
 
 def test_process_environment_wins_over_the_file(tmp_path, monkeypatch):
@@ -119,7 +143,7 @@ def test_platform_store_needs_a_key(tmp_path, monkeypatch):
 
 
 def test_every_hook_has_its_original_flag():
-    assert list(HOOK_FLAGS.values()) == [
+    assert [spec.flag for spec in SPECS.values()] == [
         "V3_MEM_HOOK_PRE_WORK",
         "V3_MEM_HOOK_PRE_SPAWN",
         "V3_MEM_HOOK_POST_RUN",
@@ -146,7 +170,7 @@ def test_reference_variables_are_all_read():
         "AGENT_PATH",
         "MAX_TURNS_PER_STEP",
         "BREAKDOWN_THRESHOLD_TURNS",
-        *HOOK_FLAGS.values(),
+        *(spec.flag for spec in SPECS.values()),
     ]:
         assert name in names, name
 

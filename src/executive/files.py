@@ -70,18 +70,95 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         return
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, 1):
-            raw = raw.strip()
-            if not raw:
-                continue
             try:
-                record = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                if (str(path), number) not in _reported:
-                    _reported.add((str(path), number))
-                    log.warning("jsonl.line_skipped", path=str(path), line=number, error=str(exc))
+                record = _decode(raw)
+            except ValueError as exc:
+                _skipped(path, number, exc)
                 continue
-            if isinstance(record, dict):
+            if record is not None:
                 yield record
+
+
+class JsonlTail:
+    """Reads a JSON-lines file a bit at a time: each ``read`` returns what was appended since.
+
+    It remembers the byte offset it reached. When the file was replaced (another inode) or
+    truncated (shorter than the offset), or is gone, it starts over from the beginning and
+    says so, so that whatever the caller folds over the records starts over too.
+
+    Torn lines are skipped as :func:`read_jsonl` skips them. A last line without its newline
+    is taken when it parses (the next append starts a fresh line after it, see
+    :func:`append_jsonl`) and otherwise left for the next read: it may still be being written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._start(None)
+
+    def _start(self, identity: tuple[int, int] | None) -> None:
+        self._identity = identity
+        self._offset = 0
+        self._line = 0
+        self._open_line = False  # the last line taken had no newline yet
+
+    def read(self) -> tuple[bool, list[dict[str, Any]]]:
+        """``(start_over, records)``: when ``start_over``, ``records`` begin at the file's start."""
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            self._start(None)
+            return True, []
+        with handle:
+            info = os.fstat(handle.fileno())
+            identity = (info.st_dev, info.st_ino)
+            start_over = identity != self._identity or info.st_size < self._offset
+            if start_over:
+                self._start(identity)
+            handle.seek(self._offset)
+            return start_over, self._records(handle)
+
+    def _records(self, handle: Any) -> list[dict[str, Any]]:
+        records = []
+        for raw in handle:
+            if self._open_line and raw == b"\n":
+                # The newline an append put after a last line taken before it had one.
+                self._open_line = False
+                self._offset += len(raw)
+                continue
+            self._open_line = False
+            try:
+                record, error = _decode(raw), None
+            except ValueError as exc:
+                record, error = None, exc
+            ended = raw.endswith(b"\n")
+            if error is not None and not ended:
+                break  # half a line: still being written, or torn (skipped once it ends)
+            self._offset += len(raw)
+            self._line += 1
+            self._open_line = not ended
+            if error is not None:
+                _skipped(self.path, self._line, error)
+            elif record is not None:
+                records.append(record)
+        return records
+
+
+def _decode(raw: bytes) -> dict[str, Any] | None:
+    """The record on one line; None for a blank line or a value that is not an object.
+
+    Raises ``ValueError`` (a JSON or UTF-8 error) for a torn or corrupt line.
+    """
+    raw = raw.strip()
+    if not raw:
+        return None
+    record = json.loads(raw)
+    return record if isinstance(record, dict) else None
+
+
+def _skipped(path: Path, number: int, exc: ValueError) -> None:
+    if (str(path), number) not in _reported:
+        _reported.add((str(path), number))
+        log.warning("jsonl.line_skipped", path=str(path), line=number, error=str(exc))
 
 
 def _ends_with_newline(path: Path) -> bool:

@@ -4,66 +4,27 @@ Variable names are the original system's where it had one (``V3_*``, ``IDLE_SLEE
 ``WORKER_VENDOR`` ...) and ``EXECUTIVE_*`` for what we add. An empty value (``KEY=``) means
 unset for every variable: the original lost a whole harvest to ``V3_MEM0_COHORT=`` being read
 as ``""``, and ``env_ignore_empty`` makes that class of bug impossible.
+
+Here the variables are declared; how they are read and checked is in :mod:`executive.config`.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import os
-import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Literal
 
-from pydantic import (
-    AliasChoices,
-    BeforeValidator,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr
+from pydantic_settings import SettingsConfigDict
 
-ENV_FILE_NAME = ".env.executive"
-
-# Hook name -> the environment variable that switches it on (original names and order).
-HOOK_FLAGS: dict[str, str] = {
-    "pre-work-selection": "V3_MEM_HOOK_PRE_WORK",
-    "pre-spawn-pack": "V3_MEM_HOOK_PRE_SPAWN",
-    "post-run-harvest": "V3_MEM_HOOK_POST_RUN",
-    "failure-diagnosis": "V3_MEM_HOOK_FAIL_DIAG",
-    "post-retro-harvest": "V3_MEM_HOOK_POST_RETRO",
-}
+from executive.config.derived import Derived
+from executive.config.flags import Flag, MemoryGates
+from executive.config.rules import Rules
+from executive.config.sources import SettingsError as SettingsError  # importable from here
+from executive.config.sources import Sources, alias
 
 
-def _parse_flag(value: Any) -> Any:
-    # The original compares against the string "true"; anything else was silently off.
-    # We accept true/false in any case and refuse the rest, so a typo is an error, not "off".
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
-        return value.strip().lower() == "true"
-    raise ValueError("must be true or false")
-
-
-Flag = Annotated[bool, BeforeValidator(_parse_flag)]
-
-_IDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Mirrors the worker guard: memory flags and keys, mem0's variables, the daemon's settings.
-_EXECUTIVE_TIER = re.compile(r"^(V3_|MEM0_|EXECUTIVE_)|^AGENT_PATH$")
-_HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
-
-
-def _alias(*names: str) -> Any:
-    return AliasChoices(*names) if len(names) > 1 else names[0]
-
-
-class Settings(BaseSettings):
-    """Validated configuration. Build it with :func:`load_settings`."""
+class Settings(MemoryGates, Derived, Rules, Sources):
+    """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
     model_config = SettingsConfigDict(
         env_ignore_empty=True,
@@ -76,7 +37,7 @@ class Settings(BaseSettings):
     # --- where the agent lives ------------------------------------------------------------
     home: Path = Field(
         default_factory=Path.cwd,
-        validation_alias=_alias("EXECUTIVE_HOME", "AGENT_PATH"),
+        validation_alias=alias("EXECUTIVE_HOME", "AGENT_PATH"),
         description="the agent home, a git repository (default: the current directory)",
     )
     output_root: Path | None = Field(
@@ -351,14 +312,6 @@ class Settings(BaseSettings):
         description="comma-separated absolute folders hidden from sandboxed workers besides the home (e.g. ~/.ssh)",
     )
 
-    @field_validator("sandbox_writable", "sandbox_hide")
-    @classmethod
-    def _absolute_folders(cls, value: str) -> str:
-        relative = [p for p in _split(value) if not Path(p).expanduser().is_absolute()]
-        if relative:
-            raise ValueError(f"must be absolute folders: {', '.join(relative)}")
-        return value
-
     # --- the daemon (ours) ----------------------------------------------------------------
     timezone: str = Field(
         "UTC",
@@ -372,7 +325,7 @@ class Settings(BaseSettings):
     )
     snapshot_commit: Flag = Field(
         True,
-        validation_alias=_alias("EXECUTIVE_GIT_COMMIT", "EXECUTIVE_SNAPSHOT_COMMIT"),
+        validation_alias=alias("EXECUTIVE_GIT_COMMIT", "EXECUTIVE_SNAPSHOT_COMMIT"),
         description="commit ledgers, retrospectives and snapshots to the home repository after each outcome and snapshot (never pushes)",
     )
     # --- retention (the daily prune; 0 keeps everything) ------------------------------------
@@ -426,286 +379,8 @@ class Settings(BaseSettings):
         description="bearer token every dashboard request must carry (required off loopback)",
     )
 
-    @field_validator("user_id", "cohort")
-    @classmethod
-    def _identifier(cls, value: str | None) -> str | None:
-        if value is not None and not _IDENT.match(value):
-            raise ValueError("must be letters, digits, '.', '_' or '-', with no spaces")
-        return value
 
-    @field_validator("timezone")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError("not a known IANA time zone (e.g. UTC, Europe/Berlin)") from exc
-        return value
-
-    @field_validator("snapshot_time")
-    @classmethod
-    def _hhmm(cls, value: str) -> str:
-        if not _HHMM.match(value):
-            raise ValueError("must be HH:MM on a 24-hour clock")
-        return value
-
-    @field_validator("worker_env")
-    @classmethod
-    def _env_names(cls, value: str) -> str:
-        bad = [n for n in _split(value) if not _ENV_NAME.match(n)]
-        if bad:
-            raise ValueError(f"not variable names: {', '.join(bad)}")
-        tier = [n for n in _split(value) if _EXECUTIVE_TIER.match(n)]
-        if tier:
-            raise ValueError(f"executive-tier variables never reach a worker: {', '.join(tier)}")
-        return value
-
-    @field_validator("home", "output_root")
-    @classmethod
-    def _absolute(cls, value: Path | None) -> Path | None:
-        return value.expanduser().resolve() if value is not None else None
-
-    @field_validator("dashboard_bind")
-    @classmethod
-    def _bind(cls, value: str) -> str:
-        dashboard_address(value)  # raises ValueError naming what is wrong
-        return value
-
-    @model_validator(mode="after")
-    def _dashboard_needs(self) -> Settings:
-        # Off loopback the pages (ledgers, packs, memories) would be anyone's to read.
-        if self.dashboard and self.dashboard_token is None and not self.dashboard_loopback:
-            raise ValueError(
-                f"EXECUTIVE_DASHBOARD_BIND={self.dashboard_bind} is not loopback: "
-                "set EXECUTIVE_DASHBOARD_TOKEN, bind 127.0.0.1, or EXECUTIVE_DASHBOARD=false"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _backend_needs(self) -> Settings:
-        if self.store_backend == "platform" and self.mem0_api_key is None:
-            raise ValueError("EXECUTIVE_STORE=platform needs V3_MEM0_API_KEY")
-        out = self.outputs
-        if out == self.home or self.home in out.parents:
-            raise ValueError("EXECUTIVE_OUTPUT_ROOT must be outside the agent home")
-        return self
-
-    # --- derived ----------------------------------------------------------------------------
-    @property
-    def tz(self) -> ZoneInfo:
-        return ZoneInfo(self.timezone)
-
-    @property
-    def outputs(self) -> Path:
-        """Where workers run: never inside the agent home."""
-        if self.output_root is not None:
-            return self.output_root
-        return self.home.parent / f"{self.home.name}-outputs"
-
-    @property
-    def worker_env_names(self) -> list[str]:
-        return _split(self.worker_env)
-
-    @property
-    def spec_file_list(self) -> list[str]:
-        return _split(self.spec_files)
-
-    @property
-    def snapshot_hour_minute(self) -> tuple[int, int]:
-        hour, minute = self.snapshot_time.split(":")
-        return int(hour), int(minute)
-
-    def hook_flag(self, hook: str) -> bool:
-        """Whether the per-hook flag is on (the master switch is separate)."""
-        field = _FLAG_FIELDS[HOOK_FLAGS[hook]]
-        return bool(getattr(self, field))
-
-    @property
-    def dashboard_host_port(self) -> tuple[str, int]:
-        return dashboard_address(self.dashboard_bind)
-
-    @property
-    def dashboard_loopback(self) -> bool:
-        host = self.dashboard_host_port[0]
-        if host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False  # a name other than localhost may resolve anywhere
-
-    @property
-    def hooks_master_on(self) -> bool:
-        """The runner's reading of the master switch: unset is off."""
-        return self.memory_enabled is True
-
-    @property
-    def surface_memory_on(self) -> bool:
-        """The `executive mem` surface's reading: only an explicit false disables it."""
-        return self.memory_enabled is not False
-
-    @property
-    def store_in_home(self) -> bool:
-        """The store lives in the home's folder and admits one process (not a server)."""
-        return self.store_backend == "inmemory" or (
-            self.store_backend == "local" and self.qdrant_url is None
-        )
-
-    def secret_values(self) -> list[str]:
-        return [
-            s.get_secret_value()
-            for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token)
-            if s is not None and s.get_secret_value()
-        ]
-
-
-def dashboard_address(bind: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) split and checked; port 0 picks a free one."""
-    host, sep, port = bind.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ValueError("must be HOST:PORT, e.g. 127.0.0.1:8377")
-    return host, int(port)
-
-
-def _split(value: str) -> list[str]:
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-_FLAG_FIELDS = {
-    alias: name
-    for name, info in Settings.model_fields.items()
-    if isinstance(alias := info.validation_alias, str) and alias.startswith("V3_MEM_HOOK_")
-}
-
-_SECRET_FIELDS = {
-    name
-    for name, info in Settings.model_fields.items()
-    if info.annotation
-    in (
-        SecretStr | None,
-        SecretStr,
-    )
-}
-
-
-class SettingsError(Exception):
-    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why).
-
-    ``sources`` says where each named variable's value came from, so the operator edits the
-    right place: the environment wins over the file, and editing the file would change nothing.
-    """
-
-    def __init__(
-        self, problems: list[tuple[str, str, str]], sources: Mapping[str, str] | None = None
-    ) -> None:
-        self.problems = problems
-        self.sources = dict(sources or {})
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        lines = ["invalid configuration:"]
-        for variable, value, why in self.problems:
-            source = self.sources.get(variable)
-            where = f" (from {source})" if source else ""
-            lines.append(f"  {variable}={value!r}{where}: {why}")
-        return "\n".join(lines)
-
-
-def value_sources(env_file: Path, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Where each variable with a value gets it: ``environment`` or the env file's path.
-
-    Variables left out take their default. An empty value is unset, as everywhere.
-    """
-    from dotenv import dotenv_values  # pydantic-settings' own reader of env files
-
-    env = os.environ if environ is None else environ
-    in_file = dotenv_values(env_file) if env_file.is_file() else {}
-    sources: dict[str, str] = {}
-    for name in variable_names():
-        if env.get(name):
-            sources[name] = "environment"
-        elif in_file.get(name):
-            sources[name] = str(env_file)
-    return sources
-
-
-def env_file_for(home: Path) -> Path:
-    return home / ENV_FILE_NAME
-
-
-def resolve_home(home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """The agent home: an explicit argument, then EXECUTIVE_HOME / AGENT_PATH, then the cwd."""
-    env = os.environ if environ is None else environ
-    if home is None:
-        chosen = env.get("EXECUTIVE_HOME") or env.get("AGENT_PATH")
-        home = Path(chosen) if chosen else Path.cwd()
-    return home.expanduser().resolve()
-
-
-def load_settings(home: Path | None = None, **overrides: Any) -> Settings:
-    """Read the environment and ``<home>/.env.executive``; the process environment wins.
-
-    Raises :class:`SettingsError` naming every bad variable, its value and why.
-    """
-    root = resolve_home(home)
-    env_file = env_file_for(root)
-    try:
-        return Settings(
-            _env_file=env_file if env_file.is_file() else None,
-            home=root,
-            **overrides,
-        )
-    except ValidationError as exc:
-        raise SettingsError(_problems(exc), value_sources(env_file)) from None
-
-
-def _problems(exc: ValidationError) -> list[tuple[str, str, str]]:
-    problems = []
-    for err in exc.errors(include_url=False):
-        loc = [str(part) for part in err["loc"]]
-        variable = _variable_name(loc[0]) if loc else "configuration"
-        field = _field_for_variable(variable)
-        value = err.get("input")
-        shown = "***" if field in _SECRET_FIELDS else _short(value)
-        reason = err["msg"].removeprefix("Value error, ")
-        if not loc:
-            # Model-level rules name their variables in the message itself.
-            variable, shown = "configuration", ""
-        problems.append((variable, shown, reason))
-    return problems
-
-
-def _variable_name(loc: str) -> str:
-    info = Settings.model_fields.get(loc)
-    if info is None:
-        return loc
-    alias = info.validation_alias
-    if isinstance(alias, AliasChoices):
-        return str(alias.choices[0])
-    return str(alias or loc)
-
-
-def _field_for_variable(variable: str) -> str | None:
-    for name, info in Settings.model_fields.items():
-        alias = info.validation_alias
-        names = alias.choices if isinstance(alias, AliasChoices) else [alias]
-        if variable in names or variable == name:
-            return name
-    return None
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def variable_names() -> list[str]:
-    """Every environment variable the daemon reads, in declaration order."""
-    names: list[str] = []
-    for info in Settings.model_fields.values():
-        alias = info.validation_alias
-        names.extend(
-            str(a) for a in (alias.choices if isinstance(alias, AliasChoices) else [alias])
-        )
-    return names
+# The loading functions, under the names the rest of the code imports from here.
+load_settings = Settings.load
+value_sources = Settings.value_sources
+variable_names = Settings.variable_names

@@ -9,7 +9,7 @@ import pytest
 from executive.hooks.names import SPECS, HookName
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.memory.runtime import MemoryRuntime
-from executive.settings import HOOK_FLAGS
+from executive.settings import variable_names
 from executive.workspace.ledger import WorkLedger
 from tests.hooks.conftest import (
     ALL_ON,
@@ -77,8 +77,9 @@ async def test_an_empty_or_false_flag_is_off(agent_home, monkeypatch, value):
 
 
 def test_flag_names_are_the_originals():
-    assert {spec.flag for spec in SPECS.values()} == set(HOOK_FLAGS.values())
-    assert set(ALL_ON) > set(HOOK_FLAGS.values())
+    flags = {spec.flag for spec in SPECS.values()}
+    assert flags <= set(variable_names())  # each one a setting, read by name
+    assert set(ALL_ON) > flags
 
 
 async def test_unknown_hook_is_an_error_value(env):

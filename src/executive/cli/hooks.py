@@ -44,10 +44,6 @@ app.add_typer(hooks, name="hooks")
 ENGINES = ("builtin", "claude")
 
 
-def _flag_field(flag: str) -> str:
-    return next(n for n, f in Settings.model_fields.items() if f.validation_alias == flag)
-
-
 def read_context(hook: str, source: str) -> HookContext:
     """The context in ``source`` (a file, or ``-`` for stdin), or exit 2 naming the problem."""
     try:
@@ -98,7 +94,7 @@ def run(
     spec = SPECS[HookName(name)]
     overrides: dict[str, Any] = {"skill_engine": engine} if engine else {}
     if force:
-        overrides |= {"memory_enabled": True, _flag_field(spec.flag): True}
+        overrides |= {"memory_enabled": True, Settings.flag_field(spec.flag): True}
     settings = load(ctx, **overrides)
     configure_logging(
         fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr

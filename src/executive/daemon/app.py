@@ -138,6 +138,6 @@ async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
 
 
 async def _replay(maintenance: Maintenance) -> dict[str, object]:
-    if not maintenance.runtime.settings.surface_memory_on:
-        return {"skipped": True, "reason": "V3_MEMORY_ENABLED off"}
+    if (reason := maintenance.runtime.settings.surface_off) is not None:
+        return {"skipped": True, "reason": reason}
     return await maintenance.replay()

@@ -13,11 +13,12 @@ from typing import Any
 
 from executive.daemon.schedule import daily
 from executive.home import PRIORITIES, Home
+from executive.hooks.names import SPECS
 from executive.memory import snapshot as snapshots
 from executive.memory.ledger import HarvestLedger
 from executive.memory.store.base import Filter, StoreReader
 from executive.memory.taxonomy import MemoryType
-from executive.settings import HOOK_FLAGS, Settings, value_sources
+from executive.settings import Settings, value_sources
 
 
 def hook_states(
@@ -29,16 +30,12 @@ def hook_states(
     the master switch's came from: the environment, the file, or the default.
     """
     states = {}
-    for hook, flag in HOOK_FLAGS.items():
-        if not settings.hooks_master_on:
-            reason = "V3_MEMORY_ENABLED off"
-        elif not settings.hook_flag(hook):
-            reason = f"{flag} off"
-        else:
-            reason = "on"
+    for spec in SPECS.values():
+        hook, flag = spec.name.value, spec.flag
+        reason = settings.hook_off(flag) or "on"
         states[hook] = {"on": reason == "on", "flag": flag, "reason": reason}
         if sources is not None:
-            states[hook]["value"] = settings.hook_flag(hook)
+            states[hook]["value"] = settings.flag(flag)
             states[hook]["source"] = sources.get(flag, "default")
             states[hook]["master_source"] = sources.get("V3_MEMORY_ENABLED", "default")
     return states

@@ -10,7 +10,7 @@ from typing import Any
 from executive.corpus import backfill
 from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.surface import MemorySurface, SurfaceError
+from executive.memory.surface import MemorySurface, SurfaceError, skipped_when_off
 from executive.workspace.ledger import WorkLedger
 
 
@@ -19,8 +19,8 @@ def build_surface(runtime: MemoryRuntime) -> MemorySurface:
     Maintenance(runtime).register(surface)
 
     async def run_backfill(lanes: list[str] | None = None, dry_run: bool = False) -> dict[str, Any]:
-        if not runtime.settings.surface_memory_on and not dry_run:
-            return {"ok": True, "skipped": True, "reason": "V3_MEMORY_ENABLED off"}
+        if not dry_run and (off := skipped_when_off(runtime.settings)) is not None:
+            return off
         try:
             return await backfill.run(
                 await runtime.harvester(),

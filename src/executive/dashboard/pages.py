@@ -19,11 +19,11 @@ from starlette.responses import HTMLResponse, Response
 import executive
 from executive.dashboard import charts, health, sources
 from executive.dashboard.scrub import scrub, scrub_value
+from executive.hooks.names import HookName
 from executive.memory import plan
 from executive.memory.reader import Reader, Scope
 from executive.memory.store.base import Filter, StoreError
 from executive.observe import HookRun
-from executive.settings import HOOK_FLAGS
 
 if TYPE_CHECKING:
     from executive.dashboard.app import Context
@@ -166,7 +166,7 @@ async def hook_runs(ctx: Context, request: Request) -> Page:
         "earlier": chosen(earlier),
         "hook": hook,
         "outcome": outcome,
-        "hooks": list(HOOK_FLAGS),
+        "hooks": [name.value for name in HookName],
         "skipped": {h: n for (h, o), n in ctx.observer.hook_counts.items() if o == "skipped"},
         "chart": charts.lines("Hook durations", sources.hook_durations(ledger), "s"),
     }

@@ -20,7 +20,7 @@ from executive.hooks.builtin import BuiltinEngine
 from executive.hooks.context import HookContext
 from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
 from executive.hooks.llm import ClaudeEngine  # the SDK itself is imported only when it runs
-from executive.hooks.names import SPECS, HookName, HookSpec
+from executive.hooks.names import HookName, HookSpec, spec_of
 from executive.hooks.result import HookResult, Writes
 from executive.hooks.tools import HookTools
 from executive.logs import bound, get_logger
@@ -50,17 +50,14 @@ class HookEnv:
 
 
 def gate(settings: Settings, spec: HookSpec) -> str | None:
-    """Why the hook may not run, or None when it may."""
-    if not settings.hooks_master_on:
-        return "V3_MEMORY_ENABLED off"
-    if not settings.hook_flag(spec.name.value):
-        return f"{spec.flag} off"
-    return None
+    """Why the hook may not run, or None when it may (settings decide; see ``hook_off``)."""
+    return settings.hook_off(spec.flag)
 
 
-async def run_memory_hook(name: str, context: HookContext, env: HookEnv) -> HookResult:
+async def run_memory_hook(name: HookName | str, context: HookContext, env: HookEnv) -> HookResult:
+    # A string is accepted for `executive hooks run` and tests; the loop passes a HookName.
     try:
-        spec = SPECS[HookName(name)]
+        spec = spec_of(name)
     except ValueError:
         return HookResult(hook=str(name), ran=False, error=f"unknown hook {name!r}")
     with bound(hook=spec.name.value):

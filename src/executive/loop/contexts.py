@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
+from typing import Any
 
 from executive.hooks.context import (
     FailDiagContext,
@@ -19,7 +21,7 @@ from executive.hooks.context import (
     new_harvest_run,
 )
 from executive.workers.verifiers import VerifierResult
-from executive.workspace.ledger import WorkLedger
+from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.lifecycle import Active
 from executive.workspace.signals import root_signal
 from executive.workspace.state import StepState
@@ -49,26 +51,41 @@ def step_of(state: StepState) -> Step:
     return Step(number=state.number, title=state.title, estimated_seconds=state.estimated_seconds)
 
 
-def pre_work(queued: list[WorkItem], picked: str, ledger: WorkLedger) -> PreWorkContext:
-    failures, successes = [], []
-    for event in ledger.events("GOAL_COMPLETED", "GOAL_BLOCKED", "STEP_FAILED"):
+class Recent(LedgerFold):
+    """The last few successes and failures in the work ledger, for Hook A's context.
+
+    Built before every iteration with work, so it reads only the events appended since.
+    """
+
+    def reset(self) -> None:
+        self.failures: deque[Outcome] = deque(maxlen=RECENT)
+        self.successes: deque[Outcome] = deque(maxlen=RECENT)
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind not in ("GOAL_COMPLETED", "GOAL_BLOCKED", "STEP_FAILED"):
+            return
         outcome = Outcome(
             bundle_slug=str(event.get("bundle", "")),
             title=str(event.get("title", "")),
             result="success"
-            if event["event"] == "GOAL_COMPLETED"
+            if kind == "GOAL_COMPLETED"
             else "failure"
-            if event["event"] == "STEP_FAILED"
+            if kind == "STEP_FAILED"
             else "blocked",
             run_id=str(event.get("contract_id", "")),
             at=str(event.get("ts", "")),
         )
-        (successes if outcome.result == "success" else failures).append(outcome)
+        (self.successes if outcome.result == "success" else self.failures).append(outcome)
+
+
+def pre_work(queued: list[WorkItem], picked: str, recent: Recent) -> PreWorkContext:
+    recent.refresh()
     return PreWorkContext(
         queued=queued,
         picked=picked,
-        recent_failures=failures[-RECENT:],
-        recent_successes=successes[-RECENT:],
+        recent_failures=list(recent.failures),
+        recent_successes=list(recent.successes),
     )
 
 

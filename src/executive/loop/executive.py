@@ -17,10 +17,11 @@ from datetime import UTC, datetime, timedelta
 from executive.corpus import backfill
 from executive.home import Home
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
+from executive.hooks.names import SPECS, HookName
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import bound, get_logger
-from executive.loop import contexts, retro
+from executive.loop import contexts, retro, transitions
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
@@ -42,7 +43,6 @@ from executive.workspace.state import (
     StateError,
     StepState,
     backoff_seconds,
-    log_progress,
     now_iso,
 )
 
@@ -70,6 +70,10 @@ class Executive:
             settings.breakdown_threshold_turns,
             max_prompt_bytes=settings.bundle_prompt_max_bytes,
         )
+        self.recorder = transitions.Recorder(self.workspace, self.ledger)
+        # The ledger as the idle path and Hook A need it, read on from where they stopped.
+        self._outcomes = retro.Outcomes(self.ledger)
+        self._recent = contexts.Recent(self.ledger)
         self.hook_env = hook_env or HookEnv(settings, memory, self.ledger, observer=observer)
         self.observer = observer
         self._specs_synced: tuple[float, ...] | None = None
@@ -88,24 +92,8 @@ class Executive:
                 step.attempts += 1
                 step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
                 step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
-                self.workspace.save(active)
-                self.ledger.append(
-                    "STEP_INTERRUPTED",
-                    bundle=active.bundle.slug,
-                    step=step.number,
-                    contract_id=step.contract_id,
-                    attempt=step.attempts,
-                )
-                log.warning(
-                    "step.interrupted",
-                    bundle=active.bundle.slug,
-                    step=step.number,
-                    contract_id=step.contract_id,
-                )
                 try:
-                    log_progress(
-                        active.bundle.folder, f"step {step.number} interrupted; back to pending"
-                    )
+                    self.recorder.record(active, transitions.interrupted(active.bundle, step))
                 except UnsafeFile as exc:  # a planted link or FIFO must not stop start-up
                     self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
                     break
@@ -131,8 +119,8 @@ class Executive:
                 for a in active
             ]
             await self._hook(
-                "pre-work-selection",
-                lambda: contexts.pre_work(queued, pick.bundle.slug, self.ledger),
+                HookName.PRE_WORK,
+                lambda: contexts.pre_work(queued, pick.bundle.slug, self._recent),
             )
             try:
                 await self._run_step(pick)
@@ -153,7 +141,7 @@ class Executive:
         pack, is on; only on iterations with work, so an idle loop touches no store.
         """
         s = self.settings
-        if not (s.hooks_master_on and s.hook_pre_spawn):
+        if s.hook_off(SPECS[HookName.PRE_SPAWN].flag) is not None:
             return
         files = [self.home.constitution, *(self.home.root / f for f in s.spec_file_list)]
         stamp = tuple(f.stat().st_mtime if f.exists() else 0.0 for f in files)
@@ -182,7 +170,7 @@ class Executive:
 
     async def _idle(self) -> None:
         is_due = retro.due(
-            self.ledger,
+            self._outcomes,
             after_outcomes=self.settings.retro_after_outcomes,
             interval_days=self.settings.retro_interval_days,
         )
@@ -196,7 +184,7 @@ class Executive:
         )
         log.info("retro.written", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons))
         await self._hook(
-            "post-retro-harvest",
+            HookName.POST_RETRO,
             lambda: PostRetroContext(
                 retro_path=rel,
                 retro_type="weekly",
@@ -214,32 +202,13 @@ class Executive:
         item = contexts.work_item(active, self.home.root, steps.output_dir(self.settings, bundle))
         if not state.started_at:
             state.started_at = now_iso()
-            self.ledger.append(
-                "GOAL_STARTED", bundle=bundle.slug, title=bundle.title, priority=state.priority
-            )
+            self.recorder.record(active, transitions.goal_started(bundle, state.priority))
         step.status, step.contract_id, step.started_at = "in_progress", contract_id, now_iso()
-        self.workspace.save(active)
-        self.ledger.append(
-            "STEP_STARTED",
-            bundle=bundle.slug,
-            step=step.number,
-            step_title=step.title,
-            contract_id=contract_id,
-            attempt=step.attempts + 1,
-            vendor=vendor,
-        )
-        log_progress(
-            bundle.folder, f"step {step.number} attempt {step.attempts + 1} started ({contract_id})"
-        )
-        log.info(
-            "step.started",
-            step=step.number,
-            attempt=step.attempts + 1,
-            contract_id=contract_id,
-            vendor=vendor,
-        )
+        self.recorder.record(active, transitions.step_started(bundle, step, contract_id, vendor))
 
-        packed = await self._hook("pre-spawn-pack", lambda: contexts.pre_spawn(item, step, vendor))
+        packed = await self._hook(
+            HookName.PRE_SPAWN, lambda: contexts.pre_spawn(item, step, vendor)
+        )
         pack = packed.memory_pack if packed is not None and packed.outcome == "ok" else None
         if self.observer is not None:
             self.observer.spawned(
@@ -274,27 +243,9 @@ class Executive:
     ) -> None:
         bundle, state = active.bundle, active.state
         step.status = "done"
-        self.workspace.save(active)
-        self.ledger.append(
-            "STEP_COMPLETED",
-            bundle=bundle.slug,
-            step=step.number,
-            step_title=step.title,
-            contract_id=attempt.contract_id,
-            attempts=step.attempts + 1,
-            duration_seconds=step.duration_seconds,
-            estimated_seconds=step.estimated_seconds,
-            verifiers=[r.as_dict() for r in attempt.results],
-        )
-        log_progress(bundle.folder, f"step {step.number} passed ({attempt.contract_id})")
-        log.info(
-            "step.completed",
-            step=step.number,
-            contract_id=attempt.contract_id,
-            attempts=step.attempts + 1,
-        )
+        self.recorder.record(active, transitions.step_completed(bundle, step, attempt))
         await self._hook(
-            "post-run-harvest",
+            HookName.POST_RUN,
             lambda: contexts.post_run(
                 item,
                 step,
@@ -305,16 +256,7 @@ class Executive:
             ),
         )
         if state.next_step() is None:
-            self.workspace.complete(active)
-            self.ledger.append(
-                "GOAL_COMPLETED",
-                bundle=bundle.slug,
-                title=bundle.title,
-                contract_id=attempt.contract_id,
-                steps=len(state.steps),
-                step_titles=[s.title for s in state.steps],
-            )
-            log.info("goal.completed", title=bundle.title)
+            self.recorder.record(active, transitions.goal_completed(active, attempt.contract_id))
 
     async def _failed(
         self, active: Active, step: StepState, item: WorkItem, vendor: str, attempt: steps.Attempt
@@ -324,32 +266,11 @@ class Executive:
         step.attempts += 1
         step.last_error = attempt.error
         step.errors = [*step.errors, attempt.error[-500:]][-KEEP_ERRORS:]
-        self.workspace.save(active)
         signal = root_signal(attempt.error)
-        self.ledger.append(
-            "STEP_FAILED",
-            bundle=bundle.slug,
-            step=step.number,
-            step_title=step.title,
-            contract_id=attempt.contract_id,
-            attempt=step.attempts,
-            error=attempt.error[-1000:],
-            signal=signal,
-            verifiers=[r.as_dict() for r in attempt.results],
-        )
-        log_progress(
-            bundle.folder, f"step {step.number} failed (attempt {step.attempts}): {signal}"
-        )
-        log.warning(
-            "step.failed",
-            step=step.number,
-            attempt=step.attempts,
-            contract_id=attempt.contract_id,
-            signal=signal,
-        )
+        self.recorder.record(active, transitions.step_failed(bundle, step, attempt, signal))
         if step.attempts >= FAIL_DIAG_FROM:
             diagnosed = await self._hook(
-                "failure-diagnosis",
+                HookName.FAIL_DIAG,
                 lambda: contexts.fail_diag(item, step, vendor, self.ledger, self._limit(bundle)),
             )
             if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
@@ -361,8 +282,7 @@ class Executive:
                 if attempt.fatal
                 else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {self._limit(bundle)})"
             )
-            self.workspace.block(
-                active,
+            block = transitions.Block(
                 reason,
                 [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
                 [
@@ -370,15 +290,9 @@ class Executive:
                     ("Hook D's diagnosis", step.diagnosis),
                 ],
             )
-            self.ledger.append(
-                "GOAL_BLOCKED",
-                bundle=bundle.slug,
-                title=bundle.title,
-                reason=reason,
-                attempts=step.attempts,
-                contract_id=attempt.contract_id,
+            self.recorder.record(
+                active, transitions.goal_blocked(bundle, step, attempt.contract_id, block)
             )
-            log.warning("goal.blocked", reason=reason)
             return
         delay = backoff_seconds(
             step.attempts,
@@ -387,19 +301,12 @@ class Executive:
         )
         if delay:
             step.retry_after = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat()
-            self.workspace.save(active)
-            log.info(
-                "step.retry_scheduled",
-                step=step.number,
-                attempt=step.attempts,
-                wait_seconds=delay,
-                retry_after=step.retry_after,
-            )
+            self.recorder.record(active, transitions.retry_scheduled(step, delay))
 
     def _limit(self, bundle: Bundle) -> int:
         return bundle.spec.max_attempts or self.settings.max_retries
 
-    async def _hook(self, name: str, build: Callable[[], HookContext]) -> HookResult | None:
+    async def _hook(self, name: HookName, build: Callable[[], HookContext]) -> HookResult | None:
         """Build the context and run the hook; nothing here may stop the loop."""
         try:
             context = build()
@@ -407,6 +314,6 @@ class Executive:
             # (and so memory) sees them.
             context = type(context).model_validate(redactor().value(context.model_dump()))
         except Exception as exc:
-            log.exception("hook.context_failed", hook=name, error=repr(exc))
+            log.exception("hook.context_failed", hook=name.value, error=repr(exc))
             return None
         return await run_memory_hook(name, context, self.hook_env)

@@ -8,6 +8,7 @@ step, the steps of a finished bundle), each tagged for Hook E.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -16,7 +17,7 @@ from typing import Any
 
 from executive.files import atomic_write
 from executive.home import Home
-from executive.workspace.ledger import WorkLedger
+from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.retrospective import Lesson, Retrospective
 
 OUTCOME_EVENTS = ("STEP_COMPLETED", "STEP_FAILED", "GOAL_BLOCKED")
@@ -34,21 +35,45 @@ def _parse(ts: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
+class Outcomes(LedgerFold):
+    """What :func:`due` needs from the work ledger, read on from where it stopped.
+
+    The idle loop asks every tick; this reads only the events appended since the last.
+    """
+
+    def reset(self) -> None:
+        self.first: dict[str, Any] | None = None  # the ledger's first event
+        self.since = ""  # the time of the last retrospective, "" when there was none
+        self._times: list[str] = []  # every outcome's time, sorted
+
+    def add(self, event: dict[str, Any]) -> None:
+        if self.first is None:
+            self.first = event
+        if event.get("event") == "RETRO_WRITTEN":
+            self.since = event["ts"]
+        elif event.get("event") in OUTCOME_EVENTS:
+            # Sorted, so the outcomes after any retrospective are counted without a scan.
+            bisect.insort(self._times, event.get("ts", ""))
+
+    def fresh(self) -> int:
+        """Outcomes timed after the last retrospective."""
+        return len(self._times) - bisect.bisect_right(self._times, self.since)
+
+
 def due(
-    ledger: WorkLedger, *, after_outcomes: int, interval_days: int, now: datetime | None = None
+    outcomes: Outcomes, *, after_outcomes: int, interval_days: int, now: datetime | None = None
 ) -> Due | None:
     moment = now or datetime.now(UTC)
-    events = list(ledger.events())
-    written = [e["ts"] for e in events if e.get("event") == "RETRO_WRITTEN"]
-    since = written[-1] if written else ""
-    fresh = [e for e in events if e.get("event") in OUTCOME_EVENTS and e.get("ts", "") > since]
+    outcomes.refresh()
+    since, fresh = outcomes.since, outcomes.fresh()
     if not fresh:
         return None
-    if len(fresh) >= after_outcomes:
-        return Due(since, len(fresh))
-    start = _parse(since) if since else _parse(events[0]["ts"])
+    if fresh >= after_outcomes:
+        return Due(since, fresh)
+    assert outcomes.first is not None  # there is an outcome, so a first event
+    start = _parse(since) if since else _parse(outcomes.first["ts"])
     if moment - start >= timedelta(days=interval_days):
-        return Due(since, len(fresh))
+        return Due(since, fresh)
     return None
 
 

@@ -15,7 +15,7 @@ from executive.memory import rebuild as rebuilding
 from executive.memory import snapshot as snapshots
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter
-from executive.memory.surface import MemorySurface, SurfaceError
+from executive.memory.surface import MemorySurface, SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
 
@@ -32,17 +32,15 @@ class Maintenance:
     def should_snapshot(self) -> str | None:
         """Why the daily job has nothing to do, or None when it should run."""
         settings = self.runtime.settings
-        if not settings.surface_memory_on:
-            return "V3_MEMORY_ENABLED off"
+        if settings.surface_off is not None:
+            return settings.surface_off
         home = self.runtime.home
         if settings.store_in_home and not home.store_dir.exists():
             return "the embedded store was never opened"
         return None
 
     def _off(self) -> dict[str, Any] | None:
-        if not self.runtime.settings.surface_memory_on:
-            return {"ok": True, "skipped": True, "reason": "V3_MEMORY_ENABLED off"}
-        return None
+        return skipped_when_off(self.runtime.settings)
 
     async def snapshot(self) -> dict[str, Any]:
         if (off := self._off()) is not None:

@@ -16,11 +16,18 @@ from executive.memory.harvester import PRINCIPLE_REFUSED
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, StoreError
 from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
+from executive.settings import Settings
 
 # Memory ids are UUIDs; packs and log lines show their first 8 characters. Anything shorter
 # than a whole id is taken as a prefix, and a prefix must be long enough to mean something.
 _FULL_ID = 32
 _MIN_PREFIX = 6
+
+
+def skipped_when_off(settings: Settings) -> dict[str, Any] | None:
+    """What an operation answers while memory is switched off, or None when it is on."""
+    reason = settings.surface_off
+    return None if reason is None else {"ok": True, "skipped": True, "reason": reason}
 
 
 class SurfaceError(Exception):
@@ -173,9 +180,7 @@ class MemorySurface:
         return {"ok": not problems, "total": len(items), "rejections": problems}
 
     def _disabled(self) -> dict[str, Any] | None:
-        if not self.runtime.settings.surface_memory_on:
-            return {"ok": True, "skipped": True, "reason": "V3_MEMORY_ENABLED off"}
-        return None
+        return skipped_when_off(self.runtime.settings)
 
     async def add(self, items: list[Any]) -> dict[str, Any]:
         if (skipped := self._disabled()) is not None:

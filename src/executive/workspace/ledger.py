@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from executive.files import append_jsonl, read_jsonl
+from executive.files import JsonlTail, append_jsonl, read_jsonl
 from executive.redact import redactor
 
 # Fields that retrospectives and needs-you quote inside one markdown line: a newline in a
@@ -47,3 +47,30 @@ class WorkLedger:
         for record in read_jsonl(self.path):
             if not names or record.get("event") in names:
                 yield record
+
+
+class LedgerFold:
+    """A summary of the work ledger kept current by reading only what was appended since.
+
+    The loop asks on every tick (is a retrospective due? what happened lately?); reading a
+    ledger of months each time would grow with its age. A subclass says how to start over
+    (``reset``) and what one event changes (``add``); ``refresh`` feeds it the new events,
+    and starts it over when the ledger was truncated or replaced.
+    """
+
+    def __init__(self, ledger: WorkLedger) -> None:
+        self._tail = JsonlTail(ledger.path)
+        self.reset()
+
+    def refresh(self) -> None:
+        start_over, records = self._tail.read()
+        if start_over:
+            self.reset()
+        for record in records:
+            self.add(record)
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def add(self, event: dict[str, Any]) -> None:
+        raise NotImplementedError

@@ -1,0 +1,86 @@
+"""True/false settings, read by their variable's name, and the one answer to "is memory on?"."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator
+
+from executive.config.sources import aliases
+
+if TYPE_CHECKING:
+    from executive.settings import Settings
+
+# Why memory does nothing, in the words every gate (hooks, `executive mem`, jobs) reports.
+MEMORY_OFF = "V3_MEMORY_ENABLED off"
+
+
+def _parse_flag(value: Any) -> Any:
+    # The original compares against the string "true"; anything else was silently off.
+    # We accept true/false in any case and refuse the rest, so a typo is an error, not "off".
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+        return value.strip().lower() == "true"
+    raise ValueError("must be true or false")
+
+
+Flag = Annotated[bool, BeforeValidator(_parse_flag)]
+
+
+@cache
+def flag_fields(model: type[BaseModel]) -> dict[str, str]:
+    """Environment variable -> field, for every plain true/false setting of ``model``."""
+    return {
+        variable: name
+        for name, info in model.model_fields.items()
+        if info.annotation is bool
+        for variable in aliases(info.validation_alias)
+    }
+
+
+class MemoryGates:
+    """Flags by name, and whether memory is on: the one place that decides; every gate asks.
+
+    The master switch has two readings, as in the original: hooks treat unset as off, the
+    `executive mem` surface treats it as on (only an explicit false disables it).
+    """
+
+    @classmethod
+    def flag_field(cls: type[Settings], variable: str) -> str:
+        """The field of the true/false setting read from ``variable`` (to override it by name)."""
+        return flag_fields(cls)[variable]
+
+    def flag(self: Settings, variable: str) -> bool:
+        """The true/false setting read from the environment variable ``variable``.
+
+        How a hook's flag is read: by the variable's name, so settings know no hook.
+        """
+        try:
+            return bool(getattr(self, flag_fields(type(self))[variable]))
+        except KeyError:
+            raise KeyError(f"{variable} is not a true/false setting") from None
+
+    @property
+    def hooks_master_on(self: Settings) -> bool:
+        """The runner's reading of the master switch: unset is off."""
+        return self.memory_enabled is True
+
+    @property
+    def surface_memory_on(self: Settings) -> bool:
+        """The `executive mem` surface's reading: only an explicit false disables it."""
+        return self.memory_enabled is not False
+
+    def hook_off(self: Settings, flag: str) -> str | None:
+        """Why a hook switched by ``flag`` may not run, or None when it may (the runner's gate)."""
+        if not self.hooks_master_on:
+            return MEMORY_OFF
+        if not self.flag(flag):
+            return f"{flag} off"
+        return None
+
+    @property
+    def surface_off(self: Settings) -> str | None:
+        """Why the `executive mem` surface and its scheduled jobs do nothing, or None."""
+        return None if self.surface_memory_on else MEMORY_OFF

@@ -1,0 +1,158 @@
+"""Where settings come from: the process environment, then ``<home>/.env.executive``.
+
+Also the error that names every bad variable with its value, its reason and its source,
+and the variable names themselves (a field's ``validation_alias``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import AliasChoices, BaseModel, SecretStr, ValidationError
+from pydantic_settings import BaseSettings
+
+ENV_FILE_NAME = ".env.executive"
+
+
+def alias(*names: str) -> Any:
+    """A field's variable: one name, or several where an older name still works."""
+    return AliasChoices(*names) if len(names) > 1 else names[0]
+
+
+def aliases(alias: Any) -> list[str]:
+    """The variable names of a field's ``validation_alias``, the preferred first."""
+    names = alias.choices if isinstance(alias, AliasChoices) else [alias]
+    return [str(name) for name in names if name is not None]
+
+
+class SettingsError(Exception):
+    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why).
+
+    ``sources`` says where each named variable's value came from, so the operator edits the
+    right place: the environment wins over the file, and editing the file would change nothing.
+    """
+
+    def __init__(
+        self, problems: list[tuple[str, str, str]], sources: Mapping[str, str] | None = None
+    ) -> None:
+        self.problems = problems
+        self.sources = dict(sources or {})
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        lines = ["invalid configuration:"]
+        for variable, value, why in self.problems:
+            source = self.sources.get(variable)
+            where = f" (from {source})" if source else ""
+            lines.append(f"  {variable}={value!r}{where}: {why}")
+        return "\n".join(lines)
+
+
+def env_file_for(home: Path) -> Path:
+    return home / ENV_FILE_NAME
+
+
+def resolve_home(home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """The agent home: an explicit argument, then EXECUTIVE_HOME / AGENT_PATH, then the cwd."""
+    env = os.environ if environ is None else environ
+    if home is None:
+        chosen = env.get("EXECUTIVE_HOME") or env.get("AGENT_PATH")
+        home = Path(chosen) if chosen else Path.cwd()
+    return home.expanduser().resolve()
+
+
+class Sources(BaseSettings):
+    """Loading :class:`executive.settings.Settings`, whose fields say which variables exist.
+
+    Class methods, so that they read the fields of the class they are called on without
+    importing it; ``executive.settings`` exports them under their usual names.
+    """
+
+    @classmethod
+    def load(cls, home: Path | None = None, **overrides: Any) -> Self:
+        """Read the environment and ``<home>/.env.executive``; the process environment wins.
+
+        Raises :class:`SettingsError` naming every bad variable, its value and why.
+        """
+        root = resolve_home(home)
+        env_file = env_file_for(root)
+        try:
+            return cls(
+                _env_file=env_file if env_file.is_file() else None,
+                home=root,
+                **overrides,
+            )
+        except ValidationError as exc:
+            raise SettingsError(_problems(cls, exc), cls.value_sources(env_file)) from None
+
+    @classmethod
+    def value_sources(
+        cls, env_file: Path, environ: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """Where each variable with a value gets it: ``environment`` or the env file's path.
+
+        Variables left out take their default. An empty value is unset, as everywhere.
+        """
+        from dotenv import dotenv_values  # pydantic-settings' own reader of env files
+
+        env = os.environ if environ is None else environ
+        in_file = dotenv_values(env_file) if env_file.is_file() else {}
+        sources: dict[str, str] = {}
+        for name in cls.variable_names():
+            if env.get(name):
+                sources[name] = "environment"
+            elif in_file.get(name):
+                sources[name] = str(env_file)
+        return sources
+
+    @classmethod
+    def variable_names(cls) -> list[str]:
+        """Every environment variable the daemon reads, in declaration order."""
+        return [
+            name for info in cls.model_fields.values() for name in aliases(info.validation_alias)
+        ]
+
+
+def _problems(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, str, str]]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = [str(part) for part in err["loc"]]
+        variable = _variable_name(model, loc[0]) if loc else "configuration"
+        field = _field_for_variable(model, variable)
+        value = err.get("input")
+        shown = "***" if field in _secret_fields(model) else _short(value)
+        reason = err["msg"].removeprefix("Value error, ")
+        if not loc:
+            # Model-level rules name their variables in the message itself.
+            variable, shown = "configuration", ""
+        problems.append((variable, shown, reason))
+    return problems
+
+
+def _variable_name(model: type[BaseModel], loc: str) -> str:
+    info = model.model_fields.get(loc)
+    if info is None:
+        return loc
+    return aliases(info.validation_alias)[0] if info.validation_alias else loc
+
+
+def _field_for_variable(model: type[BaseModel], variable: str) -> str | None:
+    for name, info in model.model_fields.items():
+        if variable in aliases(info.validation_alias) or variable == name:
+            return name
+    return None
+
+
+@cache
+def _secret_fields(model: type[BaseModel]) -> frozenset[str]:
+    secret = (SecretStr | None, SecretStr)
+    return frozenset(name for name, info in model.model_fields.items() if info.annotation in secret)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
