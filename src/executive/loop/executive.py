@@ -10,6 +10,7 @@ pass → update state → Hook C │ fail → count → Hook D from the 3rd → 
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -198,7 +199,9 @@ class Executive:
         step = state.next_step()
         assert step is not None
         vendor = bundle.vendor(self.settings.worker_vendor)
-        contract_id = f"contract-{int(time.time() * 1000)}"
+        # Unique on this machine, not only in this daemon: at the end of a run every process
+        # carrying its contract id is ended, and several executives may share a host.
+        contract_id = f"contract-{int(time.time() * 1000)}-{secrets.token_hex(4)}"
         item = contexts.work_item(active, self.home.root, steps.output_dir(self.settings, bundle))
         if not state.started_at:
             state.started_at = now_iso()
