@@ -28,9 +28,9 @@ from executive.hooks.llm.engine import MAX_TURNS, mem_prefix
 from executive.hooks.llm.transcript import SHOWN_CHARS
 from executive.hooks.result import Writes
 from executive.hooks.runner import HookEnv, run_memory_hook
-from executive.memory import remote
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.surface import MemorySurface
+from executive.surface import control
+from executive.surface.operations import MemorySurface
 from executive.workspace.ledger import WorkLedger
 from tests.conftest import events
 from tests.hooks.claude_fake import Call, Crash, FakeClaude, Hang, Result, Turn
@@ -577,7 +577,7 @@ async def test_the_agents_commands_really_run_over_the_homes_socket(agent_home, 
     env.memory = runtime
     try:
         async with anyio.create_task_group() as tg:
-            await tg.start(remote.serve, MemorySurface(runtime), Home(settings.home).socket)
+            await tg.start(control.serve, MemorySurface(runtime), Home(settings.home).socket)
             result = await run_memory_hook("post-run-harvest", post_run(), env)
             tg.cancel_scope.cancel()
     finally:

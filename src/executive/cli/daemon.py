@@ -17,9 +17,9 @@ from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
 from executive.logs import configure_logging
-from executive.memory.remote import RemoteSurface, daemon_listening
-from executive.memory.surface import SurfaceError
 from executive.settings import Settings
+from executive.surface.control import RemoteSurface, daemon_listening
+from executive.surface.operations import SurfaceError
 from executive.workspace.scaffold import scaffold
 
 

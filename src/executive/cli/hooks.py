@@ -24,16 +24,16 @@ from pydantic import ValidationError
 
 from executive.cli.app import app, emit_json, fail, load
 from executive.daemon.status import daemon_pid
-from executive.daemon.surface import build_surface
 from executive.home import Home
 from executive.hooks.context import CONTEXTS, HookContext, parse_context
 from executive.hooks.names import SPECS, HookName
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import configure_logging
-from executive.memory import remote
 from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings
+from executive.surface import control
+from executive.surface.build import build_surface
 from executive.workspace.ledger import WorkLedger
 
 hooks = typer.Typer(
@@ -135,7 +135,7 @@ async def _run(name: str, context: HookContext, settings: Settings, serve: bool)
         if not serve:
             return await run_memory_hook(name, context, env)
         async with anyio.create_task_group() as tg:
-            await tg.start(remote.serve, build_surface(runtime), home.socket)
+            await tg.start(control.serve, build_surface(runtime), home.socket)
             result = await run_memory_hook(name, context, env)
             tg.cancel_scope.cancel()
         return result

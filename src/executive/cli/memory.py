@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,35 +12,16 @@ import typer
 
 from executive import boundedjson
 from executive.cli.app import app, emit_json, fail, load
-from executive.daemon.surface import build_surface
-from executive.home import Home
 from executive.logs import configure_logging
-from executive.memory.maintenance import Maintenance
-from executive.memory.remote import RemoteSurface, daemon_listening
-from executive.memory.runtime import MemoryRuntime
-from executive.memory.surface import MemorySurface, SurfaceError
-from executive.settings import Settings
+from executive.surface.build import open_surface
+from executive.surface.control import RemoteSurface
+from executive.surface.maintenance import Maintenance
+from executive.surface.operations import MemorySurface, SurfaceError
 
 mem = typer.Typer(help="Read and write memory (the executive's one surface).", no_args_is_help=True)
 app.add_typer(mem, name="mem")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-@asynccontextmanager
-async def open_surface(settings: Settings) -> AsyncIterator[MemorySurface | RemoteSurface]:
-    """The running daemon's surface when there is one, else the store opened here."""
-    home = Home(settings.home)
-    if daemon_listening(home.socket):
-        yield RemoteSurface(home.socket)
-        return
-    runtime = MemoryRuntime(settings)
-    surface = build_surface(runtime)
-    try:
-        yield surface
-    finally:
-        with anyio.CancelScope(shield=True):
-            await runtime.close()
 
 
 def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:

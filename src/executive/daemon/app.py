@@ -16,18 +16,18 @@ from executive.daemon.live import LiveStatus
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Supervisor
-from executive.daemon.surface import build_surface
 from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
-from executive.memory import remote
 from executive.memory import snapshot as snapshots
-from executive.memory.maintenance import Maintenance
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import StoreError
 from executive.observe import Observer
 from executive.settings import Settings
+from executive.surface import control
+from executive.surface.build import build_surface
+from executive.surface.maintenance import Maintenance
 
 log = get_logger(__name__)
 
@@ -75,7 +75,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     surface = build_surface(runtime)
     live = LiveStatus(runtime)
     surface.register("status", live)
-    services: list[Callable[[], Awaitable[None]]] = [partial(remote.serve, surface, home.socket)]
+    services: list[Callable[[], Awaitable[None]]] = [partial(control.serve, surface, home.socket)]
     if settings.dashboard:
         app = dashboard.build_app(
             dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))

@@ -15,11 +15,11 @@ from executive.daemon.status import memory_counts
 from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.hooks.llm import preflight
-from executive.memory.remote import RemoteSurface, daemon_listening
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter
-from executive.memory.surface import SurfaceError
 from executive.settings import Settings
+from executive.surface.control import RemoteSurface, daemon_listening
+from executive.surface.operations import SurfaceError
 from executive.workers import sandbox
 
 

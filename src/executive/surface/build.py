@@ -1,16 +1,25 @@
 """The full ``executive mem`` surface: reads and writes, durability tools, backfill.
 
-One place assembles it, for the daemon's control socket and for the CLI when no daemon runs.
+``build_surface`` assembles it, for the daemon's control socket and for the CLI when no
+daemon runs; ``open_surface`` is what the CLI opens: the daemon's, over its socket, when one
+is listening, else one of its own on the store.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+
 from executive.corpus import backfill
-from executive.memory.maintenance import Maintenance
+from executive.home import Home
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.surface import MemorySurface, SurfaceError, skipped_when_off
+from executive.settings import Settings
+from executive.surface.control import RemoteSurface, daemon_listening
+from executive.surface.maintenance import Maintenance
+from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
 from executive.workspace.ledger import WorkLedger
 
 
@@ -36,3 +45,19 @@ def build_surface(runtime: MemoryRuntime) -> MemorySurface:
 
     surface.register("backfill", run_backfill)
     return surface
+
+
+@asynccontextmanager
+async def open_surface(settings: Settings) -> AsyncIterator[MemorySurface | RemoteSurface]:
+    """The running daemon's surface when there is one, else the store opened here."""
+    socket_path = Home(settings.home).socket
+    if daemon_listening(socket_path):
+        yield RemoteSurface(socket_path)
+        return
+    runtime = MemoryRuntime(settings)
+    surface = build_surface(runtime)
+    try:
+        yield surface
+    finally:
+        with anyio.CancelScope(shield=True):
+            await runtime.close()

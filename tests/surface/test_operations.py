@@ -1,21 +1,23 @@
-"""The `executive mem` surface against the real embedded store: ids as people see them."""
+"""The `executive mem` surface: ids as people see them (on the in-memory store: the ids are
+the surface's business; every store gives uuids, the contract test holds them to it)."""
 
 from __future__ import annotations
 
 import pytest
 
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.surface import MemorySurface, SurfaceError
+from executive.memory.store.inmemory import InMemoryStore
 from executive.settings import load_settings
+from executive.surface.operations import MemorySurface, SurfaceError
 from tests.memory.payloads import partial
 
-pytestmark = [pytest.mark.anyio, pytest.mark.store]
+pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def surface(tmp_path, store):
+async def surface(tmp_path):
     settings = load_settings(tmp_path, memory_enabled=True, user_id="agent-test")
-    return MemorySurface(MemoryRuntime(settings, store=store))
+    return MemorySurface(MemoryRuntime(settings, store=await InMemoryStore.open()))
 
 
 async def test_the_eight_characters_a_pack_shows_are_enough_to_find_a_memory(surface):

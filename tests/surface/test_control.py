@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from executive import peers
-from executive.memory.remote import RemoteSurface, UnsafeSocketFolder, ensure_folder, serve
-from executive.memory.surface import SurfaceError
+from executive.surface.control import RemoteSurface, UnsafeSocketFolder, ensure_folder, serve
+from executive.surface.operations import SurfaceError
 from executive.workers import sandbox
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ from executive.memory import rebuild as rebuilding
 from executive.memory import snapshot as snapshots
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter
-from executive.memory.surface import MemorySurface, SurfaceError, skipped_when_off
+from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
 

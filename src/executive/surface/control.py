@@ -33,7 +33,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from executive import boundedjson, peers
 from executive.logs import get_logger
-from executive.memory.surface import MemorySurface, SurfaceError
+from executive.surface.operations import MemorySurface, SurfaceError
 
 log = get_logger(__name__)
 
