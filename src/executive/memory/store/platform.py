@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -42,151 +41,30 @@ from executive.memory.store.base import (
     StoreError,
     WriteReceipt,
 )
+from executive.memory.store.platform_wire import (
+    ENTITY_FIELDS,
+    compile_filter,
+    describe,
+    epoch,
+    event_head,
+    memory_id_of,
+    needs_post_filter,
+    rows_of,
+    status_code,
+    to_record,
+)
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
 
 DEFAULT_HOST = "https://api.mem0.ai"
-ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
 PAGE_SIZE = 200  # the v3 list endpoint's maximum page_size
 MAX_TOP_K = 1000  # the v3 search endpoint's maximum top_k
 OVERFETCH_FLOOR = 30  # as the original CLI: max(3 x top_k, 30) when filtering client-side
 FINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED", "CANCELLED"})
 WIPE_CONCURRENCY = 8
 _REDACTED = "[REDACTED]"
-
-# Matches every memory with at least one entity id, which is every Platform memory (an add
-# without one is rejected). Mentioning all four fields keeps any implicit null scoping off.
-EVERYTHING: dict[str, Any] = {"AND": [{"OR": [{name: "*"} for name in ENTITY_FIELDS]}]}
-
-
-def compile_filter(where: Filter | None) -> dict[str, Any]:
-    """The neutral filter in the Platform's v2 filter grammar (``filters`` of search/get_all).
-
-    * Root: always ``{"AND": [...]}``.
-    * Entity ids: ``{"user_id": u}``, ``{"agent_id": a}``, ``{"run_id": r}``; one app is
-      ``{"app_id": a}``, several are ``{"app_id": {"in": [...]}}`` (entity fields accept
-      ``eq``, ``ne``, ``in`` and ``*``). Each entity field the filter leaves open is sent as
-      ``"*"`` (non-null): under the implicit null scoping of the older docs an unmentioned
-      field means "must be null", which would hide every record we write (ours always carry
-      all four ids); under the current docs ("unmentioned entities are not constrained")
-      ``"*"`` costs nothing for the same reason. ``user_id`` and ``agent_id`` may sit in
-      the same AND: our writes are Direct Import (``infer=False``), which sets both.
-      A filter with no entity id at all asks for "any entity" (:data:`EVERYTHING`).
-    * Metadata, equality only (the Platform accepts bare/``eq``/``ne``/``contains``, never
-      ``in``/``gt``/``gte``): ``{"metadata": {"type": t}}`` for one type, an ``OR`` of such
-      equalities for several (the documented workaround), and one
-      ``{"metadata": {k: v}}`` clause each for env, cohort, key and the extra pairs.
-    * ``min_confidence`` is never sent: it is applied in the daemon after over-fetching.
-    """
-    if where is None:
-        return EVERYTHING
-    clauses: list[dict[str, Any]] = []
-    entities: dict[str, Any] = {
-        "user_id": where.user_id,
-        "agent_id": where.agent_id,
-        "app_id": _one_or_in(where.app_ids),
-        "run_id": where.run_id,
-    }
-    if all(value is None for value in entities.values()):
-        clauses += EVERYTHING["AND"]
-    else:
-        clauses += [{name: "*" if value is None else value} for name, value in entities.items()]
-    if len(where.types) == 1:
-        clauses.append({"metadata": {"type": where.types[0]}})
-    elif where.types:
-        clauses.append({"OR": [{"metadata": {"type": t}} for t in where.types]})
-    for name in ("env", "cohort", "key"):
-        value = getattr(where, name)
-        if value is not None:
-            clauses.append({"metadata": {name: value}})
-    clauses += [{"metadata": {k: v}} for k, v in where.metadata]
-    return {"AND": clauses}
-
-
-def _one_or_in(values: tuple[str, ...]) -> Any:
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else {"in": list(values)}
-
-
-def needs_post_filter(where: Filter | None) -> bool:
-    """Whether part of the filter is left to the daemon (the server cannot evaluate it)."""
-    return where is not None and where.min_confidence is not None
-
-
-def _record(item: dict[str, Any]) -> MemoryRecord:
-    meta = dict(item.get("metadata") or {})
-    app_id = item.get("app_id") or meta.get("app_id")
-    return MemoryRecord(
-        id=str(item["id"]),
-        text=item.get("memory") or item.get("text") or "",
-        user_id=item.get("user_id"),
-        agent_id=item.get("agent_id"),
-        app_id=str(app_id) if app_id is not None else None,
-        # search answers run_id; get, update and the v3 list answer session_id.
-        run_id=item.get("run_id") or item.get("session_id"),
-        metadata=meta,
-        created_at=item.get("created_at"),
-        updated_at=item.get("updated_at"),
-        score=item.get("score"),
-    )
-
-
-def _rows(body: Any) -> list[dict[str, Any]]:
-    if isinstance(body, list):
-        return [r for r in body if isinstance(r, dict)]
-    if isinstance(body, dict):
-        rows = body.get("results")
-        if isinstance(rows, list):
-            return [r for r in rows if isinstance(r, dict)]
-    return []
-
-
-def _memory_id(results: Any) -> str | None:
-    """The id of the memory an add created: the first ADD entry of an event's results."""
-    for row in _rows(results):
-        if str(row.get("event") or "ADD").upper() != "ADD":
-            continue
-        value = row.get("id") or row.get("memory_id")
-        if value:
-            return str(value)
-    return None
-
-
-def _event_head(body: Any) -> dict[str, Any]:
-    """Where the add response keeps ``event_id``/``status``: top level, or the first result."""
-    if isinstance(body, dict) and ("event_id" in body or "eventId" in body or "status" in body):
-        return body
-    rows = _rows(body)
-    return rows[0] if rows else {}
-
-
-def _epoch(created_at: str) -> int | None:
-    try:
-        when = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp())
-
-
-def _status_code(exc: BaseException) -> int | None:
-    info = getattr(exc, "debug_info", None)
-    if isinstance(info, dict) and isinstance(info.get("status_code"), int):
-        return info["status_code"]
-    response = getattr(exc, "response", None)
-    code = getattr(response, "status_code", None)
-    return code if isinstance(code, int) else None
-
-
-def _describe(exc: BaseException) -> str:
-    message = getattr(exc, "message", None)
-    code = _status_code(exc)
-    where = f" (HTTP {code})" if code is not None else ""
-    return f"{type(exc).__name__}{where}: {message if message is not None else exc}"
 
 
 class PlatformStore:
@@ -249,7 +127,7 @@ class PlatformStore:
         try:
             client = await anyio.to_thread.run_sync(build)
         except Exception as exc:
-            message = f"cannot open the mem0 Platform at {host}: {_describe(exc)}"
+            message = f"cannot open the mem0 Platform at {host}: {describe(exc)}"
             raise StoreError(message.replace(api_key, _REDACTED)) from None
         log.info("store.opened", backend="platform", host=host)
         return cls(
@@ -273,7 +151,7 @@ class PlatformStore:
         except StoreError:
             raise
         except Exception as exc:
-            message = f"{what} failed on the mem0 Platform: {_describe(exc)}"
+            message = f"{what} failed on the mem0 Platform: {describe(exc)}"
             raise StoreError(self._scrub(message)) from None
 
     # --- reads ------------------------------------------------------------------------------
@@ -288,7 +166,7 @@ class PlatformStore:
         found = await self._call(
             "search", self._client.search, query, filters=filters, top_k=fetch, threshold=0.0
         )
-        records = [_record(row) for row in _rows(found)]
+        records = [to_record(row) for row in rows_of(found)]
         return [r for r in records if where.matches(r)][:top_k]
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
@@ -297,16 +175,16 @@ class PlatformStore:
                 item = self._client.get(memory_id)
             except Exception as exc:
                 # 404: no such memory; 400: "memory_id should be a valid UUID", so none either.
-                if _status_code(exc) in (400, 404):
+                if status_code(exc) in (400, 404):
                     return None
                 raise
-            return _record(item) if isinstance(item, dict) and item.get("id") else None
+            return to_record(item) if isinstance(item, dict) and item.get("id") else None
 
         return await self._call("get", run)
 
     async def history(self, memory_id: str) -> list[dict[str, Any]]:
         body = await self._call("history", self._client.history, memory_id)
-        return [dict(row) for row in _rows(body)]
+        return [dict(row) for row in rows_of(body)]
 
     async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
         """Every matching memory: ``get_all`` page by page (200 a page) until a short page or
@@ -319,9 +197,9 @@ class PlatformStore:
             body = await self._call(
                 "list", self._client.get_all, filters=filters, page=page, page_size=PAGE_SIZE
             )
-            rows = _rows(body)
+            rows = rows_of(body)
             for row in rows:
-                record = _record(row)
+                record = to_record(row)
                 found.setdefault(record.id, record)
             last = not isinstance(body, dict) or not body.get("next")
             if not rows or len(rows) < PAGE_SIZE or last:
@@ -358,12 +236,12 @@ class PlatformStore:
         kwargs["metadata"] = dict(metadata)
         kwargs["infer"] = False
         if created_at:
-            stamp = _epoch(created_at)
+            stamp = epoch(created_at)
             if stamp is not None:
                 kwargs["timestamp"] = stamp  # backdates created_at on the stored memory
         messages = [{"role": "user", "content": text}]
         response = await self._call("add", self._client.add, messages, **kwargs)
-        head = _event_head(response)
+        head = event_head(response)
         event_id = head.get("event_id") or head.get("eventId")
         event_id = str(event_id) if event_id else None
         status = str(head.get("status") or "").upper()
@@ -390,7 +268,7 @@ class PlatformStore:
 
     def _receipt(self, status: str, body: dict[str, Any], event_id: str | None) -> WriteReceipt:
         if status == "SUCCEEDED":
-            memory_id = _memory_id(body.get("results"))
+            memory_id = memory_id_of(body.get("results"))
             if memory_id is not None:
                 return WriteReceipt(status, memory_id=memory_id, event_id=event_id, detail=body)
             return WriteReceipt(
@@ -474,7 +352,7 @@ class PlatformStore:
             try:
                 self._client.delete(memory_id)
             except Exception as exc:
-                if _status_code(exc) != 404:
+                if status_code(exc) != 404:
                     raise
 
         await self._call("delete", run)

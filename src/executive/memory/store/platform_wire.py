@@ -1,0 +1,145 @@
+"""The mem0 Platform's wire shapes: our filter in its v2 grammar, and its answers as records.
+
+Pure functions, no I/O: what :mod:`executive.memory.store.platform` sends and reads back.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from executive.memory.store.base import Filter, MemoryRecord
+
+ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
+
+# Matches every memory with at least one entity id, which is every Platform memory (an add
+# without one is rejected). Mentioning all four fields keeps any implicit null scoping off.
+EVERYTHING: dict[str, Any] = {"AND": [{"OR": [{name: "*"} for name in ENTITY_FIELDS]}]}
+
+
+def compile_filter(where: Filter | None) -> dict[str, Any]:
+    """The neutral filter in the Platform's v2 filter grammar (``filters`` of search/get_all).
+
+    * Root: always ``{"AND": [...]}``.
+    * Entity ids: ``{"user_id": u}``, ``{"agent_id": a}``, ``{"run_id": r}``; one app is
+      ``{"app_id": a}``, several are ``{"app_id": {"in": [...]}}`` (entity fields accept
+      ``eq``, ``ne``, ``in`` and ``*``). Each entity field the filter leaves open is sent as
+      ``"*"`` (non-null): under the implicit null scoping of the older docs an unmentioned
+      field means "must be null", which would hide every record we write (ours always carry
+      all four ids); under the current docs ("unmentioned entities are not constrained")
+      ``"*"`` costs nothing for the same reason. ``user_id`` and ``agent_id`` may sit in
+      the same AND: our writes are Direct Import (``infer=False``), which sets both.
+      A filter with no entity id at all asks for "any entity" (:data:`EVERYTHING`).
+    * Metadata, equality only (the Platform accepts bare/``eq``/``ne``/``contains``, never
+      ``in``/``gt``/``gte``): ``{"metadata": {"type": t}}`` for one type, an ``OR`` of such
+      equalities for several (the documented workaround), and one
+      ``{"metadata": {k: v}}`` clause each for env, cohort, key and the extra pairs.
+    * ``min_confidence`` is never sent: it is applied in the daemon after over-fetching.
+    """
+    if where is None:
+        return EVERYTHING
+    clauses: list[dict[str, Any]] = []
+    entities: dict[str, Any] = {
+        "user_id": where.user_id,
+        "agent_id": where.agent_id,
+        "app_id": _one_or_in(where.app_ids),
+        "run_id": where.run_id,
+    }
+    if all(value is None for value in entities.values()):
+        clauses += EVERYTHING["AND"]
+    else:
+        clauses += [{name: "*" if value is None else value} for name, value in entities.items()]
+    if len(where.types) == 1:
+        clauses.append({"metadata": {"type": where.types[0]}})
+    elif where.types:
+        clauses.append({"OR": [{"metadata": {"type": t}} for t in where.types]})
+    for name in ("env", "cohort", "key"):
+        value = getattr(where, name)
+        if value is not None:
+            clauses.append({"metadata": {name: value}})
+    clauses += [{"metadata": {k: v}} for k, v in where.metadata]
+    return {"AND": clauses}
+
+
+def _one_or_in(values: tuple[str, ...]) -> Any:
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else {"in": list(values)}
+
+
+def needs_post_filter(where: Filter | None) -> bool:
+    """Whether part of the filter is left to the daemon (the server cannot evaluate it)."""
+    return where is not None and where.min_confidence is not None
+
+
+def to_record(item: dict[str, Any]) -> MemoryRecord:
+    meta = dict(item.get("metadata") or {})
+    app_id = item.get("app_id") or meta.get("app_id")
+    return MemoryRecord(
+        id=str(item["id"]),
+        text=item.get("memory") or item.get("text") or "",
+        user_id=item.get("user_id"),
+        agent_id=item.get("agent_id"),
+        app_id=str(app_id) if app_id is not None else None,
+        # search answers run_id; get, update and the v3 list answer session_id.
+        run_id=item.get("run_id") or item.get("session_id"),
+        metadata=meta,
+        created_at=item.get("created_at"),
+        updated_at=item.get("updated_at"),
+        score=item.get("score"),
+    )
+
+
+def rows_of(body: Any) -> list[dict[str, Any]]:
+    if isinstance(body, list):
+        return [r for r in body if isinstance(r, dict)]
+    if isinstance(body, dict):
+        rows = body.get("results")
+        if isinstance(rows, list):
+            return [r for r in rows if isinstance(r, dict)]
+    return []
+
+
+def memory_id_of(results: Any) -> str | None:
+    """The id of the memory an add created: the first ADD entry of an event's results."""
+    for row in rows_of(results):
+        if str(row.get("event") or "ADD").upper() != "ADD":
+            continue
+        value = row.get("id") or row.get("memory_id")
+        if value:
+            return str(value)
+    return None
+
+
+def event_head(body: Any) -> dict[str, Any]:
+    """Where the add response keeps ``event_id``/``status``: top level, or the first result."""
+    if isinstance(body, dict) and ("event_id" in body or "eventId" in body or "status" in body):
+        return body
+    rows = rows_of(body)
+    return rows[0] if rows else {}
+
+
+def epoch(created_at: str) -> int | None:
+    try:
+        when = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp())
+
+
+def status_code(exc: BaseException) -> int | None:
+    info = getattr(exc, "debug_info", None)
+    if isinstance(info, dict) and isinstance(info.get("status_code"), int):
+        return info["status_code"]
+    response = getattr(exc, "response", None)
+    code = getattr(response, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def describe(exc: BaseException) -> str:
+    message = getattr(exc, "message", None)
+    code = status_code(exc)
+    where = f" (HTTP {code})" if code is not None else ""
+    return f"{type(exc).__name__}{where}: {message if message is not None else exc}"
