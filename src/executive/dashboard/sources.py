@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from executive.dates import parse_instant
 from executive.home import PRIORITIES, Home
 from executive.memory.ledger import HarvestLedger
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
@@ -200,14 +201,7 @@ def memory_growth(entries: list[dict[str, Any]]) -> dict[str, list[tuple[datetim
     return {t: points for t, points in series.items() if points}
 
 
-def _when(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+_when = parse_instant
 
 
 # --- memory ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from executive.dates import parse_instant
 from executive.files import atomic_write
 from executive.home import Home
 from executive.workspace.ledger import LedgerFold, WorkLedger
@@ -31,8 +32,11 @@ class Due:
 
 
 def _parse(ts: str) -> datetime:
-    when = datetime.fromisoformat(ts)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    # The ledger's own times: always written aware, so a failure here is a broken ledger.
+    when = parse_instant(ts)
+    if when is None:
+        raise ValueError(f"not an ISO time in the work ledger: {ts!r}")
+    return when
 
 
 class Outcomes(LedgerFold):

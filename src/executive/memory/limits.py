@@ -11,6 +11,8 @@ import re
 from datetime import datetime
 from typing import Any
 
+from executive.dates import parse_instant
+
 # About a page of prose: a memory is one fact or lesson, not a document. The pack cuts
 # longer texts anyway; the limit keeps a single write from costing seconds of embedding.
 MAX_TEXT_CHARS = 4000
@@ -54,12 +56,7 @@ def utf8_problem(value: str) -> str | None:
 
 def timestamp(value: str) -> datetime | None:
     """``value`` as a real ISO datetime (at least ``YYYY-MM-DDTHH:MM:SS``), or None."""
-    if not TIMESTAMP.fullmatch(value):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    return parse_instant(value) if TIMESTAMP.fullmatch(value) else None
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}")

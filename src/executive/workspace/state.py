@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from executive import boundedjson
+from executive.dates import parse_instant
 from executive.files import atomic_write
 from executive.redact import scrub
 from executive.saferead import UnsafeFile, read_regular
@@ -77,8 +78,8 @@ class BundleState(BaseModel):
         step = self.next_step()
         if step is None or not step.retry_after:
             return None
-        until = datetime.fromisoformat(step.retry_after)
-        return until if until > now else None
+        until = parse_instant(step.retry_after)
+        return until if until is not None and until > now else None
 
     def step(self, number: int) -> StepState:
         return next(s for s in self.steps if s.number == number)

@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from executive.dates import parse_instant
+
 
 class StoreError(RuntimeError):
     """The store failed or could not be reached. The message says which call and why."""
@@ -55,16 +57,8 @@ class MemoryRecord(BaseModel):
         return str(self.metadata.get("source", ""))
 
     def expired(self, now: datetime | None = None) -> bool:
-        value = self.metadata.get("expires_at")
-        if not isinstance(value, str):
-            return False
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return False
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return when <= (now or datetime.now(UTC))
+        when = parse_instant(self.metadata.get("expires_at"))
+        return when is not None and when <= (now or datetime.now(UTC))
 
     def with_score(self, score: float | None) -> MemoryRecord:
         return self.model_copy(update={"score": score})

@@ -5,9 +5,9 @@ Pure functions, no I/O: what :mod:`executive.memory.store.platform` sends and re
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from executive.dates import parse_instant
 from executive.memory.store.base import Filter, MemoryRecord
 
 ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
@@ -120,13 +120,8 @@ def event_head(body: Any) -> dict[str, Any]:
 
 
 def epoch(created_at: str) -> int | None:
-    try:
-        when = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return int(when.timestamp())
+    when = parse_instant(created_at)
+    return int(when.timestamp()) if when else None
 
 
 def status_code(exc: BaseException) -> int | None:

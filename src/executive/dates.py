@@ -1,0 +1,20 @@
+"""The one reader of ISO-8601 times: every stored, logged or ledgered time is parsed here.
+
+Times we write are aware UTC (``datetime.now(UTC).isoformat()``); what others wrote may end in
+``Z`` (the Platform, JavaScript) or carry no zone at all (taken as UTC, as the original did).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def parse_instant(value: object) -> datetime | None:
+    """``value`` as an aware datetime, or None when it is not an ISO-8601 date-time string."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
