@@ -84,6 +84,15 @@ def set_env(home: Path, **values: str) -> None:
     env_file.write_text("\n".join(out) + "\n")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With several test processes, a file runs whole in one of them (its module fixtures are
+    built once), and so does the dashboard's package, whose demo daemon its files share."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = "tests/dashboard" if path.startswith("tests/dashboard/") else path
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     # Session scope lets expensive async fixtures (a filled store) be shared by module.
