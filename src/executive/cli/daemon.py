@@ -12,7 +12,6 @@ import anyio
 import typer
 
 from executive.cli.app import app, emit_json, fail, load
-from executive.daemon import doctor as doctor_mod
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
@@ -133,6 +132,8 @@ def doctor(
     configure_logging(
         fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
     )
+    from executive.daemon import doctor as doctor_mod  # its checks load the engines: only here
+
     checks = doctor_mod.run_checks(settings)
     if as_json:
         emit_json([c.as_dict() for c in checks])

@@ -11,7 +11,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from executive.daemon.schedule import daily
 from executive.home import PRIORITIES, Home
 from executive.hooks.names import SPECS
 from executive.memory import snapshot as snapshots
@@ -90,6 +89,8 @@ def daemon_pid(home: Home) -> int | None:
 
 def next_snapshot(settings: Settings, now: datetime | None = None) -> str:
     hour, minute = settings.snapshot_hour_minute
+    from executive.daemon.schedule import daily  # APScheduler: only for the files' view
+
     trigger = daily(hour, minute, settings.tz)
     current = now or datetime.now(settings.tz)
     fire = trigger.get_next_fire_time(None, current)
