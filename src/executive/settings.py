@@ -151,10 +151,33 @@ class Settings(BaseSettings):
     )
 
     # --- memory: where it is kept (ours) --------------------------------------------------
-    store_backend: Literal["local", "platform"] = Field(
+    store_backend: Literal["local", "platform", "postgres"] = Field(
         "local",
         validation_alias="EXECUTIVE_STORE",
-        description="memory backend: local (embedded, offline) or platform (mem0 Platform)",
+        description="memory backend: local (embedded, offline), postgres (Postgres + pgvector, shareable by several executives) or platform (mem0 Platform)",
+    )
+    store_url: SecretStr | None = Field(
+        None,
+        validation_alias="EXECUTIVE_STORE_URL",
+        description="with EXECUTIVE_STORE=postgres: the database, postgresql://USER:PASSWORD@HOST:5432/DB?sslmode=verify-full (a secret: never logged)",
+    )
+    store_pool_size: int = Field(
+        4,
+        ge=1,
+        le=32,
+        validation_alias="EXECUTIVE_STORE_POOL_SIZE",
+        description="with EXECUTIVE_STORE=postgres: most connections this process holds",
+    )
+    executive_name: str | None = Field(
+        None,
+        max_length=64,
+        validation_alias="EXECUTIVE_NAME",
+        description="this executive's name, recorded on every memory it writes (default: the home folder's name)",
+    )
+    peer_homes: str = Field(
+        "",
+        validation_alias="EXECUTIVE_PEER_HOMES",
+        description="comma-separated homes of the other executives sharing this store: rebuild replays, and drift compares with, the union of every home's harvest ledgers",
     )
     qdrant_url: str | None = Field(
         None,
@@ -423,7 +446,24 @@ class Settings(BaseSettings):
         description="bearer token every dashboard request must carry (required off loopback)",
     )
 
-    @field_validator("user_id", "cohort")
+    @field_validator("store_url")
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(
+            ("postgresql://", "postgres://")
+        ):
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @field_validator("peer_homes")
+    @classmethod
+    def _peer_folders(cls, value: str) -> str:
+        relative = [p for p in _split(value) if not Path(p).expanduser().is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute folders: {', '.join(relative)}")
+        return value
+
+    @field_validator("user_id", "cohort", "executive_name")
     @classmethod
     def _identifier(cls, value: str | None) -> str | None:
         if value is not None and not _IDENT.match(value):
@@ -482,6 +522,8 @@ class Settings(BaseSettings):
     def _backend_needs(self) -> Settings:
         if self.store_backend == "platform" and self.mem0_api_key is None:
             raise ValueError("EXECUTIVE_STORE=platform needs V3_MEM0_API_KEY")
+        if self.store_backend == "postgres" and self.store_url is None:
+            raise ValueError("EXECUTIVE_STORE=postgres needs EXECUTIVE_STORE_URL")
         out = self.outputs
         if out == self.home or self.home in out.parents:
             raise ValueError("EXECUTIVE_OUTPUT_ROOT must be outside the agent home")
@@ -498,6 +540,15 @@ class Settings(BaseSettings):
         if self.output_root is not None:
             return self.output_root
         return self.home.parent / f"{self.home.name}-outputs"
+
+    @property
+    def executive(self) -> str:
+        """The name stamped on this executive's memories: set, or the home folder's name."""
+        return default_executive_name(self.home, self.executive_name)
+
+    @property
+    def peer_home_list(self) -> list[Path]:
+        return [Path(p).expanduser().resolve() for p in _split(self.peer_homes)]
 
     @property
     def worker_env_names(self) -> list[str]:
@@ -542,11 +593,37 @@ class Settings(BaseSettings):
         return self.memory_enabled is not False
 
     def secret_values(self) -> list[str]:
-        return [
+        values = [
             s.get_secret_value()
-            for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token)
+            for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token, self.store_url)
             if s is not None and s.get_secret_value()
         ]
+        if self.store_url is not None:
+            # The password alone, too: an error message may quote it without the URL.
+            values += url_passwords(self.store_url.get_secret_value())
+        return values
+
+
+def url_passwords(url: str) -> list[str]:
+    """The password of a libpq URL, as written and decoded (the URL form percent-encodes)."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    found += parse_qs(parts.query).get("password", [])
+    return [v for p in found for v in dict.fromkeys((p, unquote(p)))]
+
+
+def default_executive_name(home: Path, configured: str | None = None) -> str:
+    """EXECUTIVE_NAME when set, else the home folder's name made a valid name.
+
+    The folder, not the host name: two executives on one machine differ by home, and a
+    container's host name changes on every start.
+    """
+    if configured:
+        return configured
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", home.name).strip("-._")
+    return name[:64] or "executive"
 
 
 def dashboard_address(bind: str) -> tuple[str, int]:

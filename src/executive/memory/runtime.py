@@ -35,6 +35,18 @@ async def open_store(settings: Settings) -> Store:
             poll_timeout_seconds=settings.platform_poll_timeout_seconds,
             mem0_dir=home.mem0_dir,
         )
+    if settings.store_backend == "postgres":
+        from executive.memory.store.postgres import PostgresStore
+
+        assert settings.store_url is not None  # settings refuse postgres without a URL
+        return await PostgresStore.open(
+            settings.store_url.get_secret_value(),
+            home.mem0_dir,
+            embedder=settings.embedder,
+            models_dir=settings.models_dir,
+            timeout_seconds=settings.store_timeout_seconds,
+            pool_size=settings.store_pool_size,
+        )
     from executive.memory.store.local import LocalStore
 
     return await LocalStore.open(
@@ -63,7 +75,7 @@ class MemoryRuntime:
     @property
     def defaults(self) -> Defaults:
         s = self.settings
-        return Defaults(user_id=s.user_id, env=s.env, cohort=s.cohort)
+        return Defaults(user_id=s.user_id, env=s.env, cohort=s.cohort, executive=s.executive)
 
     @property
     def opened(self) -> bool:
