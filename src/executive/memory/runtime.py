@@ -13,8 +13,9 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.envelope import Defaults
 from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
+from executive.memory.ledger import HarvestLedger, LedgerSource
 from executive.memory.lexical import IndexCache
+from executive.memory.shared import Member, SharedLedgers, member
 from executive.memory.store.base import ReadView, Store, StoreError
 from executive.settings import Settings
 
@@ -109,6 +110,15 @@ class MemoryRuntime:
                 timeout_seconds=self.settings.store_timeout_seconds,
             )
         return self._harvester
+
+    def ledgers(self) -> LedgerSource:
+        """What rebuild and drift compare the store with: this home's ledger or, when other
+        executives share the store (EXECUTIVE_PEER_HOMES), the union of every home's."""
+        peers = [p for p in self.settings.peer_home_list if p != self.home.root]
+        if not peers:
+            return self.ledger
+        me = Member(self.home.root, self.settings.executive)
+        return SharedLedgers([me, *(member(p) for p in peers)])
 
     def pending_writes(self) -> int:
         return len(self.ledger.state().pending())
