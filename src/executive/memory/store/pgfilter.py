@@ -13,6 +13,7 @@ from typing import Any
 from psycopg import sql
 
 from executive.memory.store.base import Filter
+from executive.memory.store.pgschema import CONFIDENCE
 
 _SINGLE = ("user_id", "agent_id", "run_id", "env", "cohort", "key")
 
@@ -47,12 +48,7 @@ def compile_sql(where: Filter | None) -> tuple[sql.Composable, list[Any]]:
         params += [json.dumps({name: value}), json.dumps({name: [value]})]
     if where.min_confidence is not None:
         # Only numbers compare: a non-number never matches (and never fails the query).
-        parts.append(
-            sql.SQL(
-                "(CASE WHEN jsonb_typeof(payload->'confidence') = 'number' "
-                "THEN (payload->'confidence')::float8 END) >= %s"
-            )
-        )
+        parts.append(sql.SQL(CONFIDENCE + " >= %s"))
         params.append(float(where.min_confidence))
     if not parts:
         return sql.SQL("TRUE"), []

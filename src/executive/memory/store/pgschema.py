@@ -33,8 +33,17 @@ META = "executive_meta"
 # Any constant will do; it names "the executive's schema migration" among advisory locks.
 LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
 MIN_PGVECTOR = (0, 8, 0)
-# Payload fields a Filter compiles to; each gets a B-tree expression index.
-INDEXED = ("user_id", "app_id", "type", "env", "run_id", "cohort")
+# Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
+# the planner statistics on it: without them it guesses 0.5 % per condition, thinks a
+# reader's filter matches one row, and sorts a whole scope by distance instead of walking
+# the HNSW index).
+INDEXED = ("user_id", "agent_id", "app_id", "type", "env", "run_id", "cohort", "key")
+# The stored-confidence condition of pgfilter, as an expression the planner keeps
+# statistics on (CREATE STATISTICS on an expression: PostgreSQL 14 or later).
+CONFIDENCE = (
+    "(CASE WHEN jsonb_typeof(payload->'confidence') = 'number' "
+    "THEN (payload->'confidence')::float8 END)"
+)
 
 
 class SchemaError(RuntimeError):
@@ -69,7 +78,10 @@ def statements(dims: int) -> list[sql.Composable]:
         *(index(f"{name}_idx", f"((payload->>'{name}'))") for name in INDEXED),
         # The usual pack filter in one index: user, then app scope, then type.
         index("scope_idx", "((payload->>'user_id'), (payload->>'app_id'), (payload->>'type'))"),
-        index("listing_idx", "((payload->>'created_at'), id)"),
+        index("listing_idx", "(COALESCE(payload->>'created_at', ''), id)"),
+        sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON ({}) FROM {}").format(
+            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), t
+        ),
         sql.SQL(
             "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} "
             "((payload->>'user_id'), (payload->>'key')) WHERE payload ? 'key'"
