@@ -63,8 +63,9 @@ def spread(i: int) -> NewMemory:
     lessons in ``_global`` (bench/pack.py's own shape puts 20 % of everything, 20,000
     principles at 100,000, in ``_global``, and leaves five of its 25 bundles empty)."""
     item = pack.memory(i)
-    if i < 50:
-        return item if item.metadata["type"] == "principle" else pack.memory(i * 5 + 4)
+    if i < 50:  # a principle's text and metadata, under this memory's own key
+        rule = pack.memory(i * 5 + 4)
+        return NewMemory(rule.text, rule.scope, {**rule.metadata, "key": item.metadata["key"]})
     kind, confidence = pack.TYPES[i % 4]
     slug = "_global" if i % 100 == 0 else f"bundle-{i % 100}"
     text = item.text.replace(str(item.metadata["app_id"]), slug)
