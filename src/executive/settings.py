@@ -112,13 +112,37 @@ class Settings(MemoryGates, Derived, Rules, Sources):
     )
 
     # --- memory: where it is kept (ours) --------------------------------------------------
-    store_backend: Literal["local", "platform", "inmemory"] = Field(
+    store_backend: Literal["local", "platform", "inmemory", "postgres"] = Field(
         "local",
         validation_alias="EXECUTIVE_STORE",
         description=(
-            "memory backend: local (embedded, offline), platform (mem0 Platform), or inmemory"
-            " (a journaled fake with a word-hashing embedder: for tests and trials)"
+            "memory backend: local (embedded, offline), postgres (Postgres + pgvector, shareable"
+            " by several executives), platform (mem0 Platform), or inmemory (a journaled fake"
+            " with a word-hashing embedder: for tests and trials)"
         ),
+    )
+    store_url: SecretStr | None = Field(
+        None,
+        validation_alias="EXECUTIVE_STORE_URL",
+        description="with EXECUTIVE_STORE=postgres: the database, postgresql://USER:PASSWORD@HOST:5432/DB?sslmode=verify-full (a secret: never logged)",
+    )
+    store_pool_size: int = Field(
+        4,
+        ge=1,
+        le=32,
+        validation_alias="EXECUTIVE_STORE_POOL_SIZE",
+        description="with EXECUTIVE_STORE=postgres: most connections this process holds",
+    )
+    executive_name: str | None = Field(
+        None,
+        max_length=64,
+        validation_alias="EXECUTIVE_NAME",
+        description="this executive's name, recorded on every memory it writes (default: the home folder's name)",
+    )
+    peer_homes: str = Field(
+        "",
+        validation_alias="EXECUTIVE_PEER_HOMES",
+        description="comma-separated homes of the other executives sharing this store: rebuild replays, and drift compares with, the union of every home's harvest ledgers",
     )
     qdrant_url: str | None = Field(
         None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from executive.dashboard import charts, health, sources
 from executive.dashboard.scrub import learn, scrub, scrub_value
 from executive.logs import REDACTED
@@ -154,3 +156,24 @@ def test_dashboard_settings_bind_loopback_and_token():
     token = Settings(EXECUTIVE_DASHBOARD_BIND="0.0.0.0:8377", EXECUTIVE_DASHBOARD_TOKEN="t" * 20)
     assert "t" * 20 in token.secret_values()  # so the logs redact it too
     assert not Settings(EXECUTIVE_DASHBOARD_BIND="0.0.0.0:1", EXECUTIVE_DASHBOARD="false").dashboard
+
+
+@pytest.mark.anyio
+async def test_drift_counts_a_peer_homes_memories_as_expected_not_extra(tmp_path):
+    from executive.files import append_jsonl
+    from executive.home import Home
+    from executive.memory.store.base import MemoryRecord
+
+    homes = [Home(tmp_path / name) for name in ("a", "b")]
+    for home, key in zip(homes, ("k-a", "k-b"), strict=True):
+        line = {"op": "add", "attempt": key, "key": key, "payload": {"text": key}}
+        append_jsonl(home.harvest_runs / "2026-12-01.jsonl", {**line, "status": "SUCCEEDED"})
+
+    class View:
+        async def list(self, where):
+            return [MemoryRecord(id=k, text=k, metadata={"key": k}) for k in ("k-a", "k-b")]
+
+    alone = await sources.drift(View(), homes[0])
+    shared = await sources.drift(View(), homes[0], [homes[1].root])
+    assert alone == {"missing": 0, "extra": 1}
+    assert shared == {"missing": 0, "extra": 0}

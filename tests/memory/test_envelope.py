@@ -102,3 +102,16 @@ def test_harvest_run_ids_start_with_the_date_and_end_with_a_nonce():
 def test_app_id_rules():
     assert valid_app_id("_global") and valid_app_id("_skill-x") and valid_app_id("my-app")
     assert not valid_app_id("_my-app") and not valid_app_id("My-App") and not valid_app_id("-a")
+
+
+def test_the_writing_executive_is_stamped_validated_and_not_part_of_the_key():
+    mine = stamp(partial("semantic"), Defaults(user_id="agent-test", executive="exec-a"))
+    theirs = stamp(partial("semantic"), Defaults(user_id="agent-test", executive="exec-b"))
+    assert mine["metadata"]["executive"] == "exec-a"
+    assert mine["metadata"]["key"] == theirs["metadata"]["key"]  # the same lesson, one key
+    assert validate(mine).flat_metadata()["executive"] == "exec-a"
+    assert "executive" not in stamp(partial("semantic"), DEFAULTS)["metadata"]
+    from executive.memory.classify import classify
+
+    bad = stamp(partial("semantic"), Defaults(user_id="agent-test", executive="exec a\n"))
+    assert [r.field for r in classify(bad)] == ["metadata.executive"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -61,9 +62,44 @@ class Derived:
             self.store_backend == "local" and self.qdrant_url is None
         )
 
+    @property
+    def executive(self: Settings) -> str:
+        """The name stamped on this executive's memories: set, or the home folder's name."""
+        return default_executive_name(self.home, self.executive_name)
+
+    @property
+    def peer_home_list(self: Settings) -> list[Path]:
+        return [Path(p).expanduser().resolve() for p in split(self.peer_homes)]
+
     def secret_values(self: Settings) -> list[str]:
-        return [
+        values = [
             s.get_secret_value()
-            for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token)
+            for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token, self.store_url)
             if s is not None and s.get_secret_value()
         ]
+        if self.store_url is not None:
+            # The password alone, too: an error message may quote it without the URL.
+            values += url_passwords(self.store_url.get_secret_value())
+        return values
+
+
+def url_passwords(url: str) -> list[str]:
+    """The password of a libpq URL, as written and decoded (the URL form percent-encodes)."""
+    from urllib.parse import parse_qs, unquote, urlsplit
+
+    parts = urlsplit(url)
+    found = [parts.password] if parts.password else []
+    found += parse_qs(parts.query).get("password", [])
+    return [v for p in found for v in dict.fromkeys((p, unquote(p)))]
+
+
+def default_executive_name(home: Path, configured: str | None = None) -> str:
+    """EXECUTIVE_NAME when set, else the home folder's name made a valid name.
+
+    The folder, not the host name: two executives on one machine differ by home, and a
+    container's host name changes on every start.
+    """
+    if configured:
+        return configured
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", home.name).strip("-._")
+    return name[:64] or "executive"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import field_validator, model_validator
+from pydantic import SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings
 
 if TYPE_CHECKING:
@@ -52,7 +52,24 @@ class Rules(BaseSettings):
             raise ValueError(f"must be absolute folders: {', '.join(relative)}")
         return value
 
-    @field_validator("user_id", "cohort", check_fields=False)
+    @field_validator("store_url", check_fields=False)
+    @classmethod
+    def _postgres_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(
+            ("postgresql://", "postgres://")
+        ):
+            raise ValueError("must be a postgresql:// URL")
+        return value
+
+    @field_validator("peer_homes", check_fields=False)
+    @classmethod
+    def _peer_folders(cls, value: str) -> str:
+        relative = [p for p in split(value) if not Path(p).expanduser().is_absolute()]
+        if relative:
+            raise ValueError(f"must be absolute folders: {', '.join(relative)}")
+        return value
+
+    @field_validator("user_id", "cohort", "executive_name", check_fields=False)
     @classmethod
     def _identifier(cls, value: str | None) -> str | None:
         if value is not None and not _IDENT.match(value):
@@ -111,6 +128,8 @@ class Rules(BaseSettings):
     def _backend_needs(self: Settings) -> Settings:
         if self.store_backend == "platform" and self.mem0_api_key is None:
             raise ValueError("EXECUTIVE_STORE=platform needs V3_MEM0_API_KEY")
+        if self.store_backend == "postgres" and self.store_url is None:
+            raise ValueError("EXECUTIVE_STORE=postgres needs EXECUTIVE_STORE_URL")
         out = self.outputs
         if out == self.home or self.home in out.parents:
             raise ValueError("EXECUTIVE_OUTPUT_ROOT must be outside the agent home")

@@ -302,12 +302,20 @@ async def _episode_known(view: ReadView, harvester: Harvester, app_id: str) -> b
 async def _prune_principles(
     harvester: Harvester, view: ReadView, keep: set[str], sources: set[str]
 ) -> int:
-    """Delete principles harvested from these specs whose rule is no longer there."""
+    """Delete principles harvested from these specs whose rule is no longer there.
+
+    Only this executive's: executives sharing a store each have a constitution, and one
+    must not prune the rules of another (a principle belongs to the executive that wrote it).
+    """
     where = Filter(user_id=harvester.defaults.user_id, app_ids=(GLOBAL_APP,), types=("principle",))
+    mine = harvester.defaults.executive
     stale = [
         r
         for r in await view.list(where)
-        if r.metadata.get("trigger") == "spec-merge" and r.source in sources and r.key not in keep
+        if r.metadata.get("trigger") == "spec-merge"
+        and r.source in sources
+        and r.key not in keep
+        and r.metadata.get("executive") in (None, mine)
     ]
     for record in stale:
         await harvester.delete(

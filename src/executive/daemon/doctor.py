@@ -99,6 +99,31 @@ def check_memory_config(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_postgres(settings: Settings) -> list[Check]:
+    """The Postgres store's server: reachable, pgvector 0.8.0 or later (iterative scans)."""
+    if settings.store_backend != "postgres" or settings.store_url is None:
+        return []
+    from executive.memory.store.pgpool import probe, redacted
+    from executive.memory.store.pgschema import MIN_PGVECTOR, version_tuple
+
+    url = settings.store_url.get_secret_value()
+    try:
+        found = probe(url, timeout=min(settings.store_timeout_seconds, 10))
+    except Exception as exc:
+        return [Check("postgres", False, f"cannot connect to {redacted(url)}: {exc}")]
+    where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
+    wanted = ".".join(map(str, MIN_PGVECTOR))
+    version = found["pgvector"] or found["pgvector_available"]
+    if version is None:
+        missing = f"{where}: the pgvector extension is not available"
+        return [Check("postgres", False, missing, "install pgvector on the server")]
+    if version_tuple(version) < MIN_PGVECTOR:
+        old = f"{where}: pgvector {version} is older than {wanted} (iterative index scans)"
+        return [Check("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
+    state = "installed" if found["pgvector"] else "available, created on first start"
+    return [Check("postgres", True, f"{where}: pgvector {version} ({state})")]
+
+
 def check_workers(settings: Settings) -> list[Check]:
     if settings.worker_vendor != "claude":
         return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
@@ -238,6 +263,7 @@ DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
     check_memory_config,
+    check_postgres,
     check_store,
     check_workers,
     check_isolation,

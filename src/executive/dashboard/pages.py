@@ -92,7 +92,9 @@ async def overview(ctx: Context, request: Request) -> Page:
             by_type = await ctx.cached(
                 "by_type", lambda: sources.by_type(view, ctx.settings.user_id)
             )
-            drift = await ctx.cached("drift", lambda: sources.drift(view, ctx.home))
+            drift = await ctx.cached(
+                "drift", lambda: sources.drift(view, ctx.home, ctx.settings.peer_home_list)
+            )
         except Exception as exc:
             store_note = f"the store does not answer: {exc}"
     return "overview.html", {

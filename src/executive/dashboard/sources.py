@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from executive.dates import parse_instant
 from executive.home import PRIORITIES, Home
 from executive.memory.ledger import HarvestLedger
+from executive.memory.shared import Member, SharedLedgers, member
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
 from executive.memory.taxonomy import MemoryType
 from executive.observe import HookRun, Observer
@@ -243,9 +245,19 @@ async def by_type(view: ReadView, user_id: str | None) -> dict[str, int]:
     return {t: counts.get(t, 0) for t in TYPES}
 
 
-async def drift(view: ReadView, home: Home) -> dict[str, int]:
-    """Keys the repository holds that the store lacks, and the other way round (counts)."""
-    live = HarvestLedger(home.harvest_runs).state().live()
+async def drift(view: ReadView, home: Home, peers: Sequence[Path] = ()) -> dict[str, int]:
+    """Keys the repository holds that the store lacks, and the other way round (counts).
+
+    With peer homes sharing the store, "the repository" is every home's ledgers: another
+    executive's memories are not extra.
+    """
+    others = [member(p) for p in peers if p != home.root]
+    ledger = (
+        SharedLedgers([Member(home.root, ""), *others])
+        if others
+        else HarvestLedger(home.harvest_runs)
+    )
+    live = ledger.state().live()
     stored = Counter(r.key for r in await view.list(None) if r.key)
     return {
         "missing": sum(1 for k in live if k not in stored),

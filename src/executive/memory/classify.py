@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from executive.memory.envelope import METADATA_FIELDS, TOP_LEVEL_FIELDS, Payload
 from executive.memory.limits import (
     MAX_COHORT_CHARS,
+    MAX_EXECUTIVE_CHARS,
     MAX_ID_CHARS,
     MAX_SOURCE_CHARS,
     MAX_TAG_CHARS,
@@ -228,6 +229,14 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
                 pattern=TAG,
                 what="a token",
             )
+    if "executive" in meta:
+        out += _string(
+            "metadata.executive",
+            meta["executive"],
+            limit=MAX_EXECUTIVE_CHARS,
+            pattern=USER_ID,
+            what="a name (letters, digits, '.', '_' or '-')",
+        )
     out += _worker_vendor(meta)
     if _blank(meta.get("source")):
         out.append(Rejection("metadata.source", "must name the repository path the fact came from"))

@@ -55,6 +55,9 @@ class Envelope(BaseModel):
     outcome: Outcome | None = None
     tags: list[str] | None = None
     expires_at: str | None = None
+    # Which executive wrote it (EXECUTIVE_NAME): several may share one store. Not part of the
+    # content key, so two executives writing the same lesson write the same key.
+    executive: str | None = None
 
 
 METADATA_FIELDS = frozenset(Envelope.model_fields)
@@ -99,6 +102,7 @@ class Defaults:
     user_id: str | None
     env: str = "prod"
     cohort: str | None = None
+    executive: str | None = None
 
 
 _SPACE = re.compile(r"\s+")
@@ -145,6 +149,8 @@ def stamp(raw: Any, defaults: Defaults) -> Any:
     # An empty cohort is unset: the field is left out, never written as "".
     if "cohort" not in meta and defaults.cohort:
         meta["cohort"] = defaults.cohort
+    if "executive" not in meta and defaults.executive:
+        meta["executive"] = defaults.executive
     if "actor" not in meta and isinstance(trigger, str) and trigger in _TRIGGERS:
         meta["actor"] = ACTOR_FOR_TRIGGER[Trigger(trigger)].value
     if "harvest_run" not in meta and isinstance(payload.get("run_id"), str):

@@ -203,6 +203,19 @@ class Harvester:
             else:
                 receipt = await self._send(payload, created_at)
             ms = round((time.monotonic() - started) * 1000)
+            if receipt.status == L.DUPLICATE:
+                # The store's own unique key refused it: another writer (another executive
+                # sharing the store) stored this lesson first. A skip, as above.
+                await self._record(
+                    {
+                        **entry,
+                        "status": L.DUPLICATE,
+                        "memory_id": receipt.memory_id,
+                        "stored_key": receipt.detail.get("stored_key", payload.key),
+                        "ms": ms,
+                    }
+                )
+                return WriteResult(True, L.DUPLICATE, memory_id=receipt.memory_id, ms=ms, **base)
             await self._record(
                 {
                     **entry,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from executive.files import append_jsonl, read_jsonl
 
@@ -56,6 +56,9 @@ class KeyState:
     # The memory's text history as the store kept it: the ADD, then each UPDATE of its text
     # ({"event", "old", "new", "at"}), so a rebuild can give it back.
     history: list[dict[str, Any]] = field(default_factory=list)
+    # The home whose line the key's state came from last, when several homes' ledgers are
+    # folded together (executives sharing one store); None for a single ledger.
+    home: str | None = None
 
 
 @dataclass
@@ -69,6 +72,16 @@ class LedgerState:
     def pending(self) -> list[KeyState]:
         """Keys whose last operation the store never confirmed."""
         return [s for s in self.keys.values() if not s.confirmed]
+
+
+class LedgerSource(Protocol):
+    """What the rebuild tools read: one home's ledger, or several homes' (``shared.py``)."""
+
+    def files(self) -> list[Path]: ...
+
+    def state(self) -> LedgerState: ...
+
+    def owner(self, state: KeyState | None, executive: Any = None) -> str: ...
 
 
 class HarvestLedger:
@@ -95,6 +108,10 @@ class HarvestLedger:
 
     def state(self) -> LedgerState:
         return fold(self.entries())
+
+    def owner(self, state: KeyState | None, executive: Any = None) -> str:
+        """The home a drift belongs to: with one ledger, always this one."""
+        return str(self.folder.parent.parent)
 
 
 def fold(entries: Iterator[dict[str, Any]]) -> LedgerState:
@@ -167,6 +184,8 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
         return
     if entry.get("memory_id"):
         current.memory_id = entry["memory_id"]
+    if entry.get("home"):
+        current.home = entry["home"]
     if current.last_op != op or confirmed:
         current.attempts = 0
     current.last_op = str(op)

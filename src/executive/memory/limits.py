@@ -21,6 +21,7 @@ MAX_ID_CHARS = 128
 MAX_USER_ID_CHARS = 64
 MAX_TAG_CHARS = 64
 MAX_COHORT_CHARS = 64
+MAX_EXECUTIVE_CHARS = 64
 MAX_SHOWN = 40
 
 # ``re.fullmatch`` everywhere: ``$`` matches before a trailing newline.

@@ -25,7 +25,7 @@ from executive.logs import get_logger
 from executive.memory.classify import Rejection, classify
 from executive.memory.envelope import Payload
 from executive.memory.harvester import PRINCIPLE_SYNC_ACTOR, Harvester
-from executive.memory.ledger import HarvestLedger, KeyState
+from executive.memory.ledger import KeyState, LedgerSource
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, Store, StoreError
 from executive.memory.taxonomy import MemoryType
 
@@ -145,7 +145,7 @@ def _keeping_ids(states: Iterable[KeyState]) -> list[NewMemory]:
 
 
 async def rebuild(
-    store: Store, harvester: Harvester, ledger: HarvestLedger, progress: Progress | None = None
+    store: Store, harvester: Harvester, ledger: LedgerSource, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Wipe the store and replay the ledgers: the store then holds what the repository says."""
     started = time.monotonic()
@@ -215,10 +215,21 @@ class Drift:
     # Ledger keys a rebuild would refuse (classify, or a principle not from the sync): not
     # expected in the store, so a stored copy is extra. A person reads why in the rebuild.
     refused: list[str] = field(default_factory=list)
+    # Each difference (a key, or an extra's id) -> the home it belongs to: several homes may
+    # share one store (EXECUTIVE_PEER_HOMES), and each fixes what its own ledger says.
+    owners: dict[str, str] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
         return not (self.missing or self.extra or self.changed)
+
+    def by_home(self) -> dict[str, dict[str, list[str]]]:
+        out: dict[str, dict[str, list[str]]] = {}
+        for kind in ("missing", "extra", "changed"):
+            for item in getattr(self, kind):
+                home = self.owners.get(item, "unknown")
+                out.setdefault(home, {"missing": [], "extra": [], "changed": []})[kind].append(item)
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -227,11 +238,12 @@ class Drift:
             "extra": self.extra,
             "changed": self.changed,
             "refused": self.refused,
+            "by_home": self.by_home(),
         }
 
 
 def admitted(
-    ledger: HarvestLedger, user_id: str | None
+    ledger: LedgerSource, user_id: str | None
 ) -> tuple[dict[str, KeyState], list[dict[str, Any]]]:
     """The ledger's live keys that pass ``add``'s rules, and the refusals of the others.
 
@@ -256,7 +268,7 @@ def _differs(record: MemoryRecord, state: KeyState) -> bool:
 
 
 async def drift(
-    store: Store, ledger: HarvestLedger, user_id: str | None = None
+    store: Store, ledger: LedgerSource, user_id: str | None = None
 ) -> tuple[Drift, dict[str, list[MemoryRecord]], dict[str, KeyState]]:
     live, refused = admitted(ledger, user_id)
     by_key: dict[str, list[MemoryRecord]] = {}
@@ -278,10 +290,18 @@ async def drift(
         changed=sorted(k for k, rs in by_key.items() if k in live and _differs(rs[0], live[k])),
         refused=sorted(r["key"] for r in refused),
     )
+    for key in report.missing + report.changed:
+        report.owners[key] = ledger.owner(live[key])
+    stored = {r.id: r for rs in by_key.values() for r in rs} | {r.id: r for r in unkeyed}
+    for memory_id in report.extra:
+        record = stored[memory_id]
+        report.owners[memory_id] = ledger.owner(
+            live.get(record.key or ""), record.metadata.get("executive")
+        )
     return report, by_key, live
 
 
-async def fix_drift(store: Store, harvester: Harvester, ledger: HarvestLedger) -> dict[str, Any]:
+async def fix_drift(store: Store, harvester: Harvester, ledger: LedgerSource) -> dict[str, Any]:
     """Make the store match the repository: add what is missing, drop extras, restore changes."""
     user_id = harvester.defaults.user_id
     kept: list[dict[str, Any]] = []

@@ -13,8 +13,9 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.envelope import Defaults
 from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
+from executive.memory.ledger import HarvestLedger, LedgerSource
 from executive.memory.lexical import IndexCache
+from executive.memory.shared import Member, SharedLedgers, member
 from executive.memory.store.base import ReadView, Store, StoreError
 from executive.settings import Settings
 
@@ -39,6 +40,18 @@ async def open_store(settings: Settings) -> Store:
         from executive.memory.store.inmemory import InMemoryStore
 
         return await InMemoryStore.open(home.store_dir)
+    if settings.store_backend == "postgres":
+        from executive.memory.store.postgres import PostgresStore
+
+        assert settings.store_url is not None  # settings refuse postgres without a URL
+        return await PostgresStore.open(
+            settings.store_url.get_secret_value(),
+            home.mem0_dir,
+            embedder=settings.embedder,
+            models_dir=settings.models_dir,
+            timeout_seconds=settings.store_timeout_seconds,
+            pool_size=settings.store_pool_size,
+        )
     from executive.memory.store.local import LocalStore
 
     return await LocalStore.open(
@@ -67,7 +80,7 @@ class MemoryRuntime:
     @property
     def defaults(self) -> Defaults:
         s = self.settings
-        return Defaults(user_id=s.user_id, env=s.env, cohort=s.cohort)
+        return Defaults(user_id=s.user_id, env=s.env, cohort=s.cohort, executive=s.executive)
 
     @property
     def opened(self) -> bool:
@@ -101,6 +114,15 @@ class MemoryRuntime:
                 timeout_seconds=self.settings.store_timeout_seconds,
             )
         return self._harvester
+
+    def ledgers(self) -> LedgerSource:
+        """What rebuild and drift compare the store with: this home's ledger or, when other
+        executives share the store (EXECUTIVE_PEER_HOMES), the union of every home's."""
+        peers = [p for p in self.settings.peer_home_list if p != self.home.root]
+        if not peers:
+            return self.ledger
+        me = Member(self.home.root, self.settings.executive)
+        return SharedLedgers([me, *(member(p) for p in peers)])
 
     def pending_writes(self) -> int:
         return len(self.ledger.state().pending())

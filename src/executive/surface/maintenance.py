@@ -81,7 +81,7 @@ class Maintenance:
         store = await self.runtime.store()
         try:
             return await rebuilding.rebuild(
-                store, await self.runtime.harvester(), self.runtime.ledger
+                store, await self.runtime.harvester(), self.runtime.ledgers()
             )
         except rebuilding.RebuildError as exc:
             raise SurfaceError(str(exc)) from exc
@@ -92,10 +92,10 @@ class Maintenance:
             if (off := self._off()) is not None:
                 return off
             return await rebuilding.fix_drift(
-                store, await self.runtime.harvester(), self.runtime.ledger
+                store, await self.runtime.harvester(), self.runtime.ledgers()
             )
         report, _, _ = await rebuilding.drift(
-            store, self.runtime.ledger, self.runtime.settings.user_id
+            store, self.runtime.ledgers(), self.runtime.settings.user_id
         )
         return report.as_dict()
 

@@ -1,8 +1,11 @@
-"""One contract, every store: the embedded store, the Platform adapter over its wire fake,
-and the in-memory store behave alike where the rest of the daemon depends on it.
+"""One contract, every store: the embedded store, the Postgres store (a real server), the
+Platform adapter over its wire fake and the in-memory store behave alike where the rest of
+the daemon depends on it; a backend that differed would make a pack, a drift or a rebuild
+depend on where the memory lives.
 
 Where a backend differs by design, the contract says so with a capability, not a skip:
-the Platform picks its own ids, cannot say a revision, and ranks by its own rules.
+the Platform picks its own ids, cannot say a revision, ranks by its own rules and takes the
+delete of a memory already gone as done.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from executive.memory.store.base import Filter, NewMemory, Store
+from executive.memory.store.base import Filter, NewMemory, Store, StoreError
 from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore
 from executive.memory.store.platform import PlatformStore
+from tests.memory.conftest import meta as tmeta
+from tests.memory.conftest import scope as tscope
 from tests.memory.store.platform_fake import FakePlatform
 
 pytestmark = pytest.mark.anyio
@@ -32,12 +37,14 @@ class Backend:
     open: Callable[[], Awaitable[Store]]
     keeps_ids: bool = True  # a rebuild can give a memory back its id
     has_revision: bool = True
+    refuses_a_second_delete: bool = True
 
 
 def _backends() -> list:
     return [
         pytest.param("inmemory", id="inmemory"),
         pytest.param("local", id="local", marks=pytest.mark.store),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
         pytest.param("platform", id="platform"),
     ]
 
@@ -50,6 +57,11 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
             yield Backend(lambda: InMemoryStore.open(tmp_path / "store"))
         elif kind == "local":
             yield Backend(lambda: LocalStore.open(tmp_path / "store", tmp_path / "mem0"))
+        elif kind == "postgres":
+            from executive.memory.store.postgres import PostgresStore
+
+            url = request.getfixturevalue("pg_url")
+            yield Backend(lambda: PostgresStore.open(url, tmp_path / "mem0"))
         else:
             fake = stack.enter_context(FakePlatform(api_key=KEY))
             yield Backend(
@@ -62,6 +74,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
                 ),
                 keeps_ids=False,
                 has_revision=False,
+                refuses_a_second_delete=False,
             )
 
 
@@ -248,3 +261,90 @@ async def test_wipe_empties_the_store(store: Store):
     await store.wipe()
     assert await store.list(Filter(user_id=USER)) == []
     assert await store.count() == 0
+
+
+# --- held over from the first Postgres contract: more filters, paging order, a key lookup --
+
+
+async def test_a_write_is_confirmed_read_back_and_found_by_its_filters(store):
+    receipt = await store.add(
+        "Run the migrations on a scratch database first.",
+        tscope("2026-12-01-migrate"),
+        tmeta(1, app_id="billing", type="procedural", confidence=0.8, tags=["db", "migrate"]),
+        created_at="2026-12-01T09:00:00+00:00",
+    )
+    assert receipt.confirmed
+    record = await store.get(receipt.memory_id)
+    assert record.text == "Run the migrations on a scratch database first."
+    assert (record.user_id, record.agent_id, record.run_id, record.app_id) == (
+        "agent-test",
+        "executive",
+        "2026-12-01-migrate",
+        "billing",
+    )
+    assert record.created_at.startswith("2026-12-01T09:00:00")
+    assert record.metadata["tags"] == ["db", "migrate"] and record.confidence == 0.8
+    question = "How do I run database migrations safely?"
+    for where, found in [
+        (Filter(user_id="agent-test"), True),
+        (Filter(user_id="agent-test", app_ids=("billing", "other")), True),
+        (Filter(user_id="agent-test", types=("procedural",), env="prod"), True),
+        (Filter(user_id="agent-test", metadata=(("tags", "db"),)), True),
+        (Filter(user_id="agent-test", min_confidence=0.85), False),
+        (Filter(user_id="agent-test", app_ids=("other",)), False),
+        (Filter(user_id="agent-test", run_id="2026-12-02-x"), False),
+        (Filter(user_id="someone-else"), False),
+    ]:
+        hits = await store.search(question, where, 5)
+        assert bool(hits) is found, where
+        assert await store.count(where) == int(found), where
+        assert [r.id for r in await store.list(where)] == ([receipt.memory_id] * found)
+        assert all(0.0 <= r.score <= 1.0 for r in hits)
+
+
+async def test_listing_is_oldest_first_and_the_key_lookup_finds_one(store):
+    items = [
+        NewMemory(f"Memory {i}.", tscope(), tmeta(i), f"2026-12-0{9 - i}T00:00:00+00:00")
+        for i in range(5)
+    ]
+    receipts = await store.add_many(items)
+    assert all(r.confirmed for r in receipts)
+    listed = await store.list(Filter(user_id="agent-test"))
+    assert [r.text for r in listed] == [f"Memory {i}." for i in reversed(range(5))]
+    [found] = await store.list(Filter(user_id="agent-test", key=f"{2:032x}"))
+    assert found.id == receipts[2].memory_id
+
+
+async def test_update_merges_history_follows_delete_removes_revision_moves(
+    backend: Backend, store: Store
+):
+    if not backend.has_revision:
+        return  # the revision half is held above; the Platform's history is its own tests'
+    first = await store.revision()
+    receipt = await store.add("Original.", tscope(), tmeta(0, importance="low"))
+    after_add = await store.revision()
+    assert after_add != first
+    await store.update(receipt.memory_id, metadata={"importance": "high"})
+    await store.update(receipt.memory_id, text="Changed.")
+    record = await store.get(receipt.memory_id)
+    assert record.text == "Changed."
+    assert record.metadata["importance"] == "high" and record.metadata["type"] == "semantic"
+    events = [h["event"] for h in await store.history(receipt.memory_id)]
+    assert events[0] == "ADD" and "UPDATE" in events
+    after_update = await store.revision()
+    assert after_update != after_add
+    await store.delete(receipt.memory_id)
+    assert await store.get(receipt.memory_id) is None
+    assert await store.revision() != after_update
+    if backend.refuses_a_second_delete:
+        with pytest.raises(StoreError):
+            await store.delete(receipt.memory_id)
+
+
+async def test_wipe_empties_and_the_store_takes_writes_again(store):
+    await store.add_many([NewMemory(f"M {i}.", tscope(), tmeta(i)) for i in range(3)])
+    await store.wipe()
+    assert await store.count() == 0
+    assert await store.list(None) == []
+    assert (await store.add("After.", tscope(), tmeta(0))).confirmed
+    assert await store.count() == 1

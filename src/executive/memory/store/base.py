@@ -129,7 +129,9 @@ class NewMemory:
 class WriteReceipt:
     """What the store said about one write. Only ``confirmed`` writes count as done."""
 
-    status: str  # SUCCEEDED | FAILED | CANCELLED | TIMEOUT | ERROR
+    # SUCCEEDED | FAILED | CANCELLED | TIMEOUT | ERROR, or DUPLICATE: the store's own unique
+    # key refused the write and ``memory_id`` names the memory it already holds.
+    status: str
     memory_id: str | None = None
     event_id: str | None = None
     error: str | None = None

@@ -57,7 +57,10 @@ def build_memory(
     models_dir: Path | None,
     qdrant_url: str | None = None,
     qdrant_api_key: str | None = None,
+    pg_pool: Any = None,
 ) -> Any:
+    """mem0's ``Memory`` on our embedder and, by argument, Qdrant Edge, a Qdrant server or
+    Postgres (mem0's pgvector provider on the store's own pool)."""
     from mem0 import Memory
     from mem0.configs.base import MemoryConfig
     from mem0.embeddings.configs import EmbedderConfig
@@ -76,10 +79,21 @@ def build_memory(
                 "model_kwargs": {"key": spec.key, "models_dir": str(models_dir or "")},
             },
         ),
-        history_db_path=str(data_dir / "history.db"),
+        # Postgres keeps history in the database (pghistory.py replaces this one).
+        history_db_path=":memory:" if pg_pool is not None else str(data_dir / "history.db"),
         version="v1.1",
     )
-    if qdrant_url:
+    if pg_pool is not None:
+        config.vector_store = VectorStoreConfig(
+            provider="pgvector",
+            config={
+                "collection_name": COLLECTION,
+                "embedding_model_dims": spec.dims,
+                "connection_pool": pg_pool,
+                "hnsw": True,
+            },
+        )
+    elif qdrant_url:
         server: dict[str, Any] = {
             "collection_name": COLLECTION,
             "embedding_model_dims": spec.dims,

@@ -33,3 +33,6 @@ def prepare(mem0_dir: Path | None) -> None:
     # mem0 warns about both on every start, which says nothing an operator can act on.
     for name in ("mem0.utils.spacy_models", "mem0.vector_stores.qdrant"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # pgvector logs a traceback for every failed statement, a unique-key refusal included
+    # (an expected event when executives share a store); the adapter reports every failure.
+    logging.getLogger("mem0.vector_stores.pgvector").setLevel(logging.CRITICAL)

@@ -32,8 +32,9 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
       A filter with no entity id at all asks for "any entity" (:data:`EVERYTHING`).
     * Metadata, equality only (the Platform accepts bare/``eq``/``ne``/``contains``, never
       ``in``/``gt``/``gte``): ``{"metadata": {"type": t}}`` for one type, an ``OR`` of such
-      equalities for several (the documented workaround), and one
-      ``{"metadata": {k: v}}`` clause each for env, cohort, key and the extra pairs.
+      equalities for several (the documented workaround), one ``{"metadata": {k: v}}``
+      clause each for env, cohort and key, and ``{"metadata": {k: {"contains": v}}}`` for
+      the extra pairs (a list field such as ``tags`` holds the value).
     * ``min_confidence`` is never sent: it is applied in the daemon after over-fetching.
     """
     if where is None:
@@ -57,7 +58,9 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
         value = getattr(where, name)
         if value is not None:
             clauses.append({"metadata": {name: value}})
-    clauses += [{"metadata": {k: v}} for k, v in where.metadata]
+    # Extra pairs mean "holds": a list field (tags) contains the value. ``contains`` also
+    # matches a string holding it, which the post-filter narrows back to equality.
+    clauses += [{"metadata": {k: {"contains": v}}} for k, v in where.metadata]
     return {"AND": clauses}
 
 

@@ -1,0 +1,76 @@
+"""Connecting to the Postgres store: the pool, the URL as it may be logged, vectors as text.
+
+The URL is a secret (it carries the password): only :func:`redacted` forms reach a log.
+The pool is ours, handed to mem0 as ``connection_pool`` (``postgres-store.md`` §6): mem0's
+default has no health check, so after a server restart its next call fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool
+
+
+def redacted(url: str) -> str:
+    """The URL with its password (and any password parameter) replaced: safe to log."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        name = user.split(":", 1)[0]
+        netloc = f"{name}:***@{host}" if ":" in user else f"{name}@{host}"
+    query = "&".join(
+        f"{k}=***" if k.lower() == "password" else f"{k}={v}" if sep else k
+        for k, sep, v in (p.partition("=") for p in parts.query.split("&") if p)
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def vector_text(values: Sequence[float]) -> str:
+    """pgvector's text form: the server parses it as a vector, no array cast on the way."""
+    return "[" + ",".join(f"{v:.7g}" for v in values) + "]"
+
+
+def make_pool(url: str, *, size: int = 4, timeout: float = 30.0) -> ConnectionPool:
+    """A pool that survives a server restart and sets what every search needs."""
+    # The URL's own options (a search_path, say) are kept: ours are added to them.
+    given = conninfo_to_dict(url).get("options") or ""
+    options = f"{given} -c hnsw.iterative_scan=relaxed_order".strip()
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=size,
+        timeout=timeout,
+        check=ConnectionPool.check_connection,
+        kwargs={
+            "options": options,
+            "prepare_threshold": None,
+            "connect_timeout": max(1, round(min(timeout, 10))),
+        },
+        name="executive-store",
+        open=False,
+    )
+    pool.open(wait=False)  # never blocks: the first call waits (bounded) for a connection
+    return pool
+
+
+def probe(url: str, timeout: float = 5.0) -> dict[str, Any]:
+    """What ``executive doctor`` reports: the server, pgvector (installed or available), TLS."""
+    with psycopg.connect(url, connect_timeout=max(1, round(timeout)), autocommit=True) as conn:
+        installed = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+        available = conn.execute(
+            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+        return {
+            "server": conn.info.parameter_status("server_version"),
+            "pgvector": installed[0] if installed else None,
+            "pgvector_available": available[0] if available else None,
+            "tls": bool(conn.info.pgconn.ssl_in_use),
+        }

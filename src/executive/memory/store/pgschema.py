@@ -1,0 +1,175 @@
+"""The Postgres store's schema: created once, idempotently, under an advisory lock.
+
+mem0's pgvector provider creates its table lazily, on first use, with ``IF NOT EXISTS``; two
+processes doing that at once fail on Postgres' catalog unique indexes (``postgres-store.md``
+§4). So every process runs :func:`migrate` before it builds mem0, holding one transaction-level
+advisory lock: the first creates, the others wait and find everything there.
+
+What it creates, beside mem0's own table shape ``(id uuid, vector vector(N), payload jsonb)``:
+
+- an HNSW index on the vectors (cosine; filtered search needs ``hnsw.iterative_scan``, set on
+  every pooled connection, so pgvector ≥ 0.8.0 is required and checked);
+- B-tree indexes on the payload fields our filters name, and on the listing order;
+- ``UNIQUE (user_id, key)`` for rows that have a key: two executives writing the same lesson at
+  the same moment store it once, whatever their own checks saw before the write;
+- the revision: one counter row bumped by a statement trigger in the writing transaction, so
+  it moves exactly when a write becomes visible, in every process;
+- the history of every memory (mem0 keeps it in a per-host SQLite file; shared here);
+- the embedder the vectors were made with (a store refuses another one).
+
+No hybrid (full-text) index: we search semantically only, and the reader runs its own BM25.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import sql
+
+TABLE = "memories"
+HISTORY = "memory_history"
+REVISION = "executive_revision"
+META = "executive_meta"
+# Any constant will do; it names "the executive's schema migration" among advisory locks.
+LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
+MIN_PGVECTOR = (0, 8, 0)
+# Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
+# the planner statistics on it: without them it guesses 0.5 % per condition, thinks a
+# reader's filter matches one row, and sorts a whole scope by distance instead of walking
+# the HNSW index).
+INDEXED = ("user_id", "agent_id", "app_id", "type", "env", "run_id", "cohort", "key")
+# The stored-confidence condition of pgfilter, as an expression the planner keeps
+# statistics on (CREATE STATISTICS on an expression: PostgreSQL 14 or later).
+CONFIDENCE = (
+    "(CASE WHEN jsonb_typeof(payload->'confidence') = 'number' "
+    "THEN (payload->'confidence')::float8 END)"
+)
+
+
+class SchemaError(RuntimeError):
+    """The database cannot hold this store (an old pgvector, no extension, no rights)."""
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def statements(dims: int) -> list[sql.Composable]:
+    """Every DDL statement, in order; each is idempotent."""
+    t = sql.Identifier(TABLE)
+
+    def index(name: str, body: str) -> sql.Composable:
+        return sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} " + body).format(
+            sql.Identifier(f"{TABLE}_{name}"), t
+        )
+
+    out: list[sql.Composable] = [
+        sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {} (id UUID PRIMARY KEY, vector vector({}), payload JSONB)"
+        ).format(t, sql.Literal(dims)),
+        # The name mem0's create_col uses, so its own IF NOT EXISTS finds ours.
+        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)").format(
+            sql.Identifier(f"{TABLE}_hnsw_idx"), t
+        ),
+        *(index(f"{name}_idx", f"((payload->>'{name}'))") for name in INDEXED),
+        # The usual pack filter in one index: user, then app scope, then type.
+        index("scope_idx", "((payload->>'user_id'), (payload->>'app_id'), (payload->>'type'))"),
+        index("listing_idx", "(COALESCE(payload->>'created_at', ''), id)"),
+        sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON ({}) FROM {}").format(
+            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), t
+        ),
+        sql.SQL(
+            "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} "
+            "((payload->>'user_id'), (payload->>'key')) WHERE payload ? 'key'"
+        ).format(sql.Identifier(f"{TABLE}_key_uniq"), t),
+        sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {} (id INT PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL)"
+        ).format(sql.Identifier(REVISION)),
+        sql.SQL("INSERT INTO {} VALUES (1, 0) ON CONFLICT (id) DO NOTHING").format(
+            sql.Identifier(REVISION)
+        ),
+        sql.SQL(
+            "CREATE OR REPLACE FUNCTION executive_bump_revision() RETURNS trigger "
+            "LANGUAGE plpgsql AS $$ BEGIN UPDATE {} SET n = n + 1 WHERE id = 1; RETURN NULL; END $$"
+        ).format(sql.Identifier(REVISION)),
+        sql.SQL(
+            "CREATE OR REPLACE TRIGGER executive_revision AFTER INSERT OR UPDATE OR DELETE ON {} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION executive_bump_revision()"
+        ).format(t),
+        sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {} (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, "
+            "memory_id TEXT NOT NULL, old_memory TEXT, new_memory TEXT, event TEXT, "
+            "created_at TEXT, updated_at TEXT, is_deleted INT DEFAULT 0, actor_id TEXT, role TEXT)"
+        ).format(sql.Identifier(HISTORY)),
+        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (memory_id, seq)").format(
+            sql.Identifier(f"{HISTORY}_memory_idx"), sql.Identifier(HISTORY)
+        ),
+        sql.SQL("CREATE TABLE IF NOT EXISTS {} (key TEXT PRIMARY KEY, value TEXT NOT NULL)").format(
+            sql.Identifier(META)
+        ),
+    ]
+    return out
+
+
+def migrate(conn: Any, dims: int) -> str:
+    """Create what is missing, once, under the advisory lock; returns pgvector's version."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
+        found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = found.fetchone()
+        if row is None:
+            try:
+                with conn.transaction():  # a savepoint: a refusal leaves the lock held
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except Exception as exc:
+                raise SchemaError(
+                    "the pgvector extension is not installed in this database and this role "
+                    f"cannot create it ({exc}); run `CREATE EXTENSION vector;` as its owner"
+                ) from exc
+            row = conn.execute(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+            ).fetchone()
+        version = str(row[0])
+        if version_tuple(version) < MIN_PGVECTOR:
+            raise SchemaError(
+                f"pgvector {version} is too old: filtered search needs iterative index scans "
+                "(pgvector 0.8.0 or later); run `ALTER EXTENSION vector UPDATE;`"
+            )
+        for statement in statements(dims):
+            conn.execute(statement)
+    return version
+
+
+def recorded_embedder(conn: Any) -> dict[str, Any] | None:
+    rows = dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(sql.Identifier(META))))
+    if "embedder" not in rows:
+        return None
+    return {"name": rows["embedder"], "dims": int(rows.get("dims", "0"))}
+
+
+def record_embedder(conn: Any, name: str, dims: int) -> None:
+    for key, value in (("embedder", name), ("dims", str(dims))):
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO {} VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = "
+                "excluded.value"
+            ).format(sql.Identifier(META)),
+            (key, value),
+        )
+
+
+def revision(conn: Any) -> int:
+    row = conn.execute(
+        sql.SQL("SELECT n FROM {} WHERE id = 1").format(sql.Identifier(REVISION))
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def truncate(conn: Any) -> None:
+    """Empty the store, keeping every index and the trigger (mem0's reset() drops them)."""
+    conn.execute(sql.SQL("TRUNCATE {}, {}").format(sql.Identifier(TABLE), sql.Identifier(HISTORY)))
+    conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(sql.Identifier(REVISION)))

