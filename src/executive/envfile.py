@@ -47,6 +47,15 @@ _SECTIONS: list[tuple[str, list[str]]] = [
             "V3_MEM0_COHORT",
         ],
     ),
+    (
+        "A store shared by several executives (EXECUTIVE_STORE=postgres).",
+        [
+            "EXECUTIVE_STORE_URL",
+            "EXECUTIVE_STORE_POOL_SIZE",
+            "EXECUTIVE_NAME",
+            "EXECUTIVE_PEER_HOMES",
+        ],
+    ),
 ]
 
 

@@ -19,11 +19,12 @@ from pydantic_settings import SettingsConfigDict
 from executive.config.derived import Derived
 from executive.config.flags import Flag, MemoryGates
 from executive.config.rules import Rules
+from executive.config.shared import SharedStore
 from executive.config.sources import SettingsError as SettingsError  # importable from here
 from executive.config.sources import Sources, alias
 
 
-class Settings(MemoryGates, Derived, Rules, Sources):
+class Settings(MemoryGates, Derived, Rules, Sources, SharedStore):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
     model_config = SettingsConfigDict(
@@ -120,29 +121,6 @@ class Settings(MemoryGates, Derived, Rules, Sources):
             " by several executives), platform (mem0 Platform), or inmemory (a journaled fake"
             " with a word-hashing embedder: for tests and trials)"
         ),
-    )
-    store_url: SecretStr | None = Field(
-        None,
-        validation_alias="EXECUTIVE_STORE_URL",
-        description="with EXECUTIVE_STORE=postgres: the database, postgresql://USER:PASSWORD@HOST:5432/DB?sslmode=verify-full (a secret: never logged)",
-    )
-    store_pool_size: int = Field(
-        4,
-        ge=1,
-        le=32,
-        validation_alias="EXECUTIVE_STORE_POOL_SIZE",
-        description="with EXECUTIVE_STORE=postgres: most connections this process holds",
-    )
-    executive_name: str | None = Field(
-        None,
-        max_length=64,
-        validation_alias="EXECUTIVE_NAME",
-        description="this executive's name, recorded on every memory it writes (default: the home folder's name)",
-    )
-    peer_homes: str = Field(
-        "",
-        validation_alias="EXECUTIVE_PEER_HOMES",
-        description="comma-separated homes of the other executives sharing this store: rebuild replays, and drift compares with, the union of every home's harvest ledgers",
     )
     qdrant_url: str | None = Field(
         None,
