@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
 
 from executive.memory.store import engine, model_setup
@@ -83,6 +84,12 @@ def test_smoothing_keeps_the_fp32_function(tmp_path):
     smoothed = OnnxEncoder(tmp_path / "s.onnx").encode(TEXTS)
     # (X / s)(s W) = X W: what the quantizer then loses is its own (measured min 0.999999).
     assert np.min(np.sum(reference * smoothed, axis=1)) > 0.99999
+    # The Reshapes got constant targets: the shape arithmetic that computed them is gone.
+    before = [n.op_type for n in onnx.load(str(installed / model_setup.FP32)).graph.node]
+    after = [n.op_type for n in onnx.load(str(tmp_path / "s.onnx")).graph.node]
+    assert after.count("Mul") > before.count("Mul")  # the smoothing
+    assert after.count("Shape") < before.count("Shape") / 4
+    assert len(after) < len(before)
 
 
 def test_set_up_adds_a_missing_model_without_torch_and_makes_the_same_file(tmp_path):
