@@ -21,8 +21,10 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 # The embedding model, exported once to ONNX inside the venv (torch is a set-up tool only).
+# The target is the default model's file: a venv set up before it existed gets it added.
+# The folder is named, so an EXECUTIVE_MODELS_DIR in the shell cannot send it elsewhere.
 $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8_smooth.onnx: $(VENV)/.installed
-	@$(PY) -m executive.memory.store.model_setup >&2
+	@$(PY) -m executive.memory.store.model_setup --models-dir $(VENV)/share/executive/models >&2
 	@touch $@
 
 setup: $(VENV)/.installed $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8_smooth.onnx sandbox-tool
