@@ -21,11 +21,13 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 # The embedding model, exported once to ONNX inside the venv (torch is a set-up tool only).
-$(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8.onnx: $(VENV)/.installed
-	@$(PY) -m executive.memory.store.model_setup >&2
+# The target is the default model's file: a venv set up before it existed gets it added.
+# The folder is named, so an EXECUTIVE_MODELS_DIR in the shell cannot send it elsewhere.
+$(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8_smooth.onnx: $(VENV)/.installed
+	@$(PY) -m executive.memory.store.model_setup --models-dir $(VENV)/share/executive/models >&2
 	@touch $@
 
-setup: $(VENV)/.installed $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8.onnx sandbox-tool
+setup: $(VENV)/.installed $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8_smooth.onnx sandbox-tool
 
 # Workers run in a bubblewrap sandbox. Root with apt-get (CI, a fresh container) gets it
 # installed here; anyone else is told, and the daemon falls back (`executive doctor` says

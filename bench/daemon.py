@@ -37,7 +37,12 @@ def status_mb(pid: int, field: str) -> float:
 
 
 def main(lists: int, embedder: str | None) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("V3_", "EXECUTIVE_"))}
+    # A clean configuration, but the models stay where set-up put them (EXECUTIVE_MODELS_DIR).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("V3_", "EXECUTIVE_")) or k == "EXECUTIVE_MODELS_DIR"
+    }
     env["EXECUTIVE_LOG_FORMAT"] = "json"
     report: dict[str, object] = {"load_before": round(os.getloadavg()[0], 2)}
     with tempfile.TemporaryDirectory() as tmp:

