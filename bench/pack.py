@@ -39,8 +39,8 @@ import anyio
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
-from executive.memory.lexical import IndexCache
 from executive.memory.reader import Reader
+from executive.memory.scope_index import IndexCache
 from executive.memory.store.base import NewMemory, ReadView
 from executive.memory.store.local import LocalStore
 

@@ -10,8 +10,8 @@ import pytest
 
 from executive.memory import plan
 from executive.memory import reader as reader_module
-from executive.memory.lexical import IndexCache
 from executive.memory.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
+from executive.memory.scope_index import IndexCache
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
 from executive.memory.store.local import LocalStore
 from tests.memory.conftest import fill

@@ -37,9 +37,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from executive.memory.lexical import IndexCache, LexicalIndex, SampleStats, terms
+from executive.memory.lexical import LexicalIndex, SampleStats, terms
 from executive.memory.ranking import admissible, rank_value
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
+from executive.memory.scope_index import IndexCache, ScopedIndex, scope_index
 from executive.memory.store.base import Filter, MemoryRecord, StoreReader, prepare, search_scopes
 from executive.memory.taxonomy import AGENT_ID
 
@@ -175,34 +176,21 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    async def _index(self, request: ReadRequest) -> LexicalIndex | None:
-        """BM25 over the request's scopes, cached per store revision (None: no revision)."""
+    async def _index(self, request: ReadRequest) -> ScopedIndex | LexicalIndex | None:
+        """BM25 over the request's scopes, kept per scope and store revision."""
         if self._indexes is None:
             return None
-        revision = await self._view.revision()
-        if revision is None:
-            return None
-        key = (revision, self._user_id, self._floor, request.env, tuple(request.scopes))
-        index = self._indexes.get(key)
-        if index is None:
-            records = []
-            for scope in request.scopes:
-                listed_key = (revision, self._user_id, self._floor, request.env, scope)
-                listed = self._indexes.listed(listed_key)
-                if listed is None:
-                    listed = await self._view.list(self._where(scope, request.env))
-                    self._indexes.keep_listed(listed_key, listed)
-                records += [r for r in listed if admissible(r, self._floor, self._now)]
-            index = LexicalIndex(records)
-            self._indexes.put(key, index)
-        return index
+        wheres = [self._where(scope, request.env) for scope in request.scopes]
+        return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
 
     async def read(self, request: ReadRequest) -> ReadResult:
         cfg = self._config
         started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
         index = await self._index(request)
-        stats: LexicalIndex | SampleStats = index if index is not None else SampleStats()
+        stats: ScopedIndex | LexicalIndex | SampleStats = (
+            index if index is not None else SampleStats()
+        )
         seen: dict[str, MemoryRecord] = dict(index.records) if index is not None else {}
         best_score: dict[str, float] = {}
         lists: list[tuple[list[str], float]] = []
