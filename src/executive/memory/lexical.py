@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from executive.memory.store.base import MemoryRecord
 
@@ -264,6 +265,17 @@ def words(text: str) -> list[tuple[str, str]]:
     return out
 
 
+K = TypeVar("K", str, int)
+
+
+def best_first(scores: Mapping[K, float]) -> list[K]:
+    """Keys by score, highest first, ties by key: the keys sorted, then a stable sort on the
+    score (no key tuple per item: this runs on every search)."""
+    ranking = sorted(scores)
+    ranking.sort(key=scores.__getitem__, reverse=True)
+    return ranking
+
+
 def terms(text: str) -> list[str]:
     return [term for _, term in words(text)]
 
@@ -324,8 +336,7 @@ class LexicalIndex:
             if term in self._postings:
                 idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
                 self.add_scores(scores, term, idf, self._average)
-        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:top_k]
-        return [self.ids[position] for position, _ in best]
+        return [self.ids[position] for position in best_first(scores)[:top_k]]
 
     def add_scores(
         self,

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import ChainMap, Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from executive.memory.lexical import LexicalIndex, SampleStats, terms
-from executive.memory.ranking import admissible, rank_value
+from executive.memory.lexical import LexicalIndex, SampleStats, best_first, terms
+from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.scope_index import IndexCache, ScopedIndex, scope_index
 from executive.memory.store.base import Filter, MemoryRecord, StoreReader, prepare, search_scopes
@@ -191,11 +191,19 @@ class Reader:
         stats: ScopedIndex | LexicalIndex | SampleStats = (
             index if index is not None else SampleStats()
         )
-        seen: dict[str, MemoryRecord] = dict(index.records) if index is not None else {}
+        # The index's memories, and what the searches add on top (the index is not copied).
+        seen: ChainMap[str, MemoryRecord] = ChainMap({}, index.records if index is not None else {})
         best_score: dict[str, float] = {}
-        lists: list[tuple[list[str], float]] = []
+        # Weighted reciprocal-rank fusion, summed as each pass comes in: every memory's
+        # shares add up in pass order, as a sum over all passes at the end would.
+        fusion: defaultdict[str, float] = defaultdict(float)
         tops: list[set[str]] = []
         result = ReadResult(memories=[])
+
+        def fuse(ids: list[str], weight: float) -> None:
+            for position, memory_id in enumerate(ids):
+                fusion[memory_id] += weight / (cfg.rrf_k + position + 1)
+            tops.append(set(ids[: cfg.corroborate_k]))
 
         async def dense(
             question: str,
@@ -204,7 +212,7 @@ class Reader:
             why: str,
             refined: bool,
             scopes: tuple[Scope, ...] = request.scopes,
-        ) -> None:
+        ) -> list[str]:
             hop_started = time.perf_counter()
             returned: dict[str, list[tuple[str, float]]] = {}
             merged: dict[str, MemoryRecord] = {}
@@ -226,8 +234,7 @@ class Reader:
                 seen.setdefault(r.id, r)
                 best_score[r.id] = max(best_score.get(r.id, -1.0), r.score or 0.0)
             ids = [r.id for r in batch]
-            lists.append((ids, weight))
-            tops.append(set(ids[: cfg.corroborate_k]))
+            fuse(ids, weight)
             result.searches += len(scopes)
             result.hops.append(
                 Hop(
@@ -239,6 +246,7 @@ class Reader:
                     (time.perf_counter() - hop_started) * 1000,
                 )
             )
+            return ids
 
         def lexical(
             query_terms: list[str], k: int, weight: float, boost: dict[str, float] | None = None
@@ -246,16 +254,8 @@ class Reader:
             if index is None or not query_terms:
                 return
             ids = index.search(query_terms, k, boost)
-            lists.append((ids, weight))
-            tops.append(set(ids[: cfg.corroborate_k]))
+            fuse(ids, weight)
             result.lexical.append({"terms": list(dict.fromkeys(query_terms)), "hits": len(ids)})
-
-        def fused() -> dict[str, float]:
-            scores: defaultdict[str, float] = defaultdict(float)
-            for ids, weight in lists:
-                for position, memory_id in enumerate(ids):
-                    scores[memory_id] += weight / (cfg.rrf_k + position + 1)
-            return scores
 
         planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
         first = planned[0] if planned else request.topic
@@ -291,7 +291,7 @@ class Reader:
                 lexical(terms(question), cfg.first_k, cfg.w_lexical * weight)
                 if asked == 0 and dropped and terms(focus):
                     # The focus sentence goes second: the stop rules wait for three questions.
-                    await dense(
+                    found = await dense(
                         focus,
                         cfg.first_k,
                         cfg.w_focus,
@@ -300,14 +300,13 @@ class Reader:
                     )
                     asked += 1
                     need = set(dropped)
-                    entity = [m for m in lists[-1][0] if need <= set(terms(seen[m].text))]
-                    lists.append((entity, cfg.w_focus_entity))
-                    tops.append(set(entity[: cfg.corroborate_k]))
+                    entity = [m for m in found if need <= set(terms(seen[m].text))]
+                    fuse(entity, cfg.w_focus_entity)
                     result.lexical.append(
                         {"terms": sorted(need), "hits": len(entity), "of": "focus hits"}
                     )
             else:
-                ranking = _order(fused())
+                ranking = best_first(fusion)
                 seed, picked = refinement(ranking, seen, stats, used_seeds, used_terms, cfg)
                 if seed is None:
                     result.stop_reason = "no more questions: nothing new to ask about"
@@ -327,7 +326,7 @@ class Reader:
                     first_terms + new_terms, cfg.hop_k, cfg.w_refine, dict.fromkeys(new_terms, 0.5)
                 )
             asked += 1
-            ranking = _order(fused())
+            ranking = best_first(fusion)
             top = set(ranking[: cfg.stable_top])
             stable, previous_top = top == previous_top, top
             if asked < MIN_QUESTIONS:
@@ -354,31 +353,30 @@ class Reader:
             scopes = tuple(s for s in request.scopes if s.name in names)
             if scopes:
                 await dense(question, cfg.first_k, cfg.w_angle, "closing", False, scopes)
-        scores = fused()
         result.relevant = {m for m, v in Counter(m for s in tops for m in s).items() if v >= 2}
-        result.memories = _rank(scores, seen, best_score, now)[: cfg.limit]
+        result.memories = _rank(fusion, seen, best_score, now, cfg.limit)
         result.ms = (time.perf_counter() - started) * 1000
         return result
 
 
-def _order(scores: dict[str, float]) -> list[str]:
-    return sorted(scores, key=lambda m: (-scores[m], m))
-
-
 def _rank(
-    scores: dict[str, float], seen: dict[str, MemoryRecord], best: dict[str, float], now: datetime
+    scores: Mapping[str, float],
+    seen: Mapping[str, MemoryRecord],
+    best: dict[str, float],
+    now: datetime,
+    limit: int,
 ) -> list[MemoryRecord]:
-    """Fused rank (normalised), nudged by type priority and recency; cosine kept for display."""
+    """Fused rank (normalised), nudged by type priority and recency; cosine kept for display.
+
+    Only the memories returned are copied (with their best cosine).
+    """
     top = max(scores.values(), default=1.0) or 1.0
-    ranked = []
-    for memory_id, score in scores.items():
-        record = seen[memory_id]
-        shown = (
-            record.with_score(best.get(memory_id)) if memory_id in best else record.with_score(None)
-        )
-        ranked.append((score / top + rank_value(shown.with_score(0.0), now), memory_id, shown))
+    ranked = [
+        (score / top + rank_bonus(seen[memory_id], now), memory_id)
+        for memory_id, score in scores.items()
+    ]
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    return [record for _, _, record in ranked]
+    return [seen[memory_id].with_score(best.get(memory_id)) for _, memory_id in ranked[:limit]]
 
 
 def scope_names(scopes: Sequence[Scope]) -> str:

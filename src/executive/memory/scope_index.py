@@ -19,7 +19,7 @@ from collections.abc import Hashable, Sequence
 from datetime import datetime
 from itertools import accumulate
 
-from executive.memory.lexical import LexicalIndex
+from executive.memory.lexical import LexicalIndex, best_first
 from executive.memory.ranking import admissible
 from executive.memory.store.base import Filter, MemoryRecord, StoreReader
 
@@ -101,8 +101,7 @@ class ScopedIndex:
                 idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
                 for part, offset in zip(self.parts, self._offsets, strict=True):
                     part.add_scores(scores, term, idf, self._average, offset)
-        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:top_k]
-        return [self._id(position) for position, _ in best]
+        return [self._id(position) for position in best_first(scores)[:top_k]]
 
     def _id(self, position: int) -> str:
         which = bisect.bisect_right(self._offsets, position) - 1
