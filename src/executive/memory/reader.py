@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import ChainMap, Counter, defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -191,8 +191,7 @@ class Reader:
         stats: ScopedIndex | LexicalIndex | SampleStats = (
             index if index is not None else SampleStats()
         )
-        # The index's memories, and what the searches add on top (the index is not copied).
-        seen: ChainMap[str, MemoryRecord] = ChainMap({}, index.records if index is not None else {})
+        seen: dict[str, MemoryRecord] = dict(index.records) if index is not None else {}
         best_score: dict[str, float] = {}
         # Weighted reciprocal-rank fusion, summed as each pass comes in: every memory's
         # shares add up in pass order, as a sum over all passes at the end would.
