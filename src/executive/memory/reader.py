@@ -19,11 +19,11 @@ asks more than eight. A consumer may add *closing* questions, asked last of name
 only, whatever the stop rules said (Hook B: the rules that apply, of the global scope).
 Its work is bounded by counts only (questions, hits per question): no clock decides what it
 asks or returns, so the same store and request give the same memories in the same order on
-an idle or a loaded machine. Speed comes from doing less: the planned
-questions are embedded in one batch, each question once for all scopes, and the lexical
-index lives as long as the store's revision. It returns the memories ranked (fused rank,
-then type priority, then recency) and a trace: every question, why it was asked, what it
-returned, the lexical passes, and why it stopped.
+an idle or a loaded machine. Speed comes from doing less: the planned questions are
+embedded in one batch, each question once for all scopes, and each scope's lexical index
+lives as long as the store's revision (``scope_index``). It returns the memories ranked
+(fused rank, then type priority, then recency) and a trace: every question, why it was
+asked, what it returned, the lexical passes, and why it stopped.
 
 The algorithm and its measurements are in the README (benchmarks) and ``bench/retrieval.py``.
 """
