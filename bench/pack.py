@@ -4,24 +4,35 @@ Fills an embedded store with N memories shaped like the harvester's (five types,
 bundles, ``_global`` principles), then builds ``--samples`` packs for distinct steps with
 Hook B's own code (``plan.for_step`` → ``pre_spawn.build``: the reader with the production
 stop rules and the daemon's lexical-index cache, ``PACK_MIN_SCORE``, ``pack.render``) and
-times each. The store is not written between packs (as between two harvests), so the
-lexical index is built once, in the warm-up. ``questions_mean`` counts questions asked.
+times each. By default the store is not written between packs (as between two harvests),
+so the lexical indexes are built once, in the warm-up. With ``--write-every K`` one memory
+is added (as the harvester adds it) after every K timed packs, so the packs also pay for
+rebuilding what a write makes stale; ``after_write_ms`` then times the first pack after each
+write on its own. Writes are not timed. ``questions_mean`` counts questions asked.
 Prints one JSON object on stdout; progress on stderr.
 
-    python bench/pack.py [--memories 1000] [--samples 100]
+Ids, creation times and the reader's clock are fixed, so every run (and every version of
+the code) builds the same packs from the same store: ``--dump FILE`` writes each pack's
+memories (by key, in order, with their scores) as JSON lines, to compare two versions.
 
-The same measurement on Postgres at 100,000 memories: ``bench/postgres_scale.py``.
+    python bench/pack.py [--memories 1000] [--samples 100] [--write-every K] [--dump FILE]
+
+The same measurement on Postgres at 100,000 memories: ``bench/postgres_scale.py`` (it calls
+:func:`measure` on its own store).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +43,13 @@ import anyio
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
-from executive.memory.lexical import IndexCache
 from executive.memory.reader import Reader
+from executive.memory.scope_index import IndexCache
 from executive.memory.store.base import NewMemory, ReadView
 from executive.memory.store.local import LocalStore
 
 USER = "bench-agent"
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 TYPES = [
     ("semantic", 0.85),
     ("procedural", 0.75),
@@ -82,13 +94,34 @@ def memory(i: int) -> NewMemory:
             "key": f"{i:032x}",
             "source": "bench",
         },
+        created_at=f"2026-11-{1 + i % 28:02d}T{i % 24:02d}:00:00+00:00",
+        memory_id=str(uuid.UUID(int=i + 1)),
     )
 
 
-async def measure(store: Any, samples: int) -> dict[str, Any]:
-    """Time ``samples`` packs on a filled store (any backend): Hook B's own code."""
+def percentiles(timings: list[float]) -> dict[str, float]:
+    ordered = sorted(timings)
+    return {
+        "p50": round(statistics.median(ordered), 1),
+        # Nearest rank: the 95th of 100 (as before), and the largest of a few.
+        "p95": round(ordered[math.ceil(0.95 * len(ordered)) - 1], 1),
+        "max": round(ordered[-1], 1),
+    }
+
+
+async def measure(
+    store: Any,
+    samples: int,
+    *,
+    count: int = 0,
+    write_every: int = 0,
+    dumped: list[str] | None = None,
+) -> dict[str, Any]:
+    """Time ``samples`` packs on a filled store (any backend) with Hook B's own code; with
+    ``write_every``, add memory ``count + k`` after every K timed packs."""
     indexes = IndexCache()  # the daemon keeps one per process (MemoryRuntime.lexicon)
-    timings, questions, entries = [], [], []
+    timings, questions, entries, after_write = [], [], [], []
+    written = 0
     for n in range(samples + 3):  # the first three warm up and are not counted
         verb, thing = VERBS[n % len(VERBS)], THINGS[(n // len(VERBS)) % len(THINGS)]
         request = plan.for_step(
@@ -101,26 +134,44 @@ async def measure(store: Any, samples: int) -> dict[str, Any]:
             description=f"Sample {n}: {verb} {thing} for the team.",
         )
         started = time.perf_counter()
-        reader = Reader(ReadView(store), user_id=USER, indexes=indexes)
+        reader = Reader(ReadView(store), user_id=USER, now=NOW, indexes=indexes)
         built, result = await pre_spawn.build(reader, request)
         elapsed = (time.perf_counter() - started) * 1000
-        if n >= 3:
-            timings.append(elapsed)
-            questions.append(len(result.questions))
-            entries.append(len(built.entries))
-    timings.sort()
+        if dumped is not None:
+            dumped.append(
+                json.dumps(
+                    {
+                        "pack": n,
+                        "entries": [m.key for m in built.entries],
+                        "memories": [[m.key, round(m.score or 0.0, 6)] for m in result.memories],
+                        "questions": result.questions,
+                    }
+                )
+            )
+        if n < 3:
+            continue
+        timings.append(elapsed)
+        questions.append(len(result.questions))
+        entries.append(len(built.entries))
+        if written and (n - 3) % write_every == 0:
+            after_write.append(elapsed)
+        if write_every and (n - 2) % write_every == 0 and n < samples + 2:
+            # A harvest between two packs: one memory through mem0's create (its
+            # vectors and history), under a fixed id so that runs stay comparable.
+            await store.add_many([memory(count + written)])
+            written += 1
     return {
-        "pack_ms": {
-            "p50": round(statistics.median(timings), 1),
-            "p95": round(timings[int(0.95 * (len(timings) - 1))], 1),
-            "max": round(timings[-1], 1),
-        },
+        "writes": written,
+        "pack_ms": percentiles(timings),
+        **({"after_write_ms": percentiles(after_write)} if after_write else {}),
         "questions_mean": round(statistics.mean(questions), 2),
         "entries_mean": round(statistics.mean(entries), 2),
     }
 
 
-async def main(count: int, samples: int) -> None:
+async def main(count: int, samples: int, write_every: int = 0, dump: Path | None = None) -> None:
+    dumped: list[str] = []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         store = await LocalStore.open(Path(tmp) / "store", Path(tmp) / "mem0")
         try:
@@ -128,21 +179,23 @@ async def main(count: int, samples: int) -> None:
             for start in range(0, count, 250):
                 await store.add_many(items[start : start + 250])
                 print(f"filled {min(start + 250, count)}/{count}", file=sys.stderr, flush=True)
-            measured = await measure(store, samples)
+            result = await measure(
+                store, samples, count=count, write_every=write_every, dumped=dumped
+            )
         finally:
             await store.close()
-    print(
-        json.dumps(
-            {
-                "benchmark": "pack",
-                "memories": count,
-                "samples": samples,
-                **measured,
-                "load_after": round(os.getloadavg()[0], 2),
-            },
-            indent=2,
-        )
-    )
+    if dump is not None:
+        await anyio.Path(dump).write_text("\n".join(dumped) + "\n")
+    report = {
+        "benchmark": "pack",
+        "memories": count,
+        "samples": samples,
+        "write_every": write_every,
+        **result,
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":
@@ -151,7 +204,13 @@ if __name__ == "__main__":
     )
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument(
+        "--write-every", type=int, default=0, metavar="K", help="add a memory every K packs"
+    )
+    parser.add_argument(
+        "--dump", type=Path, metavar="FILE", help="each pack's memories, as JSON lines"
+    )
     args = parser.parse_args()
     # stdout carries the one JSON report; log lines go to stderr.
     configure_logging(fmt="json", level="warning", stream=sys.stderr)
-    anyio.run(main, args.memories, args.samples)
+    anyio.run(main, args.memories, args.samples, args.write_every, args.dump)

@@ -52,8 +52,9 @@ import anyio
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
-from executive.memory.lexical import IndexCache, words
+from executive.memory.lexical import words
 from executive.memory.reader import Reader
+from executive.memory.scope_index import IndexCache
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 from executive.memory.store.local import LocalStore

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from executive.memory.lexical import IndexCache, LexicalIndex, SampleStats, stem, terms
+from executive.memory.lexical import LexicalIndex, SampleStats, stem, terms
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.store.base import MemoryRecord
 
@@ -58,13 +58,6 @@ def test_a_refinement_lends_the_seeds_most_specific_new_words():
     seed, picked = refinement(["m1", "m2"], seen, stats, set(), {"fail"}, Cfg())
     assert seed == "m1" and len(picked) == 2
     assert all(term != "fail" for _, term in picked)
-
-
-def test_the_index_cache_evicts_the_oldest():
-    cache = IndexCache()
-    for i in range(IndexCache.SIZE + 1):
-        cache.put((i,), LexicalIndex([]))
-    assert cache.get((0,)) is None and cache.get((IndexCache.SIZE,)) is not None
 
 
 def test_an_index_rebuilt_after_a_write_tokenises_only_the_new_texts():

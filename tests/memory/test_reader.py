@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import inspect
+import math
 from datetime import UTC, datetime, timedelta
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from executive.memory import plan
+from executive.memory import plan, ranking
 from executive.memory import reader as reader_module
-from executive.memory.lexical import IndexCache
+from executive.memory.lexical import best_first
 from executive.memory.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
+from executive.memory.scope_index import IndexCache
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
 from executive.memory.store.local import LocalStore
+from executive.memory.taxonomy import MemoryType
 from tests.memory.conftest import fill
 from tests.memory.payloads import partial
 
@@ -266,3 +271,54 @@ async def test_the_planned_questions_are_embedded_in_one_batch_and_each_once(sto
     # Two scopes per question, one for the closing question (the global scope only).
     assert result.searches == 2 * (len(result.questions) - 1) + 1
     assert result.hops[-1].why == "closing" and set(result.hops[-1].returned) == {"global"}
+
+
+def _rank_before(scores, seen, best, now):
+    """The final ranking as it was: every candidate copied twice, ``rank_value`` on a copy."""
+
+    def rank_value(record, now):
+        score = record.score or 0.0
+        try:
+            bonus = ranking._TYPE_BONUS[MemoryType(record.type)]
+        except ValueError:
+            bonus = 0.0
+        age = ranking.age_days(record, now)
+        days = ranking._RECENCY_DAYS
+        recency = ranking._RECENCY_BONUS * math.exp(-age / days) if age is not None else 0.0
+        return score + bonus + recency
+
+    top = max(scores.values(), default=1.0) or 1.0
+    ranked = []
+    for memory_id, score in scores.items():
+        record = seen[memory_id]
+        shown = record.with_score(best.get(memory_id))
+        ranked.append((score / top + rank_value(shown.with_score(0.0), now), memory_id, shown))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    return [record for _, _, record in ranked]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    candidates=st.dictionaries(
+        st.sampled_from([f"m{i}" for i in range(30)]),
+        st.tuples(
+            st.sampled_from([1 / 31, 1 / 32, 0.7 / 31, 1 / 31 + 0.5 / 35, 0.0]),  # RRF shares: ties
+            st.sampled_from(["semantic", "principle", "episodic", "reflective", "procedural", "x"]),
+            st.sampled_from([None, "2026-11-30T10:00:00+00:00", "2026-10-01", "not a date"]),
+            st.one_of(st.none(), st.sampled_from([0.31, 0.5, 0.5000001])),
+        ),
+    ),
+    limit=st.integers(1, 40),
+)
+def test_the_ranking_is_the_one_that_copied_every_candidate(candidates, limit):
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    seen = {
+        m: MemoryRecord(id=m, text=m, metadata={"type": kind}, created_at=created)
+        for m, (_, kind, created, _) in candidates.items()
+    }
+    scores = {m: fused for m, (fused, *_) in candidates.items()}
+    best = {m: cosine for m, (*_, cosine) in candidates.items() if cosine is not None}
+    after = reader_module._rank(scores, seen, best, now, limit)
+    before = _rank_before(scores, seen, best, now)[:limit]
+    assert [(r.id, r.score) for r in after] == [(r.id, r.score) for r in before]
+    assert best_first(scores) == sorted(scores, key=lambda m: (-scores[m], m))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from executive.memory.store.base import MemoryRecord
 
@@ -264,6 +265,17 @@ def words(text: str) -> list[tuple[str, str]]:
     return out
 
 
+K = TypeVar("K", str, int)
+
+
+def best_first(scores: Mapping[K, float]) -> list[K]:
+    """Keys by score, highest first, ties by key: the keys sorted, then a stable sort on the
+    score (no key tuple per item: this runs on every search)."""
+    ranking = sorted(scores)
+    ranking.sort(key=scores.__getitem__, reverse=True)
+    return ranking
+
+
 def terms(text: str) -> list[str]:
     return [term for _, term in words(text)]
 
@@ -289,22 +301,23 @@ class LexicalIndex:
     def __init__(self, records: Iterable[MemoryRecord], k1: float = 1.2, b: float = 0.75) -> None:
         self.records: dict[str, MemoryRecord] = {}
         self.df: Counter[str] = Counter()
-        self._ids: list[str] = []
+        self.ids: list[str] = []
         self._postings: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
         self._lengths: list[int] = []
         for record in records:
             if record.id in self.records:
                 continue
-            position = len(self._ids)
-            self._ids.append(record.id)
+            position = len(self.ids)
+            self.ids.append(record.id)
             self.records[record.id] = record
             counts = term_counts(record.text)
             self._lengths.append(sum(counts.values()))
             for term, count in counts.items():
                 self.df[term] += 1
                 self._postings[term].append((position, count))
-        self.n = len(self._ids)
-        self._average = sum(self._lengths) / self.n if self.n else 1.0
+        self.n = len(self.ids)
+        self.total_length = sum(self._lengths)
+        self._average = self.total_length / self.n if self.n else 1.0
         self.k1, self.b = k1, b
 
     def share(self, term: str) -> float:
@@ -320,15 +333,29 @@ class LexicalIndex:
     ) -> list[str]:
         scores: defaultdict[int, float] = defaultdict(float)
         for term in dict.fromkeys(query_terms):  # ordered: results never depend on hashing
-            postings = self._postings.get(term)
-            if not postings:
-                continue
-            idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
-            for position, count in postings:
-                norm = self.k1 * (1 - self.b + self.b * self._lengths[position] / self._average)
-                scores[position] += idf * count * (self.k1 + 1) / (count + norm)
-        best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:top_k]
-        return [self._ids[position] for position, _ in best]
+            if term in self._postings:
+                idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
+                self.add_scores(scores, term, idf, self._average)
+        return [self.ids[position] for position in best_first(scores)[:top_k]]
+
+    def add_scores(
+        self,
+        scores: defaultdict[int, float],
+        term: str,
+        idf: float,
+        average: float,
+        offset: int = 0,
+    ) -> None:
+        """One term's BM25 share for each memory holding it, at ``offset + position``.
+
+        ``idf`` and ``average`` may be those of a union of indexes (:mod:`scope_index`): the
+        arithmetic is the same, so the same scores come out to the last bit.
+        """
+        k1, b = self.k1, self.b
+        lengths = self._lengths
+        for position, count in self._postings.get(term, ()):
+            norm = k1 * (1 - b + b * lengths[position] / average)
+            scores[offset + position] += idf * count * (k1 + 1) / (count + norm)
 
 
 class SampleStats:
@@ -355,38 +382,3 @@ class SampleStats:
     def idf(self, term: str) -> float:
         n = self.df.get(term, 0)
         return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
-
-
-class IndexCache:
-    """Lexical indexes by (store revision, scope); rebuilt only after a write.
-
-    The harvester is the only writer, and every write bumps the embedded store's revision,
-    so an index stays valid until the next harvest. Stores that cannot say their revision
-    (the Platform) get no cached index.
-    """
-
-    SIZE = 16
-
-    def __init__(self) -> None:
-        self._indexes: dict[tuple[object, ...], LexicalIndex] = {}
-        # One scope's memories, by (revision, scope): the global scope is listed once per
-        # revision, not once per bundle.
-        self._listed: dict[tuple[object, ...], list[MemoryRecord]] = {}
-
-    def listed(self, key: tuple[object, ...]) -> list[MemoryRecord] | None:
-        return self._listed.get(key)
-
-    def keep_listed(self, key: tuple[object, ...], records: list[MemoryRecord]) -> None:
-        if self._listed and next(iter(self._listed))[0] != key[0]:
-            self._listed.clear()  # another revision: every list is stale
-        if len(self._listed) >= 4 * self.SIZE:
-            self._listed.pop(next(iter(self._listed)))
-        self._listed[key] = records
-
-    def get(self, key: tuple[object, ...]) -> LexicalIndex | None:
-        return self._indexes.get(key)
-
-    def put(self, key: tuple[object, ...], index: LexicalIndex) -> None:
-        if len(self._indexes) >= self.SIZE:
-            self._indexes.pop(next(iter(self._indexes)))
-        self._indexes[key] = index

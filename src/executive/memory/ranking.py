@@ -38,15 +38,15 @@ def age_days(record: MemoryRecord, now: datetime) -> float | None:
     return max((now - created).total_seconds() / 86400, 0.0)
 
 
-def rank_value(record: MemoryRecord, now: datetime) -> float:
-    score = record.score or 0.0
+def rank_bonus(record: MemoryRecord, now: datetime) -> float:
+    """What type priority and recency add to a memory's (normalised) search score."""
     try:
         bonus = _TYPE_BONUS[MemoryType(record.type)]
     except ValueError:
         bonus = 0.0
     age = age_days(record, now)
     recency = _RECENCY_BONUS * math.exp(-age / _RECENCY_DAYS) if age is not None else 0.0
-    return score + bonus + recency
+    return bonus + recency
 
 
 def type_priority(record: MemoryRecord) -> int:

@@ -19,11 +19,11 @@ asks more than eight. A consumer may add *closing* questions, asked last of name
 only, whatever the stop rules said (Hook B: the rules that apply, of the global scope).
 Its work is bounded by counts only (questions, hits per question): no clock decides what it
 asks or returns, so the same store and request give the same memories in the same order on
-an idle or a loaded machine. Speed comes from doing less: the planned
-questions are embedded in one batch, each question once for all scopes, and the lexical
-index lives as long as the store's revision. It returns the memories ranked (fused rank,
-then type priority, then recency) and a trace: every question, why it was asked, what it
-returned, the lexical passes, and why it stopped.
+an idle or a loaded machine. Speed comes from doing less: the planned questions are
+embedded in one batch, each question once for all scopes, and each scope's lexical index
+lives as long as the store's revision (``scope_index``). It returns the memories ranked
+(fused rank, then type priority, then recency) and a trace: every question, why it was
+asked, what it returned, the lexical passes, and why it stopped.
 
 The algorithm and its measurements are in the README (benchmarks) and ``bench/retrieval.py``.
 """
@@ -33,13 +33,14 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from executive.memory.lexical import IndexCache, LexicalIndex, SampleStats, terms
-from executive.memory.ranking import admissible, rank_value
+from executive.memory.lexical import LexicalIndex, SampleStats, best_first, terms
+from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
+from executive.memory.scope_index import IndexCache, ScopedIndex, scope_index
 from executive.memory.store.base import Filter, MemoryRecord, StoreReader, prepare, search_scopes
 from executive.memory.taxonomy import AGENT_ID
 
@@ -175,39 +176,33 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    async def _index(self, request: ReadRequest) -> LexicalIndex | None:
-        """BM25 over the request's scopes, cached per store revision (None: no revision)."""
+    async def _index(self, request: ReadRequest) -> ScopedIndex | LexicalIndex | None:
+        """BM25 over the request's scopes, kept per scope and store revision."""
         if self._indexes is None:
             return None
-        revision = await self._view.revision()
-        if revision is None:
-            return None
-        key = (revision, self._user_id, self._floor, request.env, tuple(request.scopes))
-        index = self._indexes.get(key)
-        if index is None:
-            records = []
-            for scope in request.scopes:
-                listed_key = (revision, self._user_id, self._floor, request.env, scope)
-                listed = self._indexes.listed(listed_key)
-                if listed is None:
-                    listed = await self._view.list(self._where(scope, request.env))
-                    self._indexes.keep_listed(listed_key, listed)
-                records += [r for r in listed if admissible(r, self._floor, self._now)]
-            index = LexicalIndex(records)
-            self._indexes.put(key, index)
-        return index
+        wheres = [self._where(scope, request.env) for scope in request.scopes]
+        return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
 
     async def read(self, request: ReadRequest) -> ReadResult:
         cfg = self._config
         started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
         index = await self._index(request)
-        stats: LexicalIndex | SampleStats = index if index is not None else SampleStats()
+        stats: ScopedIndex | LexicalIndex | SampleStats = (
+            index if index is not None else SampleStats()
+        )
         seen: dict[str, MemoryRecord] = dict(index.records) if index is not None else {}
         best_score: dict[str, float] = {}
-        lists: list[tuple[list[str], float]] = []
+        # Weighted reciprocal-rank fusion, summed as each pass comes in: every memory's
+        # shares add up in pass order, as a sum over all passes at the end would.
+        fusion: defaultdict[str, float] = defaultdict(float)
         tops: list[set[str]] = []
         result = ReadResult(memories=[])
+
+        def fuse(ids: list[str], weight: float) -> None:
+            for position, memory_id in enumerate(ids):
+                fusion[memory_id] += weight / (cfg.rrf_k + position + 1)
+            tops.append(set(ids[: cfg.corroborate_k]))
 
         async def dense(
             question: str,
@@ -216,7 +211,7 @@ class Reader:
             why: str,
             refined: bool,
             scopes: tuple[Scope, ...] = request.scopes,
-        ) -> None:
+        ) -> list[str]:
             hop_started = time.perf_counter()
             returned: dict[str, list[tuple[str, float]]] = {}
             merged: dict[str, MemoryRecord] = {}
@@ -238,8 +233,7 @@ class Reader:
                 seen.setdefault(r.id, r)
                 best_score[r.id] = max(best_score.get(r.id, -1.0), r.score or 0.0)
             ids = [r.id for r in batch]
-            lists.append((ids, weight))
-            tops.append(set(ids[: cfg.corroborate_k]))
+            fuse(ids, weight)
             result.searches += len(scopes)
             result.hops.append(
                 Hop(
@@ -251,6 +245,7 @@ class Reader:
                     (time.perf_counter() - hop_started) * 1000,
                 )
             )
+            return ids
 
         def lexical(
             query_terms: list[str], k: int, weight: float, boost: dict[str, float] | None = None
@@ -258,16 +253,8 @@ class Reader:
             if index is None or not query_terms:
                 return
             ids = index.search(query_terms, k, boost)
-            lists.append((ids, weight))
-            tops.append(set(ids[: cfg.corroborate_k]))
+            fuse(ids, weight)
             result.lexical.append({"terms": list(dict.fromkeys(query_terms)), "hits": len(ids)})
-
-        def fused() -> dict[str, float]:
-            scores: defaultdict[str, float] = defaultdict(float)
-            for ids, weight in lists:
-                for position, memory_id in enumerate(ids):
-                    scores[memory_id] += weight / (cfg.rrf_k + position + 1)
-            return scores
 
         planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
         first = planned[0] if planned else request.topic
@@ -303,7 +290,7 @@ class Reader:
                 lexical(terms(question), cfg.first_k, cfg.w_lexical * weight)
                 if asked == 0 and dropped and terms(focus):
                     # The focus sentence goes second: the stop rules wait for three questions.
-                    await dense(
+                    found = await dense(
                         focus,
                         cfg.first_k,
                         cfg.w_focus,
@@ -312,14 +299,13 @@ class Reader:
                     )
                     asked += 1
                     need = set(dropped)
-                    entity = [m for m in lists[-1][0] if need <= set(terms(seen[m].text))]
-                    lists.append((entity, cfg.w_focus_entity))
-                    tops.append(set(entity[: cfg.corroborate_k]))
+                    entity = [m for m in found if need <= set(terms(seen[m].text))]
+                    fuse(entity, cfg.w_focus_entity)
                     result.lexical.append(
                         {"terms": sorted(need), "hits": len(entity), "of": "focus hits"}
                     )
             else:
-                ranking = _order(fused())
+                ranking = best_first(fusion)
                 seed, picked = refinement(ranking, seen, stats, used_seeds, used_terms, cfg)
                 if seed is None:
                     result.stop_reason = "no more questions: nothing new to ask about"
@@ -339,7 +325,7 @@ class Reader:
                     first_terms + new_terms, cfg.hop_k, cfg.w_refine, dict.fromkeys(new_terms, 0.5)
                 )
             asked += 1
-            ranking = _order(fused())
+            ranking = best_first(fusion)
             top = set(ranking[: cfg.stable_top])
             stable, previous_top = top == previous_top, top
             if asked < MIN_QUESTIONS:
@@ -366,31 +352,30 @@ class Reader:
             scopes = tuple(s for s in request.scopes if s.name in names)
             if scopes:
                 await dense(question, cfg.first_k, cfg.w_angle, "closing", False, scopes)
-        scores = fused()
         result.relevant = {m for m, v in Counter(m for s in tops for m in s).items() if v >= 2}
-        result.memories = _rank(scores, seen, best_score, now)[: cfg.limit]
+        result.memories = _rank(fusion, seen, best_score, now, cfg.limit)
         result.ms = (time.perf_counter() - started) * 1000
         return result
 
 
-def _order(scores: dict[str, float]) -> list[str]:
-    return sorted(scores, key=lambda m: (-scores[m], m))
-
-
 def _rank(
-    scores: dict[str, float], seen: dict[str, MemoryRecord], best: dict[str, float], now: datetime
+    scores: Mapping[str, float],
+    seen: Mapping[str, MemoryRecord],
+    best: dict[str, float],
+    now: datetime,
+    limit: int,
 ) -> list[MemoryRecord]:
-    """Fused rank (normalised), nudged by type priority and recency; cosine kept for display."""
+    """Fused rank (normalised), nudged by type priority and recency; cosine kept for display.
+
+    Only the memories returned are copied (with their best cosine).
+    """
     top = max(scores.values(), default=1.0) or 1.0
-    ranked = []
-    for memory_id, score in scores.items():
-        record = seen[memory_id]
-        shown = (
-            record.with_score(best.get(memory_id)) if memory_id in best else record.with_score(None)
-        )
-        ranked.append((score / top + rank_value(shown.with_score(0.0), now), memory_id, shown))
+    ranked = [
+        (score / top + rank_bonus(seen[memory_id], now), memory_id)
+        for memory_id, score in scores.items()
+    ]
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    return [record for _, _, record in ranked]
+    return [seen[memory_id].with_score(best.get(memory_id)) for _, memory_id in ranked[:limit]]
 
 
 def scope_names(scopes: Sequence[Scope]) -> str:

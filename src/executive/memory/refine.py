@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from executive.memory.lexical import WORD, normal, stem, words
@@ -47,7 +47,7 @@ def focus_sentence(question: str, stats: WordStats, share: float, minimum: int) 
 
 def refinement(
     ranking: Sequence[str],
-    seen: dict[str, MemoryRecord],
+    seen: Mapping[str, MemoryRecord],
     stats: WordStats,
     used_seeds: set[str],
     used_terms: set[str],

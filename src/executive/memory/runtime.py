@@ -14,7 +14,7 @@ from executive.logs import get_logger
 from executive.memory.envelope import Defaults
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger, LedgerSource
-from executive.memory.lexical import IndexCache
+from executive.memory.scope_index import IndexCache
 from executive.memory.shared import Member, SharedLedgers, member
 from executive.memory.store.base import ReadView, Store, StoreError
 from executive.settings import Settings

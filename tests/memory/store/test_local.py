@@ -8,6 +8,7 @@ import pytest
 from executive.memory.classify import validate
 from executive.memory.store.base import Filter, NewMemory, ReadView
 from executive.memory.store.local import LocalStore, compile_filter
+from executive.memory.store.records import record_from_payload
 from tests.memory.conftest import fill, meta, open_store, scope
 from tests.memory.payloads import stamped
 
@@ -238,3 +239,38 @@ async def test_search_gives_what_mem0s_own_search_gives(thousand):
         assert [r.id for r in ours] == [t["id"] for t in theirs]
         assert [round(r.score, 6) for r in ours] == [round(t["score"], 6) for t in theirs]
         assert all(where.matches(r) for r in ours)
+
+
+async def test_records_are_made_from_payloads_once_and_follow_every_write(store, monkeypatch):
+    from executive.memory.store import edge
+
+    await fill(store, 20)
+    where = Filter(user_id="agent-test", app_ids=("app-1",))
+    question = "Which lesson did bundle app-1 learn?"
+    listed = await store.list(where)
+    # The cached records are what the payloads give, as the shard holds them now.
+    fresh = [
+        record_from_payload(row.id, row.payload)
+        for row in store._vectors.scroll(edge.compile_where(where))
+    ]
+    assert sorted(listed, key=lambda r: r.id) == sorted(fresh, key=lambda r: r.id)
+    made: list[str] = []
+    original = edge.record_from_payload
+    monkeypatch.setattr(
+        edge, "record_from_payload", lambda i, p, *a: made.append(str(i)) or original(i, p, *a)
+    )
+    first = await store.search(question, where, 10)
+    assert made == [] and await store.list(where) == listed  # every hit was listed before
+    target = first[0]
+    await store.update(target.id, text="Bundle app-1 learned to pin the mirror.")
+    await store.update(target.id, metadata={"confidence": 0.95})
+    changed = await store.get(target.id)
+    after = {r.id: r for r in await store.search(question, where, 10)}
+    assert after[target.id].text == changed.text == "Bundle app-1 learned to pin the mirror."
+    assert after[target.id].confidence == changed.confidence == 0.95
+    assert made == [target.id]  # only the updated memory was made again
+    assert {r.id: r.text for r in await store.list(where)}[target.id] == changed.text
+    await store.delete(target.id)
+    assert target.id not in {r.id for r in await store.search(question, where, 10)}
+    await store.wipe()
+    assert await store.search(question, where, 10) == [] and await store.list(where) == []

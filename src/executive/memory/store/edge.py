@@ -12,22 +12,28 @@ Importing this module imports neither mem0 nor qdrant-client (seconds of start-u
 store's reads (search, list, count, get) run on the shard with :func:`compile_where`, and
 mem0's filter builder is loaded only when mem0 itself calls with a filter dict. mem0's
 ``Memory`` gets the very instance the store already opened (:func:`shared`): one folder, one
-lock, one handle.
+lock, one handle. So every write passes through this class, which is what lets it keep the
+records it made from payloads (:meth:`EdgeVectors.search_records`) until a write touches them.
 """
 
 from __future__ import annotations
 
 import shutil
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import qdrant_edge as edge
 
-from executive.memory.store.base import Filter
+from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.store.records import record_from_payload
 
 VECTOR = "dense"
 _PAGE = 1000
+# Records kept (oldest out): every memory of a 10,000-memory store, ~1 KB each.
+_RECORDS = 20_000
 _KEYWORDS = ("user_id", "agent_id", "run_id", "app_id", "type", "env", "key", "cohort", "hash")
 
 
@@ -118,6 +124,14 @@ def _row(point: Any) -> SimpleNamespace:
     )
 
 
+def _key(point_id: Any) -> str:
+    """A point id as the shard spells it back (a UUID in canonical form), the cache's key."""
+    try:
+        return str(uuid.UUID(str(point_id)))
+    except ValueError:
+        return str(point_id)
+
+
 _SHARED: dict[str, EdgeVectors] = {}
 
 
@@ -138,6 +152,10 @@ class EdgeVectors:
         self.path = Path(path) / collection_name
         self.dims = embedding_model_dims
         self.shard = self._open()
+        # Point id -> its payload as a record (no score). A pack reads a thousand hits, most
+        # of them seen by the pack before: converting each payload again cost more than the
+        # search. Each write below evicts the points it touched.
+        self._records: dict[str, MemoryRecord] = {}
         _SHARED[str(self.path)] = self
 
     def _config(self) -> Any:
@@ -177,6 +195,7 @@ class EdgeVectors:
             edge.Point(str(i), {VECTOR: list(map(float, v))}, p)
             for i, v, p in zip(ids, vectors, payloads, strict=True)
         ]
+        self._forget(ids)
         self.shard.update(edge.UpdateOperation.upsert_points(points))
 
     def search(
@@ -201,9 +220,11 @@ class EdgeVectors:
         return None  # semantic only, on purpose (the reader runs its own BM25)
 
     def delete(self, vector_id: Any) -> None:
+        self._forget([vector_id])
         self.shard.update(edge.UpdateOperation.delete_points([str(vector_id)]))
 
     def update(self, vector_id: Any, vector: Any = None, payload: Any = None) -> None:
+        self._forget([vector_id])
         if vector is not None and payload is not None:
             point = edge.Point(str(vector_id), {VECTOR: list(map(float, vector))}, payload)
             self.shard.update(edge.UpdateOperation.upsert_points([point]))
@@ -222,6 +243,7 @@ class EdgeVectors:
         return [self.collection_name]
 
     def delete_col(self) -> None:
+        self._records.clear()
         self.shard.close()
         shutil.rmtree(self.path, ignore_errors=True)
 
@@ -236,7 +258,49 @@ class EdgeVectors:
         self.shard = self._open()
         _SHARED[str(self.path)] = self
 
-    # --- for the adapter: every point, counts, durability ----------------------------------
+    # --- for the adapter: records, every point, counts, durability -------------------------
+    def search_records(
+        self, vector: list[float], top_k: int, where: Any
+    ) -> list[tuple[MemoryRecord, float | None]]:
+        """The nearest points as (record, cosine): the search returns ids, the cache records."""
+        request = edge.QueryRequest(
+            limit=top_k,
+            query=edge.Query.Nearest(list(map(float, vector)), using=VECTOR),
+            filter=where,
+            with_payload=False,
+            params=edge.SearchParams(exact=True),
+        )
+        points = self.shard.query(request)
+        records = self.records([str(p.id) for p in points])
+        return [(r, getattr(p, "score", None)) for r, p in zip(records, points, strict=True)]
+
+    def scroll_records(self, where: Any) -> list[MemoryRecord]:
+        """Every matching point as a record, in the shard's order."""
+        ids: list[str] = []
+        offset = None
+        while True:
+            points, offset = self.shard.scroll(
+                edge.ScrollRequest(offset=offset, limit=_PAGE, filter=where, with_payload=False)
+            )
+            ids += [str(p.id) for p in points]
+            if offset is None:
+                return self.records(ids)
+
+    def records(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records of these points (which must exist), made from payloads only once."""
+        missing = [i for i in dict.fromkeys(ids) if i not in self._records]
+        if missing:
+            for point in self.shard.retrieve(missing, True, False):
+                self._records[str(point.id)] = record_from_payload(point.id, point.payload or {})
+        found = [self._records[i] for i in ids]
+        while len(self._records) > _RECORDS:
+            del self._records[next(iter(self._records))]
+        return found
+
+    def _forget(self, ids: Any) -> None:
+        for point_id in ids:
+            self._records.pop(_key(point_id), None)
+
     def scroll(self, where: Any, limit: int | None = None) -> list[Any]:
         rows: list[Any] = []
         offset = None

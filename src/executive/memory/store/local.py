@@ -178,13 +178,14 @@ class LocalStore:
                 ]
             # Qdrant Edge: what mem0's search does for us, minus its work we do not use
             # (a 4x over-fetch for BM25 and entity boosts, both off): the same hits and
-            # cosine scores, negative scores dropped as mem0's threshold 0.0 does.
+            # cosine scores, negative scores dropped as mem0's threshold 0.0 does. The
+            # records come from the shard's cache, each copied with its score.
             vector = self._embedder.embed(query, "search")
             return [
                 [
-                    record_from_payload(row.id, row.payload, row.score)
-                    for row in store.search_many([vector], top_k, compile_where(where))[0]
-                    if row.payload.get("data") and (row.score or 0.0) >= 0.0
+                    record.with_score(None if score is None else float(score))
+                    for record, score in store.search_records(vector, top_k, compile_where(where))
+                    if record.text and (score or 0.0) >= 0.0
                 ]
                 for where in wheres
             ]
@@ -246,9 +247,8 @@ class LocalStore:
 
     def _scroll(self, where: Filter | None) -> list[MemoryRecord]:
         store = self._vectors
-        if hasattr(store, "search_many"):  # Qdrant Edge (ours)
-            rows = store.scroll(compile_where(where))
-            return [record_from_payload(row.id, row.payload) for row in rows]
+        if hasattr(store, "search_many"):  # Qdrant Edge (ours): records from its cache
+            return store.scroll_records(compile_where(where))
         records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
         filters = compile_filter(where)
         qfilter = store._create_filter(filters) if filters else None
