@@ -39,6 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -141,6 +142,9 @@ async def fill(store: LocalStore, conversation: dict[str, Any]) -> dict[str, str
                     "source": "locomo",
                 },
                 f"{turn['day']}T00:00:00+00:00",
+                # A fixed id per turn: the turns of a session share their time, so ties in
+                # listing and ranking fall to the id, and a random one made every run differ.
+                memory_id=str(uuid.UUID(key)),
             )
         )
         dias.append(turn["dia"])
