@@ -12,17 +12,15 @@ embedder, and what to do (``executive mem rebuild``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from executive.logs import get_logger
-from executive.memory.store.base import NewMemory
+from executive.memory.store import mem0_private
 from executive.memory.store.embedder import LEGACY_NAME, EmbedderSpec
 
 log = get_logger(__name__)
@@ -108,25 +106,8 @@ def build_memory(
             config=EdgeStoreConfig(path=str(data_dir / "edge"), embedding_model_dims=spec.dims),
         )
     memory = Memory(config)
-    write_ahead(memory)
+    mem0_private.write_ahead(memory)
     return memory
-
-
-def write_ahead(memory: Any) -> None:
-    """mem0's history SQLite in WAL mode with synchronous=NORMAL.
-
-    With SQLite's defaults every write pays an fsync (~14 ms on this class of disk). WAL keeps
-    every committed write across a process kill (SIGKILL) and only risks the last transactions
-    on a power loss, when the harvest ledger (fsync'd before a write is confirmed) is the
-    truth and ``executive mem drift --fix`` restores the store. Private handle of a pinned
-    version (mem0ai 2.2.1): a missing one is logged, never fatal.
-    """
-    connection = getattr(getattr(memory, "db", None), "connection", None)
-    if connection is None:
-        log.warning("store.wal_unavailable", database="history")
-        return
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=NORMAL")
 
 
 def recorded(data_dir: Path) -> dict[str, Any] | None:
@@ -171,40 +152,3 @@ def embedder_problem(data_dir: Path, spec: EmbedderSpec, vectors: str) -> str | 
         f"this installation is configured for {spec.name} ({spec.dims} dimensions, {vectors}): "
         "run `executive mem rebuild` to re-embed every memory from the harvest ledgers"
     )
-
-
-def create_with_id(
-    memory: Any, item: NewMemory, vector: list[float], metadata: dict[str, Any]
-) -> str:
-    """``Memory._create_memory`` under the id the memory had, with its history replayed.
-
-    mem0 picks a new uuid on every create, so a rebuild would renumber every memory (and
-    every id in a pack, a log line or a person's notes would point nowhere). The payload is
-    built exactly as mem0 builds it (2.2.1, main.py ``_create_memory``).
-    """
-    from mem0.utils.lemmatization import lemmatize_for_bm25
-
-    assert item.memory_id is not None
-    payload = dict(metadata)
-    payload["data"] = item.text
-    payload["hash"] = hashlib.md5(item.text.encode()).hexdigest()
-    payload.setdefault("created_at", datetime.now(UTC).isoformat())
-    events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
-    payload["updated_at"] = next(
-        (e["at"] for e in reversed(events) if e.get("event") == "UPDATE" and e.get("at")),
-        payload["created_at"],
-    )
-    payload["text_lemmatized"] = lemmatize_for_bm25(item.text)
-    memory.vector_store.insert(vectors=[vector], ids=[item.memory_id], payloads=[payload])
-    for event in events:
-        at = event.get("at") or payload["created_at"]
-        memory.db.add_history(
-            item.memory_id,
-            event.get("old"),
-            event.get("new"),
-            str(event.get("event", "ADD")),
-            created_at=payload["created_at"],
-            updated_at=at,
-            role="user",
-        )
-    return item.memory_id

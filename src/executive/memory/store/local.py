@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0env
+from executive.memory.store import engine, mem0_private, mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -251,7 +251,7 @@ class LocalStore:
             return store.scroll_records(compile_where(where))
         records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
         filters = compile_filter(where)
-        qfilter = store._create_filter(filters) if filters else None
+        qfilter = mem0_private.qdrant_filter(store, filters)
         offset = None
         while True:
             points, offset = store.client.scroll(
@@ -287,7 +287,7 @@ class LocalStore:
             store = self._vectors
             if hasattr(store, "search_many"):  # Qdrant Edge (ours)
                 return int(store.count(compile_where(where)))
-            qfilter = store._create_filter(filters) if filters else None
+            qfilter = mem0_private.qdrant_filter(store, filters)
             return int(
                 store.client.count(
                     collection_name=store.collection_name, count_filter=qfilter, exact=True
@@ -328,37 +328,16 @@ class LocalStore:
         return await self._call("add", run)
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
-        """Many adds with one batched embedding pass: what rebuild and restore use.
-
-        Each memory is created exactly as ``add(infer=False)`` creates it (same payload, same
-        history row); only the embedding is computed for the whole batch at once, which is
-        several times faster on a CPU. Uses two private mem0 functions: pinned to 2.2.1,
-        and a test holds ``add_many`` to the same records as ``add``.
-        """
+        """Many adds with one batched embedding pass (rebuild, restore), each created as
+        ``add(infer=False)`` creates it (:mod:`mem0_private`; a test holds them alike)."""
 
         def run() -> list[WriteReceipt]:
-            from mem0.memory.main import _build_filters_and_metadata
-
-            texts = [item.text for item in items]
-            vectors = self._embedder.embed_batch(texts, "add")
+            vectors = self._embedder.embed_batch([item.text for item in items], "add")
             receipts = []
             for item, vector in zip(items, vectors, strict=True):
-                meta = dict(item.metadata)
-                if item.created_at:
-                    meta["created_at"] = item.created_at
-                full, _ = _build_filters_and_metadata(
-                    user_id=item.scope["user_id"],
-                    agent_id=item.scope["agent_id"],
-                    run_id=item.scope["run_id"],
-                    input_metadata=meta,
-                )
-                full["role"] = "user"
-                if item.memory_id:
-                    memory_id = engine.create_with_id(self._memory, item, vector, full)
-                else:
-                    memory_id = self._memory._create_memory(item.text, {item.text: vector}, full)
-                self._wrote(added=[(str(memory_id), item.metadata.get("key"))])
-                receipts.append(WriteReceipt("SUCCEEDED", memory_id=str(memory_id)))
+                memory_id = mem0_private.create(self._memory, item, vector)
+                self._wrote(added=[(memory_id, item.metadata.get("key"))])
+                receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
             return receipts
 
         return await self._call("add_many", run)
@@ -382,7 +361,7 @@ class LocalStore:
     async def wipe(self) -> None:
         def run() -> None:
             self._memory.reset()
-            engine.write_ahead(self._memory)  # reset() opened a new history database
+            mem0_private.write_ahead(self._memory)  # reset() opened a new history database
             self._revision += 1
             self._keys = None
             if self._data_dir is not None and self._spec is not None:

@@ -36,7 +36,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0env, pgschema
+from executive.memory.store import engine, mem0_private, mem0env, pgschema
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgfilter import compile_sql
@@ -319,30 +319,16 @@ class PostgresStore:
         """Many adds with one batched embedding pass (rebuild, restore, drift fix)."""
 
         def run() -> list[WriteReceipt]:
-            from mem0.memory.main import _build_filters_and_metadata
-
             memory = self._mem0()
             vectors = self._embedder.embed_batch([item.text for item in items], "add")
             receipts = []
             for item, vector in zip(items, vectors, strict=True):
-                meta = dict(item.metadata)
-                if item.created_at:
-                    meta["created_at"] = item.created_at
-                full, _ = _build_filters_and_metadata(
-                    user_id=item.scope["user_id"],
-                    agent_id=item.scope["agent_id"],
-                    run_id=item.scope["run_id"],
-                    input_metadata=meta,
-                )
-                full["role"] = "user"
                 try:
-                    if item.memory_id:
-                        memory_id = engine.create_with_id(memory, item, vector, full)
-                    else:
-                        memory_id = memory._create_memory(item.text, {item.text: vector}, full)
+                    memory_id = mem0_private.create(memory, item, vector)
                 except psycopg.IntegrityError as exc:
                     # Another executive wrote it meanwhile, or the id is taken.
-                    receipts.append(self._duplicate(exc, item.scope["user_id"], meta.get("key")))
+                    key = item.metadata.get("key")
+                    receipts.append(self._duplicate(exc, item.scope["user_id"], key))
                     continue
                 receipts.append(WriteReceipt("SUCCEEDED", memory_id=str(memory_id)))
             return receipts
