@@ -8,8 +8,9 @@ relevant MiniLM scores sit around 0.3-0.6.)
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 
+from executive.dates import parse_instant
 from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import TYPE_RULES, MemoryType
 
@@ -27,14 +28,9 @@ def admissible(record: MemoryRecord, floor: float, now: datetime | None = None) 
 
 
 def age_days(record: MemoryRecord, now: datetime) -> float | None:
-    if not record.created_at:
+    created = parse_instant(record.created_at)
+    if created is None:
         return None
-    try:
-        created = datetime.fromisoformat(record.created_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
     return max((now - created).total_seconds() / 86400, 0.0)
 
 
