@@ -43,10 +43,16 @@ def test_a_child_of_a_registered_worker_is_refused_and_served_once_it_is_gone():
 
 
 def test_a_process_carrying_a_run_mark_is_refused():
+    # Judged once it has printed: during an exec the kernel shows an empty environment for a
+    # moment (Popen returns as the exec closes its pipe, before the new stack is set up).
     marked = subprocess.Popen(
-        ["sleep", "60"], env={"GOAL_CONTRACT": "contract-7", "PATH": "/usr/bin:/bin"}
+        ["sh", "-c", "echo ready; sleep 60"],
+        env={"GOAL_CONTRACT": "contract-7", "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
+        assert marked.stdout.readline() == "ready\n"
         assert "run mark" in (judge(Peer(marked.pid, os.getuid(), 0)) or "")
     finally:
         marked.kill()
