@@ -107,3 +107,5 @@ def test_the_constitution_appears_once_the_pack_keeps_every_other_memory(tmp_pat
     assert "Run the linter before the tests." in text  # another source's principle stays
     assert "The mirror needs --retry 3." in text
     assert "1 principle from constitution.md left out here" in text
+    # The note sits inside the pack, before its end mark (the intro's count includes it).
+    assert text.index("left out here") < text.index("<!-- end of memory pack -->")

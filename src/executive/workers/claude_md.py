@@ -83,6 +83,8 @@ def without_constitution(pack: str) -> str:
                 and entry.group("source").strip() == "constitution.md"
             )
             dropped += dropping
+        elif line.startswith("_") or line.startswith("<!--"):
+            dropping = False  # the pack's own footer lines and end mark are never an entry's
         if not dropping:
             kept.append(line)
     if not dropped:
@@ -91,4 +93,9 @@ def without_constitution(pack: str) -> str:
         f"_{dropped} principle{'s' if dropped > 1 else ''} from constitution.md left out here: "
         "the constitution is above, whole._"
     )
-    return "\n".join(kept).rstrip() + "\n\n" + note + "\n"
+    # Inside the pack, before its end mark: the count in its intro includes them.
+    end = next((i for i in range(len(kept) - 1, -1, -1) if kept[i].startswith("<!--")), None)
+    if end is None:
+        return "\n".join(kept).rstrip() + "\n\n" + note + "\n"
+    body = "\n".join(kept[:end]).rstrip()
+    return body + "\n\n" + note + "\n\n" + "\n".join(kept[end:]).rstrip() + "\n"
