@@ -127,10 +127,10 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
 def ledger_runs(ledger: list[dict[str, Any]], *, before: str) -> list[HookRun]:
     """Hook runs the work ledger recorded before this process started (no tail: the ledger
     keeps none; the observer keeps this process's own runs, tails included)."""
-    start = _when(before)
+    start = parse_instant(before)
     runs = []
     for event in ledger:
-        when = _when(event.get("ts"))
+        when = parse_instant(event.get("ts"))
         if event.get("event") != "EXECUTIVE_SKILL_USED" or event.get("outcome") == "skipped":
             continue
         if when is None or start is None or when >= start:
@@ -161,7 +161,7 @@ def hook_durations(ledger: list[dict[str, Any]]) -> dict[str, list[tuple[datetim
     for event in ledger:
         if event.get("event") != "EXECUTIVE_SKILL_USED" or event.get("outcome") == "skipped":
             continue
-        when, ms = _when(event.get("ts")), event.get("duration_ms")
+        when, ms = parse_instant(event.get("ts")), event.get("duration_ms")
         if when is None or not isinstance(ms, int | float):
             continue
         series.setdefault(str(event.get("hook")), []).append((when, ms / 1000))
@@ -185,7 +185,7 @@ def memory_growth(entries: list[dict[str, Any]]) -> dict[str, list[tuple[datetim
     alive: dict[str, str] = {}
     series: dict[str, list[tuple[datetime, int]]] = {t: [] for t in TYPES}
     for entry in entries:
-        key, op, when = entry.get("key"), entry.get("op"), _when(entry.get("ts"))
+        key, op, when = entry.get("key"), entry.get("op"), parse_instant(entry.get("ts"))
         if not isinstance(key, str):
             continue
         payload = entry.get("payload")
@@ -201,9 +201,6 @@ def memory_growth(entries: list[dict[str, Any]]) -> dict[str, list[tuple[datetim
             continue
         series[kind].append((when, sum(1 for t in alive.values() if t == kind)))
     return {t: points for t, points in series.items() if points}
-
-
-_when = parse_instant
 
 
 # --- memory ----------------------------------------------------------------------------------
@@ -228,7 +225,7 @@ def browse(
         if query.env and record.metadata.get("env") != query.env:
             continue
         if query.max_age_days is not None:
-            created = _when(record.created_at)
+            created = parse_instant(record.created_at)
             if created is None or (moment - created).total_seconds() > query.max_age_days * 86400:
                 continue
         chosen.append(record)

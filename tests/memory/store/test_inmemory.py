@@ -59,7 +59,6 @@ def test_the_embedder_is_deterministic_and_matches_shared_words():
     far = float(np.dot(a, hashing.embed("Write a poem about roses.")))
     assert near > far
     assert not hashing.embed("...").any()  # no words, no direction
-    assert hashing.embed_batch([]).shape == (0, hashing.DIMS)
 
 
 async def test_the_setting_selects_it_and_the_cli_reads_what_it_holds(home):

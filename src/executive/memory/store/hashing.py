@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,7 +34,3 @@ def embed(text: str) -> np.ndarray:
         vector[index] += sign
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
-
-
-def embed_batch(texts: Sequence[str]) -> np.ndarray:
-    return np.stack([embed(text) for text in texts]) if texts else np.zeros((0, DIMS), np.float32)

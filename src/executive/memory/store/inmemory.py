@@ -16,7 +16,6 @@ import fcntl
 import json
 import os
 import uuid
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -102,16 +101,12 @@ class InMemoryStore:
 
     def _apply(self, entry: dict[str, Any]) -> None:
         op = entry["op"]
-        if op == "add":
+        if op in ("add", "update"):
             record = MemoryRecord.model_validate(entry["record"])
             self._records[record.id] = record
             self._vectors[record.id] = hashing.embed(record.text)
-            self._history[record.id] = list(entry["history"])
-        elif op == "update":
-            record = MemoryRecord.model_validate(entry["record"])
-            self._records[record.id] = record
-            self._vectors[record.id] = hashing.embed(record.text)
-            self._history.setdefault(record.id, []).append(entry["row"])
+            before = self._history.get(record.id, []) if op == "update" else []
+            self._history[record.id] = [*before, *entry.get("history", [entry.get("row")])]
         elif op == "delete":
             self._records.pop(entry["id"], None)
             self._vectors.pop(entry["id"], None)
@@ -154,11 +149,6 @@ class InMemoryStore:
         # Ties broken by id, so equal scores come back in one order everywhere.
         scored.sort(key=lambda item: (-item[0], item[1]))
         return [r.with_score(score) for score, _, r in scored[:top_k] if score >= 0.0]
-
-    async def search_scopes(
-        self, query: str, wheres: Sequence[Filter], top_k: int
-    ) -> list[list[MemoryRecord]]:
-        return [await self.search(query, where, top_k) for where in wheres]
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
         self._check("get")
@@ -240,8 +230,13 @@ class InMemoryStore:
         meta.update(metadata or {})
         at = _now()
         record = current.model_copy(
-            update={"text": new_text, "metadata": meta, "app_id": meta.get("app_id")}
-        ).model_copy(update={"updated_at": at})
+            update={
+                "text": new_text,
+                "metadata": meta,
+                "app_id": meta.get("app_id"),
+                "updated_at": at,
+            }
+        )
         row = self._row(
             memory_id,
             current.text,
