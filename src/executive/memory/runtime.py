@@ -40,6 +40,9 @@ async def open_store(settings: Settings) -> Store:
         from executive.memory.store.inmemory import InMemoryStore
 
         return await InMemoryStore.open(home.store_dir)
+    from executive.memory.store.embedder import use_threads
+
+    use_threads(settings.embed_threads)  # before any encoder loads: a session keeps its count
     if settings.store_backend == "postgres":
         from executive.memory.store.postgres import PostgresStore
 

@@ -18,6 +18,7 @@ from executive.memory.store.embedder import (
     OnnxEncoder,
     encoder,
     model_file,
+    use_threads,
 )
 from executive.memory.store.local import LocalStore
 from executive.settings import Settings
@@ -48,6 +49,23 @@ def test_a_batch_gives_the_vectors_of_one_by_one_and_int8_stays_close():
     # The long text is cut at 256 tokens, as sentence-transformers does.
     longer = TEXTS[-1] * 2
     assert np.dot(fp32.encode([longer])[0], batch[-1]) > 0.9999
+
+
+def test_the_thread_count_changes_no_bit_of_a_vector():
+    """Threads are a speed setting only: a store built on one count reads with another."""
+    path = model_file(EMBEDDERS[DEFAULT_EMBEDDER])
+    one, two = OnnxEncoder(path, threads=1), OnnxEncoder(path, threads=2)
+    assert np.array_equal(one.encode(TEXTS), two.encode(TEXTS))
+    assert np.array_equal(one.encode(TEXTS[-1:]), two.encode(TEXTS[-1:]))
+
+
+def test_embed_threads_is_a_setting_that_refuses_nonsense():
+    assert Settings().embed_threads == 1
+    assert Settings(EXECUTIVE_EMBED_THREADS="2").embed_threads == 2
+    with pytest.raises(ValueError, match="EXECUTIVE_EMBED_THREADS"):
+        Settings(EXECUTIVE_EMBED_THREADS="0")
+    with pytest.raises(ValueError, match="at least 1"):
+        use_threads(0)
 
 
 def test_the_smoothed_int8_is_closer_to_fp32_and_to_itself_alone():
