@@ -170,3 +170,7 @@ def test_near_duplicates_need_the_same_words_not_only_similarity():
     )
     assert not same_words("Run r1 passed in 3s.", "Run r2 passed in 4s.")
     assert not same_words("Never expose a key.", "Always avoid exposing a key.")
+    # The index's tokenizer, not its stop words: "not" and "always" make another rule.
+    assert not same_words("The cache is warm.", "The cache is not warm.")
+    assert not same_words("Rebase first.", "Always rebase first.")
+    assert same_words("The worker's mirror (v1.2) is slow.", "worker mirror v1.2 slow")

@@ -14,7 +14,6 @@ skipped payload: the ledger says what the store holds.
 
 from __future__ import annotations
 
-import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ import anyio
 
 from executive.logs import get_logger
 from executive.memory import ledger as L
+from executive.memory import lexical
 from executive.memory.classify import Rejected, Rejection, change_rejections, validate_batch
 from executive.memory.envelope import Defaults, Payload, stamp
 from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError, WriteReceipt
@@ -41,7 +41,8 @@ NEAR_DUPLICATE = 0.95
 PRINCIPLE_REFUSED = "a principle is written only by the constitution sync (constitution.md)"
 # The actor of the one path that writes principles (backfill lane A, run by the loop's sync).
 PRINCIPLE_SYNC_ACTOR = "backfill:A"
-_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
+# Words that never change what a lesson says. Fewer than the index's stop words on purpose:
+# "always", "not" and "all" are stop words there, but here they flip or widen a rule.
 _FILLER = frozenset(
     [
         "a",
@@ -69,7 +70,7 @@ _FILLER = frozenset(
 
 def same_words(a: str, b: str) -> bool:
     def words(text: str) -> set[str]:
-        return {w for w in _WORD.findall(text.lower()) if w not in _FILLER}
+        return {word for _, word in lexical.tokens(text) if word not in _FILLER}
 
     return words(a) == words(b)
 

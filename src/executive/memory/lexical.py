@@ -254,15 +254,19 @@ def normal(surface: str) -> str:
     return lowered[:-2] if lowered.endswith("'s") else lowered
 
 
+def tokens(text: str) -> list[tuple[str, str]]:
+    """(surface, normal form) for every word: the one tokenizer, for the index's terms and the
+    harvester's near-duplicate check alike."""
+    return [(surface, normal(surface)) for surface in WORD.findall(text)]
+
+
 def words(text: str) -> list[tuple[str, str]]:
     """(surface, term) for each content word; the term is lower case and stemmed."""
-    out = []
-    for surface in WORD.findall(text):
-        lowered = normal(surface)
-        if len(lowered) < 2 or lowered in STOP_WORDS:
-            continue
-        out.append((surface, stem(lowered)))
-    return out
+    return [
+        (surface, stem(lowered))
+        for surface, lowered in tokens(text)
+        if len(lowered) >= 2 and lowered not in STOP_WORDS
+    ]
 
 
 K = TypeVar("K", str, int)
