@@ -127,7 +127,8 @@ async def test_all_writes_failing_is_a_failure_never_ok(settings, tmp_path, logs
 async def test_a_failing_or_hanging_store_is_an_error_value_and_the_caller_goes_on(
     agent_home, monkeypatch, tmp_path, logs, mode
 ):
-    settings = settings_for(agent_home, monkeypatch, EXECUTIVE_HOOK_TIMEOUT_SECONDS="1")
+    # A hung store call never returns, so a short limit ends it just the same.
+    settings = settings_for(agent_home, monkeypatch, EXECUTIVE_HOOK_TIMEOUT_SECONDS="0.25")
     real = await open_store(tmp_path / "faulty")
     faulty = FaultyStore(real, calls=("search", "list", "add"))
     faulty.mode = mode
@@ -141,7 +142,7 @@ async def test_a_failing_or_hanging_store_is_an_error_value_and_the_caller_goes_
     for result in outcomes:
         assert result.ran and result.outcome == "failed" and result.error
     if mode == "hang":
-        assert any("timed out after 1s" in r.error for r in outcomes)
+        assert any("timed out after 0.25s" in r.error for r in outcomes)
     else:
         assert any("injected outage" in r.error for r in outcomes)
     finished = [r for r in logs() if r["event"] == "hook.finished"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executive.workers import sandbox
+from executive.workers import process, sandbox
 from executive.workers.process import MARK, reap_orphans, run, start_time
 from executive.workers.verifiers import Check, run_all
 
@@ -17,8 +17,10 @@ pytestmark = pytest.mark.anyio
 ENV = {"PATH": os.environ["PATH"]}
 
 
-async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path):
-    # The worker ignores SIGTERM and leaves a grandchild behind: both must go.
+async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path, monkeypatch):
+    # The worker ignores SIGTERM and leaves a grandchild behind: both must go. It ignores
+    # SIGTERM for ever, so a shorter grace only shortens the wait for the SIGKILL.
+    monkeypatch.setattr(process, "TERM_GRACE_SECONDS", 0.5)
     script = "trap '' TERM; sleep 60 & echo $! > child.pid; while true; do sleep 1; done"
     result = await run(
         ["sh", "-c", script],
