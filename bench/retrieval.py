@@ -156,7 +156,7 @@ async def fill(store: LocalStore, conversation: dict[str, Any]) -> dict[str, str
     return side
 
 
-def strategies(store: LocalStore) -> dict[str, Strategy]:
+def strategies(store: LocalStore, overhead: int) -> dict[str, Strategy]:
     view = ReadView(store)
     indexes = IndexCache()
 
@@ -171,7 +171,10 @@ def strategies(store: LocalStore) -> dict[str, Strategy]:
         return await store.search(bag, scope(app), POOL)
 
     async def reader(question: str, app: str) -> list[MemoryRecord]:
-        request = plan.for_question(question, app_id=app, fill_tokens=BUDGET)
+        # The reader fills the budget by this benchmark's own yardstick (``charge``).
+        request = plan.for_question(
+            question, app_id=app, fill_tokens=BUDGET, entry_cost=lambda r: charge(r, overhead)
+        )
         return (await Reader(view, user_id=USER, indexes=indexes).read(request)).memories
 
     async def pack(question: str, app: str) -> list[MemoryRecord]:
@@ -190,12 +193,18 @@ def strategies(store: LocalStore) -> dict[str, Strategy]:
     return {"plain": plain, "keywords": keywords, "reader": reader, "pack": pack}
 
 
+def charge(record: MemoryRecord, overhead: int) -> int:
+    """The yardstick every strategy is measured by: 4 characters a token, plus ``overhead``
+    for an entry's heading and id line (the pack's own count is used by the pack row only)."""
+    return math.ceil(len(record.text) / 4) + overhead
+
+
 def recall(
     found: list[MemoryRecord], side: dict[str, str], evidence: list[str], overhead: int
 ) -> tuple[float, float]:
     wanted, used, kept = set(evidence), 0, []
     for record in found:
-        cost = math.ceil(len(record.text) / 4) + overhead
+        cost = charge(record, overhead)
         if used + cost > BUDGET:
             break
         used += cost
@@ -229,7 +238,7 @@ async def main(path: Path, only: set[str] | None, overhead: int, embedder: str) 
                     flush=True,
                 )
                 app = slug(conversation["id"])
-                for name, strategy in strategies(store).items():
+                for name, strategy in strategies(store, overhead).items():
                     await strategy(conversation["questions"][0]["q"], app)  # warm-up, not timed
                     for item in conversation["questions"]:
                         t0 = time.perf_counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from executive.memory import plan, ranking
+from executive.memory import pack, plan, ranking
 from executive.memory import reader as reader_module
 from executive.memory.lexical import best_first
 from executive.memory.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
@@ -72,6 +73,24 @@ async def test_stops_at_three_distinct_relevant_memories_above_the_floor():
     assert result.stop_reason.startswith("3 distinct relevant memories")
     assert len(result.questions) == 3
     assert {"m1", "m2", "m3"} <= result.relevant
+
+
+async def test_a_budget_to_fill_is_counted_as_the_pack_counts_unless_told_otherwise():
+    text = "The mirror resets the first connection of a day, so retry the fetch once. " * 8
+    top = [mem(1, 0.6, text), mem(2, 0.5, text), mem(3, 0.4, text)]
+    budget = sum(pack.entry_tokens(m) for m in top)  # ~650: what the three cost in a pack
+
+    def answers(q, w, n):
+        return [*top, mem(10 + n, 0.3)]  # the top three come back; a new one keeps moving
+
+    fill = replace(request(enough=None), fill_tokens=budget)
+    filled = await Reader(ScriptedView(answers), user_id="u").read(fill)
+    assert filled.stop_reason == f"relevant memories fill {budget} tokens"
+    # A consumer with its own yardstick (bench/retrieval.py) is held to it instead.
+    cheap = replace(fill, entry_cost=lambda record: 1)
+    unfilled = await Reader(ScriptedView(answers), user_id="u").read(cheap)
+    assert unfilled.stop_reason != filled.stop_reason
+    assert len(unfilled.questions) > len(filled.questions)
 
 
 async def test_stops_after_eight_questions():

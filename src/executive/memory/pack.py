@@ -88,6 +88,11 @@ def cut_text(text: str, budget: int = ENTRY_TOKENS) -> str:
     return prefix[:space] if space > low // 2 else prefix
 
 
+def entry_tokens(record: MemoryRecord) -> int:
+    """What a memory costs in a pack, counted as the pack counts it."""
+    return estimate(render_entry(record))
+
+
 def render_entry(record: MemoryRecord, budget: int = ENTRY_TOKENS) -> str:
     shown = cut_text(record.text, budget)
     fence = _fence(shown)

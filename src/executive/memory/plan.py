@@ -7,8 +7,11 @@ text): whole questions carry intent that a keyword bag loses. The reader refines
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from executive.memory.pack import entry_tokens
 from executive.memory.reader import ReadRequest, Scope
+from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import GLOBAL_APP
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -127,11 +130,18 @@ def for_bundle(*, title: str, slug: str, app_id: str, description: str = "") -> 
     )
 
 
-def for_question(question: str, *, app_id: str, fill_tokens: int | None = None) -> ReadRequest:
+def for_question(
+    question: str,
+    *,
+    app_id: str,
+    fill_tokens: int | None = None,
+    entry_cost: Callable[[MemoryRecord], int] = entry_tokens,
+) -> ReadRequest:
     """A plain question about one scope (``executive mem`` users, benchmarks).
 
     With ``fill_tokens`` the reader keeps asking until corroborated memories would fill
-    that budget, instead of stopping at three.
+    that budget (each costing ``entry_cost``: by default what it costs in a pack), instead
+    of stopping at three.
     """
     return ReadRequest(
         topic=question[:80],
@@ -140,4 +150,5 @@ def for_question(question: str, *, app_id: str, fill_tokens: int | None = None) 
         identifiers=(app_id,),
         enough=None if fill_tokens else 3,
         fill_tokens=fill_tokens,
+        entry_cost=entry_cost,
     )

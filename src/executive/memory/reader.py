@@ -30,14 +30,14 @@ The algorithm and its measurements are in the README (benchmarks) and ``bench/re
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from executive.memory.lexical import LexicalIndex, SampleStats, best_first, terms
+from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.scope_index import IndexCache, ScopedIndex, scope_index
@@ -90,8 +90,11 @@ class ReadRequest:
     env: str | None = "prod"
     # Enough to stop: this many corroborated memories (the original's "three relevant")...
     enough: int | None = 3
-    # ...or, for a consumer that wants a full budget, corroborated memories filling it.
+    # ...or, for a consumer that wants a full budget, corroborated memories filling it,
+    # each costing what ``entry_cost`` says (the pack's own count unless the consumer has
+    # its own yardstick, as a benchmark does).
     fill_tokens: int | None = None
+    entry_cost: Callable[[MemoryRecord], int] = entry_tokens
 
 
 @dataclass
@@ -139,11 +142,6 @@ class ReadResult:
             "memories": [m.id for m in self.memories[:20]],
             "ms": round(self.ms, 1),
         }
-
-
-def entry_tokens(record: MemoryRecord) -> int:
-    """What a memory costs in a pack: its text, and about 20 tokens for heading and id line."""
-    return math.ceil(len(record.text) / 4) + 20
 
 
 class Reader:
@@ -339,7 +337,7 @@ class Reader:
                 break
             if (
                 request.fill_tokens is not None
-                and sum(entry_tokens(seen[m]) for m in corroborated) >= request.fill_tokens
+                and sum(request.entry_cost(seen[m]) for m in corroborated) >= request.fill_tokens
             ):
                 result.stop_reason = f"relevant memories fill {request.fill_tokens} tokens"
                 break
