@@ -19,7 +19,10 @@ Prints one JSON object on stdout; progress on stderr. Targets: search p95 ≤ 25
 p95 ≤ 150 ms.
 
     PYTHONPATH=src python bench/postgres_scale.py [--memories 100000] [--samples 200]
-        [--shape spread|pack]
+        [--shape spread|pack] [--keep DIR]
+
+``--keep DIR`` keeps the server and the loaded database in DIR: the next run with the same
+folder, size and shape skips the load (10-13 minutes at 100,000 here).
 """
 
 from __future__ import annotations
@@ -155,11 +158,27 @@ async def searches(store: PostgresStore, samples: int) -> dict:
     }
 
 
-async def main(count: int, samples: int, shape: str) -> None:
-    server = pgdev.start("pgb-")
+def loaded(server: pgdev.DevServer, count: int, shape: str) -> tuple[str, float]:
+    """The database of ``count`` memories of ``shape``: loaded now, or kept from a run with
+    the same ``--keep`` folder (then its load time is reported as 0)."""
+    name = f"scale_{shape}_{count}"
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+    url = server.url.replace("/postgres?", f"/{name}?")
+    if found:
+        with psycopg.connect(url) as conn:
+            rows = conn.execute("SELECT count(*) FROM memories").fetchone()
+        if rows and rows[0] == count:
+            progress(f"reusing the loaded database {name}")
+            return url, 0.0
+        server.drop(url)
+    return url, load(server.database(name), count, shape)
+
+
+async def main(count: int, samples: int, shape: str, keep: Path | None) -> None:
+    server = pgdev.start("pgb-", keep=keep)
     try:
-        url = server.database("scale")
-        load_s = load(url, count, shape)
+        url, load_s = loaded(server, count, shape)
         store = await PostgresStore.open(url, Path(tempfile.mkdtemp(prefix="mem0-")))
         try:
             progress("timing searches")
@@ -194,6 +213,9 @@ if __name__ == "__main__":
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--shape", choices=sorted(SHAPES), default="spread")
+    parser.add_argument(
+        "--keep", type=Path, help="keep the server and its loaded database in this folder"
+    )
     args = parser.parse_args()
     configure_logging(fmt="json", level="warning", stream=sys.stderr)
-    anyio.run(main, args.memories, args.samples, args.shape)
+    anyio.run(main, args.memories, args.samples, args.shape, args.keep)

