@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from executive.memory.lexical import LexicalIndex, SampleStats, best_first, terms
+from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts, terms
 from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
@@ -297,7 +297,7 @@ class Reader:
                     )
                     asked += 1
                     need = set(dropped)
-                    entity = [m for m in found if need <= set(terms(seen[m].text))]
+                    entity = [m for m in found if need.issubset(term_counts(seen[m].text))]
                     fuse(entity, cfg.w_focus_entity)
                     result.lexical.append(
                         {"terms": sorted(need), "hits": len(entity), "of": "focus hits"}

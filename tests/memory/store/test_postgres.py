@@ -11,9 +11,11 @@ import threading
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from executive.memory.store import pgschema
 from executive.memory.store.base import Filter, NewMemory, StoreError
+from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pgpool import redacted
 from executive.memory.store.postgres import PostgresStore
 from tests.conftest import REPO, clean_env
@@ -129,7 +131,8 @@ async def test_wipe_empties_and_keeps_the_schema(pg_store, pg_url):
     assert await pg_store.revision() != revision
     with psycopg.connect(pg_url) as conn:
         indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes")}
-    assert {"memories_key_uniq", "memories_hnsw_idx", "memories_scope_idx"} <= indexes
+    assert {"memories_key_uniq", "memories_hnsw_idx", "memories_reader_idx"} <= indexes
+    assert "memories_scope_idx" not in indexes  # superseded by the reader's index
     assert "memories_text_lemmatized_idx" not in indexes  # no hybrid keyword search
     assert (await pg_store.add("after wipe", scope(), meta(0))).confirmed
     assert (await pg_store.add("after wipe again", scope(), meta(0))).status == "DUPLICATE"
@@ -247,6 +250,32 @@ async def test_the_store_refuses_another_embedder(pg_url, tmp_path):
         assert (await other.add("More.", scope(), meta(1))).confirmed
     finally:
         await other.close()
+
+
+async def test_the_readers_filter_is_answered_from_one_index_and_the_old_one_goes(pg_url):
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        pgschema.migrate(conn, 384)
+        # A store made before the reader's index: its narrower scope index is dropped.
+        conn.execute(
+            "CREATE INDEX memories_scope_idx ON memories ((payload->>'user_id'), "
+            "(payload->>'app_id'), (payload->>'type'))"
+        )
+        pgschema.migrate(conn, 384)
+        indexes = {row[0] for row in conn.execute("SELECT indexname FROM pg_indexes")}
+        assert "memories_reader_idx" in indexes and "memories_scope_idx" not in indexes
+        where = Filter(
+            user_id="u", agent_id="executive", app_ids=("demo",), env="prod", min_confidence=0.7
+        )
+        condition, params = compile_sql(where)
+        conn.execute("SET enable_seqscan = off")  # an empty table: ask for the index plan
+        plan = "\n".join(
+            row[0]
+            for row in conn.execute(
+                sql.SQL("EXPLAIN SELECT id FROM memories WHERE {}").format(condition), params
+            )
+        )
+    # Every condition of the reader's filter is an index condition: no row is read to test it.
+    assert "memories_reader_idx" in plan and "Filter:" not in plan, plan
 
 
 async def test_every_pooled_connection_scans_the_index_iteratively(pg_store):

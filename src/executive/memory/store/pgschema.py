@@ -76,8 +76,16 @@ def statements(dims: int) -> list[sql.Composable]:
             sql.Identifier(f"{TABLE}_hnsw_idx"), t
         ),
         *(index(f"{name}_idx", f"((payload->>'{name}'))") for name in INDEXED),
-        # The usual pack filter in one index: user, then app scope, then type.
-        index("scope_idx", "((payload->>'user_id'), (payload->>'app_id'), (payload->>'type'))"),
+        # The reader's whole filter in one index (user, app scope, agent, env, type and
+        # confidence), so a scope's rows are chosen from the index alone: evaluating those
+        # conditions on each heap row cost ~5 of a search's 7 ms at 1,000 rows a scope. It
+        # replaces the narrower scope index, which the planner would otherwise still pick.
+        sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(f"{TABLE}_scope_idx")),
+        index(
+            "reader_idx",
+            "((payload->>'user_id'), (payload->>'app_id'), (payload->>'agent_id'), "
+            f"(payload->>'env'), (payload->>'type'), {CONFIDENCE})",
+        ),
         index("listing_idx", "(COALESCE(payload->>'created_at', ''), id)"),
         sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON ({}) FROM {}").format(
             sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), t

@@ -36,21 +36,20 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_private, mem0env, pgschema
+from executive.memory.store import engine, mem0_private, mem0env, pgreads, pgschema
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
+from executive.memory.store.pgcache import Held
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pghistory import PgHistory
-from executive.memory.store.pgpool import make_pool, redacted, vector_text
+from executive.memory.store.pgpool import make_pool, redacted
 from executive.memory.store.records import record_from_payload
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
 DUPLICATE = "DUPLICATE"
-_PAGE = 1000
 _TABLE = sql.Identifier(pgschema.TABLE)
-_ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")
 
 
 class PostgresStore:
@@ -74,6 +73,7 @@ class PostgresStore:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pg-store")
         self._embedder = Embedder(spec, models_dir)
         self._history = PgHistory(pool)
+        self._held = Held()  # small scopes' vectors and records, per store revision
         self._memory: Any = None
         self._ready = False
         self._refusal: str | None = None
@@ -168,35 +168,23 @@ class PostgresStore:
 
     # --- reads ------------------------------------------------------------------------------
     async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
-        return (await self.search_scopes(query, [where], top_k))[0]
+        """A one-off search: the server's index, never a scope loaded for it."""
+        return (await self._search(query, [where], top_k, hold=False))[0]
 
     async def search_scopes(
         self, query: str, wheres: Sequence[Filter], top_k: int
     ) -> list[list[MemoryRecord]]:
-        """One question (one embedding), several filters, one connection."""
+        """One question of the reader's (one embedding), several filters, one connection. The
+        reader asks its scopes several questions, so a small scope is loaded and held."""
+        return await self._search(query, wheres, top_k, hold=True)
 
+    async def _search(
+        self, query: str, wheres: Sequence[Filter], top_k: int, *, hold: bool
+    ) -> list[list[MemoryRecord]]:
         def run() -> list[list[MemoryRecord]]:
-            vector = vector_text(self._embedder.embed(query, "search"))
-            out = []
-            with self._pool.connection() as conn:
-                for where in wheres:
-                    condition, params = compile_sql(where)
-                    rows = conn.execute(
-                        sql.SQL(
-                            "SELECT id, payload, vector <=> %s::vector AS distance FROM {} "
-                            "WHERE {} ORDER BY distance LIMIT %s"
-                        ).format(_TABLE, condition),
-                        [vector, *params, top_k],
-                    ).fetchall()
-                    # Negative cosines dropped, as mem0's threshold 0.0 and the local store do.
-                    out.append(
-                        [
-                            record_from_payload(row[0], row[1], 1.0 - float(row[2]))
-                            for row in rows
-                            if row[1].get("data") and float(row[2]) <= 1.0
-                        ]
-                    )
-            return out
+            embedding = self._embedder.embed(query, "search")
+            with self._pool.connection() as conn, conn.transaction():
+                return pgreads.search(conn, self._held, embedding, wheres, top_k, hold=hold)
 
         return await self._call("search", run)
 
@@ -224,25 +212,10 @@ class PostgresStore:
 
     async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
         """Every matching memory, oldest first, in pages of a thousand (keyset, not OFFSET)."""
-        condition, params = compile_sql(where)
 
         def run() -> list[MemoryRecord]:
-            records: list[MemoryRecord] = []
-            after: tuple[str, Any] | None = None
-            with self._pool.connection() as conn:
-                while True:
-                    keyset = sql.SQL("({}) > (%s, %s)").format(_ORDER) if after else sql.SQL("TRUE")
-                    rows = conn.execute(
-                        sql.SQL(
-                            "SELECT id, payload, COALESCE(payload->>'created_at', '') FROM {} "
-                            "WHERE {} AND {} ORDER BY {} LIMIT %s"
-                        ).format(_TABLE, condition, keyset, _ORDER),
-                        [*params, *(after or ()), _PAGE],
-                    ).fetchall()
-                    records += [record_from_payload(row[0], row[1]) for row in rows]
-                    if len(rows) < _PAGE:
-                        return records
-                    after = (rows[-1][2], rows[-1][0])
+            with self._pool.connection() as conn, conn.transaction():
+                return pgreads.listing(conn, self._held, where)
 
         return await self._call("list", run)
 

@@ -1,0 +1,208 @@
+"""What the Postgres store keeps in process for one store revision: scopes' vectors, records.
+
+A pack asks ~6 questions of 2-3 scopes, 50-100 hits each. On the server each of those searches
+read every row of its scope (~1,000 at 100,000 memories) and carried payloads through the
+sort: ~5 ms apiece, most of a pack. So a scope small enough (``SCOPE_ROWS``) is read once per
+revision, ids and vectors, and searched exactly in process; a larger one is searched by the
+server's index. A hit's record is made from its payload once per revision.
+
+Any write, by this executive or another, moves the revision (a trigger), and a new revision
+empties both caches. The revision and the search are read in one snapshot (the caller's
+REPEATABLE READ transaction), so nothing cached is older than the revision it is filed under.
+Which scopes are cached depends on row counts, never on time.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+from executive.memory.store import pgschema
+from executive.memory.store.base import MemoryRecord
+from executive.memory.store.records import record_from_payload
+
+SCOPE_ROWS = 5_000  # a filter matching more rows is searched on the server
+VECTOR_ROWS = 40_000  # vectors kept over all filters: ~60 MB at 384 dimensions
+RECORDS = 20_000
+_TABLE = sql.Identifier(pgschema.TABLE)
+ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")  # the listing's: oldest first
+_TOO_MANY = None  # a filter known to match more than SCOPE_ROWS at this revision
+
+
+def unit_rows(raw: Sequence[bytes]) -> np.ndarray:
+    """pgvector's binary form (a 2-byte dimension, 2 unused bytes, big-endian floats) as
+    unit rows."""
+    flat = np.frombuffer(b"".join(bytes(v)[4:] for v in raw), ">f4").astype(np.float32)
+    if not raw:
+        return flat
+    matrix = flat.reshape(len(raw), -1)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix
+
+
+def as_server_reads(vector: Sequence[float]) -> np.ndarray:
+    """The query as the server reads it (``vector_text``'s 7 digits), as a unit vector."""
+    values = np.array([float(f"{v:.7g}") for v in vector], np.float32)
+    return values / max(float(np.linalg.norm(values)), 1e-12)
+
+
+class ScopeVectors:
+    def __init__(self, scope_rows: int = SCOPE_ROWS, total_rows: int = VECTOR_ROWS) -> None:
+        self._scope_rows = scope_rows
+        self._total_rows = total_rows
+        self._revision: int | None = None
+        self._scopes: OrderedDict[tuple[str, str], tuple[list[uuid.UUID], np.ndarray] | None]
+        self._scopes = OrderedDict()
+        self._rows = 0
+        self._lock = threading.Lock()  # the store's threads search side by side
+
+    def search(
+        self,
+        conn: Any,
+        revision: int,
+        condition: sql.Composable,
+        params: Sequence[Any],
+        query: np.ndarray,
+        top_k: int,
+    ) -> list[tuple[uuid.UUID, float]] | None:
+        """The ``top_k`` nearest rows as (id, cosine distance), nearest first (ties by row
+        order); None when the filter matches too many rows to hold (ask the server)."""
+        key = (condition.as_string(conn), repr(list(params)))
+        with self._lock:
+            self._at(revision)
+            missing = key not in self._scopes
+            entry = self._scopes.get(key)
+            if not missing:
+                self._scopes.move_to_end(key)
+        if missing:
+            entry = self._load(conn, revision, key, condition, params)
+        if entry is _TOO_MANY:
+            return None
+        ids, matrix = entry
+        if not ids:
+            return []
+        similarity = matrix @ query
+        k = min(top_k, len(ids))
+        nearest = np.argpartition(-similarity, k - 1)[:k]
+        nearest = nearest[np.lexsort((nearest, -similarity[nearest]))]
+        return [(ids[i], 1.0 - float(similarity[i])) for i in nearest]
+
+    def _load(
+        self,
+        conn: Any,
+        revision: int,
+        key: tuple[str, str],
+        condition: sql.Composable,
+        params: Sequence[Any],
+    ) -> tuple[list[uuid.UUID], np.ndarray] | None:
+        rows = (
+            conn.cursor(binary=True)
+            .execute(
+                sql.SQL(
+                    "SELECT id, vector FROM {} WHERE {} AND vector IS NOT NULL ORDER BY {} LIMIT %s"
+                ).format(_TABLE, condition, ORDER),
+                [*params, self._scope_rows + 1],
+            )
+            .fetchall()
+        )
+        if len(rows) > self._scope_rows:
+            return self._keep(revision, key, _TOO_MANY)
+        return self._keep(revision, key, ([r[0] for r in rows], unit_rows([r[1] for r in rows])))
+
+    def put(
+        self,
+        conn: Any,
+        revision: int,
+        condition: sql.Composable,
+        params: Sequence[Any],
+        ids: list[uuid.UUID],
+        raw: Sequence[bytes],
+    ) -> None:
+        """A whole listing of the filter, in the listing's order, read at ``revision``."""
+        if len(ids) <= self._scope_rows and all(v is not None for v in raw):
+            key = (condition.as_string(conn), repr(list(params)))
+            self._keep(revision, key, (ids, unit_rows(raw)))
+
+    def _at(self, revision: int) -> bool:
+        """Move to ``revision`` if it is newer (emptying the cache); whether it is current.
+        A slow reader of an older snapshot never brings its rows back over newer ones."""
+        if self._revision is None or revision > self._revision:
+            self._scopes.clear()
+            self._rows = 0
+            self._revision = revision
+        return revision == self._revision
+
+    def _keep(
+        self,
+        revision: int,
+        key: tuple[str, str],
+        entry: tuple[list[uuid.UUID], np.ndarray] | None,
+    ) -> tuple[list[uuid.UUID], np.ndarray] | None:
+        with self._lock:
+            if self._at(revision) and key not in self._scopes:
+                self._scopes[key] = entry
+                self._rows += len(entry[0]) if entry else 0
+                while self._rows > self._total_rows and len(self._scopes) > 1:
+                    _, evicted = self._scopes.popitem(last=False)
+                    self._rows -= len(evicted[0]) if evicted else 0
+        return entry
+
+
+class RecordCache:
+    def __init__(self, limit: int = RECORDS) -> None:
+        self._limit = limit
+        self._revision: int | None = None
+        self._records: dict[uuid.UUID, MemoryRecord] = {}
+        self._lock = threading.Lock()
+
+    def _at(self, revision: int) -> bool:
+        if self._revision is None or revision > self._revision:
+            self._records.clear()
+            self._revision = revision
+        return revision == self._revision
+
+    def put(self, revision: int, records: Sequence[MemoryRecord]) -> None:
+        with self._lock:
+            if self._at(revision):
+                self._records.update((uuid.UUID(r.id), r) for r in records[: self._limit])
+                while len(self._records) > self._limit:
+                    del self._records[next(iter(self._records))]
+
+    def records(
+        self, conn: Any, revision: int, ids: Sequence[uuid.UUID]
+    ) -> dict[uuid.UUID, MemoryRecord]:
+        """The records of ``ids``, read in the snapshot that gave ``revision``."""
+        with self._lock:
+            self._at(revision)
+            missing = [i for i in dict.fromkeys(ids) if i not in self._records]
+        fetched: dict[uuid.UUID, MemoryRecord] = {}
+        if missing:
+            rows = conn.execute(
+                sql.SQL("SELECT id, payload FROM {} WHERE id = ANY(%s)").format(_TABLE),
+                [missing],
+            ).fetchall()
+            fetched = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
+        with self._lock:
+            if self._at(revision):
+                self._records.update(fetched)
+                while len(self._records) > self._limit:
+                    del self._records[next(iter(self._records))]
+            return {
+                i: fetched.get(i) or self._records[i]
+                for i in ids
+                if i in fetched or i in self._records
+            }
+
+
+class Held:
+    """Both caches of one store."""
+
+    def __init__(self) -> None:
+        self.vectors = ScopeVectors()
+        self.records = RecordCache()

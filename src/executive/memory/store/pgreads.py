@@ -1,0 +1,100 @@
+"""The Postgres store's two reads that a pack makes: a question's search, a scope's listing.
+
+Both run in the caller's transaction at REPEATABLE READ, so the store revision they read and
+the rows they return come from one snapshot: what they leave in :mod:`pgcache` is filed under
+the revision it belongs to.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import sql
+
+from executive.memory.store import pgschema
+from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.store.pgcache import ORDER, SCOPE_ROWS, Held, as_server_reads
+from executive.memory.store.pgfilter import compile_sql
+from executive.memory.store.pgpool import vector_text
+from executive.memory.store.records import record_from_payload
+
+PAGE = 1000
+_TABLE = sql.Identifier(pgschema.TABLE)
+
+
+def _snapshot(conn: Any) -> int:
+    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    return pgschema.revision(conn)
+
+
+def search(
+    conn: Any,
+    held: Held,
+    embedding: Sequence[float],
+    wheres: Sequence[Filter],
+    top_k: int,
+    *,
+    hold: bool,
+) -> list[list[MemoryRecord]]:
+    """Each filter's ``top_k`` nearest memories: with ``hold``, from the scope's vectors held
+    in process (loaded now if the scope is small enough), else from the server's index."""
+    revision = _snapshot(conn)
+    unit = as_server_reads(embedding)
+    out = []
+    for where in wheres:
+        condition, params = compile_sql(where)
+        hits = None
+        if hold:
+            hits = held.vectors.search(conn, revision, condition, params, unit, top_k)
+        if hits is None:  # a one-off, or a scope too large to hold: one round, payloads too
+            rows = conn.execute(
+                sql.SQL(
+                    "SELECT id, payload, vector <=> %s::vector AS distance FROM {} "
+                    "WHERE {} ORDER BY distance LIMIT %s"
+                ).format(_TABLE, condition),
+                [vector_text(embedding), *params, top_k],
+            ).fetchall()
+            # Negative cosines dropped, as mem0's threshold 0.0 and the local store do.
+            out.append(
+                [
+                    record_from_payload(row[0], row[1], 1.0 - float(row[2]))
+                    for row in rows
+                    if row[1].get("data") and float(row[2]) <= 1.0
+                ]
+            )
+            continue
+        hits = [(i, d) for i, d in hits if d <= 1.0]
+        known = held.records.records(conn, revision, [i for i, _ in hits])
+        out.append([known[i].with_score(1.0 - d) for i, d in hits if i in known and known[i].text])
+    return out
+
+
+def listing(conn: Any, held: Held, where: Filter | None) -> list[MemoryRecord]:
+    """Every matching memory, oldest first, in pages (keyset, not OFFSET). A scope's listing
+    (the reader indexes its words) brings its vectors too, and leaves them held."""
+    revision = _snapshot(conn)
+    condition, params = compile_sql(where)
+    records: list[MemoryRecord] = []
+    vectors: list[bytes] = []
+    after: tuple[str, Any] | None = None
+    scope = where is not None
+    while True:
+        keyset = sql.SQL("({}) > (%s, %s)").format(ORDER) if after else sql.SQL("TRUE")
+        query = sql.SQL(
+            "SELECT id, payload, COALESCE(payload->>'created_at', ''), {} "
+            "FROM {} WHERE {} AND {} ORDER BY {} LIMIT %s"
+        ).format(sql.SQL("vector" if scope else "NULL"), _TABLE, condition, keyset, ORDER)
+        rows = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE]).fetchall()
+        records += [record_from_payload(row[0], row[1]) for row in rows]
+        vectors += [row[3] for row in rows]
+        scope = scope and len(records) <= SCOPE_ROWS  # past it: no more vectors
+        if len(rows) < PAGE:
+            break
+        after = (rows[-1][2], rows[-1][0])
+    if scope:
+        ids = [uuid.UUID(r.id) for r in records]
+        held.vectors.put(conn, revision, condition, params, ids, vectors)
+        held.records.put(revision, records)
+    return records

@@ -1,0 +1,82 @@
+"""The Postgres store's held scopes: exact, fresh across executives, bounded by counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from executive.memory.store import pgcache
+from executive.memory.store.base import Filter
+from executive.memory.store.postgres import PostgresStore
+from tests.memory.conftest import fill, meta, scope
+
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
+
+QUESTIONS = [
+    "What did bundle app-3 learn?",
+    "Which lesson is number 42?",
+    "Memory about app-5 lessons",
+    "What should I know before a release?",
+]
+
+
+@pytest.fixture
+async def two(pg_url, tmp_path):
+    """Two executives' stores on one database."""
+    a = await PostgresStore.open(pg_url, tmp_path / "a")
+    b = await PostgresStore.open(pg_url, tmp_path / "b")
+    yield a, b
+    await a.close()
+    await b.close()
+
+
+async def test_a_held_scope_finds_what_the_servers_index_finds(two):
+    a, _ = two
+    await fill(a, 60)
+    where = Filter(user_id="agent-test", app_ids=("app-3",), env="prod", min_confidence=0.7)
+    for question in QUESTIONS:
+        served = await a.search(question, where, 5)  # one-off: the server's exact scan
+        [held] = await a.search_scopes(question, [where], 5)  # loads and holds the scope
+        [again] = await a.search_scopes(question, [where], 5)  # from what it holds
+        assert [r.id for r in held] == [r.id for r in served] == [r.id for r in again]
+        for x, y in zip(held, served, strict=True):
+            assert x.score == pytest.approx(y.score, abs=1e-5)
+            assert x.text == y.text and x.metadata == y.metadata
+
+
+async def test_another_executives_write_and_update_are_seen_at_once(two):
+    a, b = two
+    await fill(a, 20)
+    where = Filter(user_id="agent-test", app_ids=("app-2",))
+    listed = await a.list(where)  # the reader's index listing: the scope is now held
+    [before] = await a.search_scopes("release checklist for the mirror", [where], 50)
+    assert {r.id for r in before} == {r.id for r in listed}
+    new = await b.add(
+        "The release checklist: warm the mirror first.", scope(), meta(99, app_id="app-2")
+    )
+    [after] = await a.search_scopes("release checklist for the mirror", [where], 50)
+    assert after[0].id == new.memory_id  # B's write moved the revision: A reads afresh
+    await b.update(new.memory_id, text="The release checklist: drain the mirror first.")
+    [updated] = await a.search_scopes("release checklist for the mirror", [where], 50)
+    assert updated[0].text == "The release checklist: drain the mirror first."
+    await b.delete(new.memory_id)
+    [gone] = await a.search_scopes("release checklist for the mirror", [where], 50)
+    assert new.memory_id not in {r.id for r in gone}
+
+
+async def test_a_scope_over_the_limit_is_left_to_the_server(two, monkeypatch):
+    a, _ = two
+    await fill(a, 30)
+    monkeypatch.setattr(a._held, "vectors", pgcache.ScopeVectors(scope_rows=3))
+    small = Filter(user_id="agent-test", app_ids=("app-1",), types=("principle",))  # 1 row
+    large = Filter(user_id="agent-test", app_ids=("app-1",))  # 5 rows
+    found = await a.search_scopes("lesson", [small, large], 10)
+    assert [len(x) for x in found] == [1, 5]
+    held = a._held.vectors._scopes
+    assert [entry is not None for entry in held.values()] == [True, False]
+
+
+def test_an_older_snapshot_never_overwrites_a_newer_revision():
+    vectors = pgcache.ScopeVectors()
+    assert vectors._at(5)
+    assert not vectors._at(4)  # a slow reader of revision 4 finishing late
+    assert vectors._revision == 5
