@@ -8,6 +8,7 @@ stripper; identifiers with ``-``, ``_`` or ``.`` stay whole.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter, OrderedDict, defaultdict
@@ -232,6 +233,9 @@ _SUFFIXES = (
 )
 
 
+# A pure function of the word, called for every word of every text a scope indexes; the
+# vocabulary is small beside the word count, so a first index build is mostly cache hits.
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """researching → research, paintings → paint, running → run; identifiers mostly intact."""
     for suffix, minimum in _SUFFIXES:
@@ -249,6 +253,7 @@ def stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65_536)
 def normal(surface: str) -> str:
     lowered = surface.lower().strip("'")
     return lowered[:-2] if lowered.endswith("'s") else lowered
