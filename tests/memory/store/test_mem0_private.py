@@ -7,9 +7,13 @@ function there says what it relies on and why; adapt it, then the pin.
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
+
+from tests.conftest import REPO, clean_env
 
 pytestmark = [pytest.mark.store, pytest.mark.anyio]
 
@@ -78,3 +82,82 @@ async def test_a_batched_add_stores_what_add_stores(tmp_path):
         assert await store.count(Filter(user_id="agent-test")) == 2
     finally:
         await store.close()
+
+
+LEAN = """
+import inspect, sys
+from pathlib import Path
+from executive.memory.store import mem0env, mem0_private
+mem0env.prepare(Path(sys.argv[1]))
+mem0_private.import_mem0()
+from mem0 import Memory
+default = inspect.signature(Memory.__init__).parameters["config"].default
+print(default.vector_store.provider, type(default.vector_store.config).__module__)
+print("qdrant_client" in sys.modules, "mem0.configs.vector_stores.qdrant" in sys.modules)
+from mem0.vector_stores.configs import VectorStoreConfig
+real = VectorStoreConfig(provider="qdrant", config={"url": "http://127.0.0.1:1"}).config
+print(type(real).__module__, type(real).__name__, "qdrant_client" in sys.modules)
+"""
+
+
+def test_mem0_is_imported_without_qdrant_client_and_a_qdrant_config_is_still_real(tmp_path):
+    # A fresh interpreter: this one may have imported mem0 already.
+    ran = subprocess.run(
+        [sys.executable, "-c", LEAN, str(tmp_path)],
+        env=clean_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    default, imported, real = ran.stdout.splitlines()
+    # The pinned mem0 still builds a Qdrant config as Memory's default argument (the reason
+    # for the stand-in); if this changes, import_mem0 may be dropped.
+    assert default == "qdrant executive.memory.store.mem0_private"
+    assert imported == "False False"  # no qdrant_client, and the stand-in is gone
+    assert real == "mem0.configs.vector_stores.qdrant QdrantConfig True"
+
+
+WRITE = """
+import sys
+from pathlib import Path
+import anyio
+from executive.memory.store import mem0env
+from executive.memory.store.local import LocalStore
+from tests.memory.conftest import meta, scope
+
+async def main():
+    store = await LocalStore.open(Path(sys.argv[1]) / "store", Path(sys.argv[1]) / "mem0")
+    receipt = await store.add("The mirror resets its first connection.", scope(), meta(0))
+    await store.close()
+    print(receipt.confirmed, "mem0" in sys.modules, "qdrant_client" in sys.modules)
+
+anyio.run(main)
+"""
+
+
+def test_a_write_to_the_embedded_store_builds_mem0_without_qdrant_client(tmp_path):
+    from mem0.configs.base import MemoryConfig
+
+    # engine.build_memory gives every field (model_construct): a new field would be missing.
+    assert set(MemoryConfig.model_fields) == {
+        "vector_store",
+        "llm",
+        "embedder",
+        "history_db_path",
+        "reranker",
+        "version",
+        "custom_instructions",
+    }
+    ran = subprocess.run(
+        [sys.executable, "-c", WRITE, str(tmp_path)],
+        env=clean_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    # The last line: the store logs to stdout before it.
+    assert ran.stdout.splitlines()[-1].split() == ["True", "True", "False"]  # through mem0, lean

@@ -59,6 +59,7 @@ def build_memory(
 ) -> Any:
     """mem0's ``Memory`` on our embedder and, by argument, Qdrant Edge, a Qdrant server or
     Postgres (mem0's pgvector provider on the store's own pool)."""
+    mem0_private.import_mem0()
     from mem0 import Memory
     from mem0.configs.base import MemoryConfig
     from mem0.embeddings.configs import EmbedderConfig
@@ -66,23 +67,11 @@ def build_memory(
     from mem0.vector_stores.configs import VectorStoreConfig
 
     _register()
-    config = MemoryConfig(
-        # Never called (infer=False), but Memory() builds one: ours imports nothing.
-        llm=LlmConfig.model_construct(provider=_LLM, config={}),
-        embedder=EmbedderConfig.model_construct(
-            provider=_EMBEDDER,
-            config={
-                "model": spec.name,
-                "embedding_dims": spec.dims,
-                "model_kwargs": {"key": spec.key, "models_dir": str(models_dir or "")},
-            },
-        ),
-        # Postgres keeps history in the database (pghistory.py replaces this one).
-        history_db_path=":memory:" if pg_pool is not None else str(data_dir / "history.db"),
-        version="v1.1",
-    )
+    # Every field of MemoryConfig is given and none is validated again (model_construct): a
+    # default left to it would be a Qdrant config, and building one imports qdrant_client
+    # (0.8 s) for nothing; validating ours would refuse the provider registered above.
     if pg_pool is not None:
-        config.vector_store = VectorStoreConfig(
+        vector_store = VectorStoreConfig(
             provider="pgvector",
             config={
                 "collection_name": COLLECTION,
@@ -99,12 +88,30 @@ def build_memory(
         }
         if qdrant_api_key:
             server["api_key"] = qdrant_api_key
-        config.vector_store = VectorStoreConfig(provider="qdrant", config=server)
+        vector_store = VectorStoreConfig(provider="qdrant", config=server)
     else:
-        config.vector_store = VectorStoreConfig.model_construct(
+        vector_store = VectorStoreConfig.model_construct(
             provider=_VECTORS,
             config=EdgeStoreConfig(path=str(data_dir / "edge"), embedding_model_dims=spec.dims),
         )
+    config = MemoryConfig.model_construct(
+        vector_store=vector_store,
+        # Never called (infer=False), but Memory() builds one: ours imports nothing.
+        llm=LlmConfig.model_construct(provider=_LLM, config={}),
+        embedder=EmbedderConfig.model_construct(
+            provider=_EMBEDDER,
+            config={
+                "model": spec.name,
+                "embedding_dims": spec.dims,
+                "model_kwargs": {"key": spec.key, "models_dir": str(models_dir or "")},
+            },
+        ),
+        # Postgres keeps history in the database (pghistory.py replaces this one).
+        history_db_path=":memory:" if pg_pool is not None else str(data_dir / "history.db"),
+        version="v1.1",
+        reranker=None,
+        custom_instructions=None,
+    )
     memory = Memory(config)
     mem0_private.write_ahead(memory)
     return memory

@@ -13,11 +13,19 @@ mem0 is pinned (``mem0ai==2.2.1``): each function here names the private part it
 * :func:`write_ahead` sets pragmas on ``Memory.db.connection``, mem0's history SQLite.
 * :func:`qdrant_filter` uses ``Qdrant._create_filter`` on a Qdrant server's store, to scroll and
   count with the same filter mem0 searches with.
+* :func:`import_mem0` imports mem0 with a stand-in for ``mem0.configs.vector_stores.qdrant``:
+  ``Memory.__init__(self, config=MemoryConfig())`` builds a Qdrant config as a default
+  argument, at import time, and that imports ``qdrant_client`` (0.8 of the 1.3 s ``import
+  mem0`` takes here). Our stores pass their own config, so that default is never used; the
+  stand-in leaves ``sys.modules`` before the import returns, and a Qdrant server's config
+  later imports the real module.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
+import types
 from datetime import UTC, datetime
 from typing import Any
 
@@ -109,3 +117,34 @@ def create_with_id(
             role="user",
         )
     return item.memory_id
+
+
+_QDRANT_CONFIG = "mem0.configs.vector_stores.qdrant"
+
+
+def import_mem0() -> None:
+    """``import mem0`` without importing ``qdrant_client`` for a default nobody uses.
+
+    Call it where mem0 is first imported (after ``mem0env.prepare``); a no-op once mem0 is in.
+    """
+    if "mem0" in sys.modules:
+        return
+    from pydantic import BaseModel, ConfigDict
+
+    class QdrantConfig(BaseModel):
+        """What ``VectorStoreConfig`` makes for the unused default argument: any fields."""
+
+        model_config = ConfigDict(extra="allow")
+        path: str | None = None  # the validator looks for ``path`` in the annotations
+
+    stand_in = types.ModuleType(_QDRANT_CONFIG)
+    stand_in.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
+    sys.modules[_QDRANT_CONFIG] = stand_in
+    try:
+        import mem0  # noqa: F401
+    finally:
+        if sys.modules.get(_QDRANT_CONFIG) is stand_in:
+            del sys.modules[_QDRANT_CONFIG]
+        parent = sys.modules.get("mem0.configs.vector_stores")
+        if parent is not None and getattr(parent, "qdrant", None) is stand_in:
+            delattr(parent, "qdrant")
