@@ -17,8 +17,6 @@ from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
 from executive.logs import configure_logging
 from executive.settings import Settings
-from executive.surface.control import RemoteSurface, daemon_listening
-from executive.surface.operations import SurfaceError
 from executive.workspace.scaffold import scaffold
 
 
@@ -113,6 +111,9 @@ def status(
 
 
 def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]:
+    from executive.surface.control import RemoteSurface, daemon_listening
+    from executive.surface.operations import SurfaceError
+
     if daemon_listening(home.socket):
         try:
             return anyio.run(RemoteSurface(home.socket).call, "status"), ""

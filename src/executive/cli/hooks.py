@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
@@ -27,14 +27,11 @@ from executive.daemon.status import daemon_pid
 from executive.home import Home
 from executive.hooks.context import CONTEXTS, HookContext, parse_context
 from executive.hooks.names import SPECS, HookName
-from executive.hooks.result import HookResult
-from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import configure_logging
-from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings
-from executive.surface import control
-from executive.surface.build import build_surface
-from executive.workspace.ledger import WorkLedger
+
+if TYPE_CHECKING:
+    from executive.hooks.result import HookResult
 
 hooks = typer.Typer(
     help="Run a memory hook by hand, to audit it before switching it on.", no_args_is_help=True
@@ -128,6 +125,14 @@ def run(
 
 
 async def _run(name: str, context: HookContext, settings: Settings, serve: bool) -> HookResult:
+    # The runner, the memory and the surface load only for a run: every other command of
+    # the CLI starts without them.
+    from executive.hooks.runner import HookEnv, run_memory_hook
+    from executive.memory.runtime import MemoryRuntime
+    from executive.surface import control
+    from executive.surface.build import build_surface
+    from executive.workspace.ledger import WorkLedger
+
     home = Home(settings.home)
     runtime = MemoryRuntime(settings)
     env = HookEnv(settings, runtime, WorkLedger(home.work_ledger))

@@ -13,10 +13,6 @@ import typer
 from executive import boundedjson
 from executive.cli.app import app, emit_json, fail, load
 from executive.logs import configure_logging
-from executive.surface.build import open_surface
-from executive.surface.control import RemoteSurface
-from executive.surface.maintenance import Maintenance
-from executive.surface.operations import MemorySurface, SurfaceError
 
 mem = typer.Typer(help="Read and write memory (the executive's one surface).", no_args_is_help=True)
 app.add_typer(mem, name="mem")
@@ -25,6 +21,11 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    # The surface (and the memory under it) loads when a `mem` command runs, not for the
+    # CLI's other commands.
+    from executive.surface.build import open_surface
+    from executive.surface.operations import SurfaceError
+
     settings = load(ctx)
     # stdout carries the command's answer; log lines go to stderr.
     configure_logging(
@@ -202,6 +203,11 @@ def restore(
 @mem.command()
 def rebuild(ctx: typer.Context) -> None:
     """Wipe the store and replay the harvest ledgers: the repository wins."""
+    from executive.surface.build import open_surface
+    from executive.surface.control import RemoteSurface
+    from executive.surface.maintenance import Maintenance
+    from executive.surface.operations import MemorySurface, SurfaceError
+
     settings = load(ctx)
     configure_logging(
         fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
