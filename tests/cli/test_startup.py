@@ -1,4 +1,4 @@
-"""The CLI starts light: what only `run`, `hooks run` or `mem …` need loads when they run."""
+"""The CLI and the daemon start light: what only one command or a dashboard needs loads there."""
 
 from __future__ import annotations
 
@@ -33,3 +33,17 @@ def test_importing_the_cli_loads_no_command_s_machinery():
     )
     loaded = json.loads(ran.stdout)
     assert [m for m in loaded if m.startswith(HEAVY)] == []
+
+
+def test_a_daemon_without_its_dashboard_never_loads_the_web_stack():
+    probe = "import json, sys, executive.daemon.app; print(json.dumps(sorted(sys.modules)))"
+    ran = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=clean_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    web = ("executive.dashboard", "starlette", "hypercorn", "jinja2")
+    assert [m for m in json.loads(ran.stdout) if m.startswith(web)] == []

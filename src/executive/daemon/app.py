@@ -9,7 +9,7 @@ from functools import partial
 import anyio
 from apscheduler.triggers.interval import IntervalTrigger
 
-from executive import dashboard, redact
+from executive import redact
 from executive.daemon import retention, status
 from executive.daemon.history import History
 from executive.daemon.live import LiveStatus
@@ -77,6 +77,9 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     surface.register("status", live)
     services: list[Callable[[], Awaitable[None]]] = [partial(control.serve, surface, home.socket)]
     if settings.dashboard:
+        # Starlette, Hypercorn and the templates (~0.4 s) load only for a dashboard that is on.
+        from executive import dashboard
+
         app = dashboard.build_app(
             dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
         )
