@@ -21,8 +21,9 @@ HEAVY = (
 )
 
 
-def test_importing_the_cli_loads_no_command_s_machinery():
-    probe = "import json, sys, executive.cli; print(json.dumps(sorted(sys.modules)))"
+def loaded_by(module: str) -> list[str]:
+    """Every module a fresh interpreter holds after importing ``module``."""
+    probe = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
     ran = subprocess.run(
         [sys.executable, "-c", probe],
         env=clean_env(),
@@ -31,19 +32,13 @@ def test_importing_the_cli_loads_no_command_s_machinery():
         text=True,
         check=True,
     )
-    loaded = json.loads(ran.stdout)
-    assert [m for m in loaded if m.startswith(HEAVY)] == []
+    return json.loads(ran.stdout)
+
+
+def test_importing_the_cli_loads_no_command_s_machinery():
+    assert [m for m in loaded_by("executive.cli") if m.startswith(HEAVY)] == []
 
 
 def test_a_daemon_without_its_dashboard_never_loads_the_web_stack():
-    probe = "import json, sys, executive.daemon.app; print(json.dumps(sorted(sys.modules)))"
-    ran = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=clean_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
     web = ("executive.dashboard", "starlette", "hypercorn", "jinja2")
-    assert [m for m in json.loads(ran.stdout) if m.startswith(web)] == []
+    assert [m for m in loaded_by("executive.daemon.app") if m.startswith(web)] == []

@@ -43,29 +43,8 @@ PRINCIPLE_REFUSED = "a principle is written only by the constitution sync (const
 PRINCIPLE_SYNC_ACTOR = "backfill:A"
 # Words that never change what a lesson says. Fewer than the index's stop words on purpose:
 # "always", "not" and "all" are stop words there, but here they flip or widen a rule.
-_FILLER = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "for",
-        "and",
-        "or",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "it",
-        "this",
-        "that",
-    ]
-)
+_FILLER_WORDS = "a an the of to in on at for and or is are was were be it this that"
+_FILLER = frozenset(_FILLER_WORDS.split())
 
 
 def same_words(a: str, b: str) -> bool:

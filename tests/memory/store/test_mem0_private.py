@@ -84,6 +84,20 @@ async def test_a_batched_add_stores_what_add_stores(tmp_path):
         await store.close()
 
 
+def fresh(script: str, folder: object) -> list[str]:
+    """The lines ``script`` prints in a fresh interpreter (this one may hold mem0 already)."""
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(folder)],
+        env=clean_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.splitlines()
+
+
 LEAN = """
 import inspect, sys
 from pathlib import Path
@@ -101,17 +115,7 @@ print(type(real).__module__, type(real).__name__, "qdrant_client" in sys.modules
 
 
 def test_mem0_is_imported_without_qdrant_client_and_a_qdrant_config_is_still_real(tmp_path):
-    # A fresh interpreter: this one may have imported mem0 already.
-    ran = subprocess.run(
-        [sys.executable, "-c", LEAN, str(tmp_path)],
-        env=clean_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stderr
-    default, imported, real = ran.stdout.splitlines()
+    default, imported, real = fresh(LEAN, tmp_path)
     # The pinned mem0 still builds a Qdrant config as Memory's default argument (the reason
     # for the stand-in); if this changes, import_mem0 may be dropped.
     assert default == "qdrant executive.memory.store.mem0_private"
@@ -150,14 +154,5 @@ def test_a_write_to_the_embedded_store_builds_mem0_without_qdrant_client(tmp_pat
         "version",
         "custom_instructions",
     }
-    ran = subprocess.run(
-        [sys.executable, "-c", WRITE, str(tmp_path)],
-        env=clean_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stderr
     # The last line: the store logs to stdout before it.
-    assert ran.stdout.splitlines()[-1].split() == ["True", "True", "False"]  # through mem0, lean
+    assert fresh(WRITE, tmp_path)[-1].split() == ["True", "True", "False"]  # through mem0, lean
