@@ -46,21 +46,44 @@ def unit_rows(raw: Sequence[bytes]) -> np.ndarray:
     return matrix
 
 
-def as_server_reads(vector: Sequence[float]) -> np.ndarray:
-    """The query as the server reads it (``vector_text``'s 7 digits), as a unit vector."""
-    values = np.array([float(f"{v:.7g}") for v in vector], np.float32)
+def as_server_reads(text: str) -> np.ndarray:
+    """The query as the server reads it: its ``vector_text`` form, as a unit vector."""
+    values = np.array(text[1:-1].split(","), np.float32)
     return values / max(float(np.linalg.norm(values)), 1e-12)
 
 
-class ScopeVectors:
+class _PerRevision:
+    """What is held for the newest store revision seen; the store's threads share it."""
+
+    def __init__(self) -> None:
+        self._revision: int | None = None
+        self._lock = threading.Lock()
+
+    def _clear(self) -> None:
+        raise NotImplementedError
+
+    def _at(self, revision: int) -> bool:
+        """Move to ``revision`` if it is newer (emptying what is held); whether it is current.
+        A slow reader of an older snapshot never brings its rows back over newer ones.
+        Called with the lock held."""
+        if self._revision is None or revision > self._revision:
+            self._clear()
+            self._revision = revision
+        return revision == self._revision
+
+
+class ScopeVectors(_PerRevision):
     def __init__(self, scope_rows: int = SCOPE_ROWS, total_rows: int = VECTOR_ROWS) -> None:
+        super().__init__()
         self._scope_rows = scope_rows
         self._total_rows = total_rows
-        self._revision: int | None = None
         self._scopes: OrderedDict[tuple[str, str], tuple[list[uuid.UUID], np.ndarray] | None]
         self._scopes = OrderedDict()
         self._rows = 0
-        self._lock = threading.Lock()  # the store's threads search side by side
+
+    def _clear(self) -> None:
+        self._scopes.clear()
+        self._rows = 0
 
     def search(
         self,
@@ -129,15 +152,6 @@ class ScopeVectors:
             key = (condition.as_string(conn), repr(list(params)))
             self._keep(revision, key, (ids, unit_rows(raw)))
 
-    def _at(self, revision: int) -> bool:
-        """Move to ``revision`` if it is newer (emptying the cache); whether it is current.
-        A slow reader of an older snapshot never brings its rows back over newer ones."""
-        if self._revision is None or revision > self._revision:
-            self._scopes.clear()
-            self._rows = 0
-            self._revision = revision
-        return revision == self._revision
-
     def _keep(
         self,
         revision: int,
@@ -154,18 +168,14 @@ class ScopeVectors:
         return entry
 
 
-class RecordCache:
+class RecordCache(_PerRevision):
     def __init__(self, limit: int = RECORDS) -> None:
+        super().__init__()
         self._limit = limit
-        self._revision: int | None = None
         self._records: dict[uuid.UUID, MemoryRecord] = {}
-        self._lock = threading.Lock()
 
-    def _at(self, revision: int) -> bool:
-        if self._revision is None or revision > self._revision:
-            self._records.clear()
-            self._revision = revision
-        return revision == self._revision
+    def _clear(self) -> None:
+        self._records.clear()
 
     def put(self, revision: int, records: Sequence[MemoryRecord]) -> None:
         with self._lock:

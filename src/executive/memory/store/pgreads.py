@@ -41,12 +41,13 @@ def search(
     """Each filter's ``top_k`` nearest memories: with ``hold``, from the scope's vectors held
     in process (loaded now if the scope is small enough), else from the server's index."""
     revision = _snapshot(conn)
-    unit = as_server_reads(embedding)
+    text = vector_text(embedding)  # formatted once, for the server and for what is held
+    unit = as_server_reads(text) if hold else None
     out = []
     for where in wheres:
         condition, params = compile_sql(where)
         hits = None
-        if hold:
+        if unit is not None:
             hits = held.vectors.search(conn, revision, condition, params, unit, top_k)
         if hits is None:  # a one-off, or a scope too large to hold: one round, payloads too
             rows = conn.execute(
@@ -54,7 +55,7 @@ def search(
                     "SELECT id, payload, vector <=> %s::vector AS distance FROM {} "
                     "WHERE {} ORDER BY distance LIMIT %s"
                 ).format(_TABLE, condition),
-                [vector_text(embedding), *params, top_k],
+                [text, *params, top_k],
             ).fetchall()
             # Negative cosines dropped, as mem0's threshold 0.0 and the local store do.
             out.append(
