@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from executive.memory.store.base import MemoryRecord
 
@@ -304,7 +304,27 @@ def term_counts(text: str) -> Counter[str]:
     return found
 
 
-class LexicalIndex:
+class Counts(Protocol):
+    def get(self, term: str, default: int = 0, /) -> int: ...
+
+
+class WordStatistics:
+    """What the reader asks of any word statistics: ``df`` (memories holding a term) of
+    ``n`` memories. An index, a union of indexes, or a sample of search hits."""
+
+    df: Counts
+    n: int
+
+    def share(self, term: str) -> float:
+        """The share of memories that contain ``term``."""
+        return self.df.get(term, 0) / self.n if self.n else 0.0
+
+    def idf(self, term: str) -> float:
+        n = self.df.get(term, 0)
+        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
+
+
+class LexicalIndex(WordStatistics):
     """BM25 (k1 1.2, b 0.75) over a scope's memories, with document frequencies."""
 
     def __init__(self, records: Iterable[MemoryRecord], k1: float = 1.2, b: float = 0.75) -> None:
@@ -328,14 +348,6 @@ class LexicalIndex:
         self.total_length = sum(self._lengths)
         self._average = self.total_length / self.n if self.n else 1.0
         self.k1, self.b = k1, b
-
-    def share(self, term: str) -> float:
-        """The share of memories that contain ``term``."""
-        return self.df.get(term, 0) / self.n if self.n else 0.0
-
-    def idf(self, term: str) -> float:
-        n = self.df.get(term, 0)
-        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
 
     def search(
         self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
@@ -367,7 +379,7 @@ class LexicalIndex:
             scores[offset + position] += idf * count * (k1 + 1) / (count + norm)
 
 
-class SampleStats:
+class SampleStats(WordStatistics):
     """Word statistics estimated from what the searches returned, when no index exists.
 
     A biased sample, but enough to spot the words that are everywhere.
@@ -384,10 +396,3 @@ class SampleStats:
                 self._seen.add(record.id)
                 self.n += 1
                 self.df.update(set(terms(record.text)))
-
-    def share(self, term: str) -> float:
-        return self.df.get(term, 0) / self.n if self.n else 0.0
-
-    def idf(self, term: str) -> float:
-        n = self.df.get(term, 0)
-        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))

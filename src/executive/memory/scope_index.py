@@ -13,13 +13,12 @@ scopes never do) get that one index instead.
 from __future__ import annotations
 
 import bisect
-import math
 from collections import OrderedDict, defaultdict
 from collections.abc import Hashable, Sequence
 from datetime import datetime
 from itertools import accumulate
 
-from executive.memory.lexical import LexicalIndex, best_first
+from executive.memory.lexical import LexicalIndex, WordStatistics, best_first
 from executive.memory.ranking import admissible
 from executive.memory.store.base import Filter, MemoryRecord, StoreReader
 
@@ -70,7 +69,7 @@ class _Frequencies:
         return total if total else default
 
 
-class ScopedIndex:
+class ScopedIndex(WordStatistics):
     """Disjoint scope indexes searched as one index over all their memories."""
 
     def __init__(self, parts: Sequence[LexicalIndex]) -> None:
@@ -84,13 +83,6 @@ class ScopedIndex:
         total = sum(part.total_length for part in self.parts)
         self._average = total / self.n if self.n else 1.0
         self._offsets = [0, *accumulate(part.n for part in self.parts)][:-1]
-
-    def share(self, term: str) -> float:
-        return self.df.get(term, 0) / self.n if self.n else 0.0
-
-    def idf(self, term: str) -> float:
-        n = self.df.get(term, 0)
-        return math.log(1 + (self.n - n + 0.5) / (n + 0.5))
 
     def search(
         self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
