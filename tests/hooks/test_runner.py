@@ -127,8 +127,10 @@ async def test_all_writes_failing_is_a_failure_never_ok(settings, tmp_path, logs
 async def test_a_failing_or_hanging_store_is_an_error_value_and_the_caller_goes_on(
     agent_home, monkeypatch, tmp_path, logs, mode
 ):
-    # A hung store call never returns, so a short limit ends it just the same.
-    settings = settings_for(agent_home, monkeypatch, EXECUTIVE_HOOK_TIMEOUT_SECONDS="0.25")
+    # A hung store call never returns, so a short limit ends it just the same; a failing one
+    # fails at once, so its limit is generous: no hook's own work races the clock.
+    limit = "0.25" if mode == "hang" else "60"
+    settings = settings_for(agent_home, monkeypatch, EXECUTIVE_HOOK_TIMEOUT_SECONDS=limit)
     real = await open_store(tmp_path / "faulty")
     faulty = FaultyStore(real, calls=("search", "list", "add"))
     faulty.mode = mode
