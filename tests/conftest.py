@@ -1,4 +1,4 @@
-"""Shared fixtures: real homes on temp dirs, the real CLI in subprocesses."""
+"""Shared fixtures: real homes on temp dirs, the real CLI (in process, or a subprocess)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,20 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def run_cli(
-    *args: str, env: Mapping[str, str] | None = None, timeout: float = 120, cwd: Path | None = None
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+    cwd: Path | None = None,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
+    """``executive *args``: in this process unless ``process`` (or the command is ``run``);
+    see :mod:`tests.cli_inprocess` for what the two share."""
+    from tests.cli_inprocess import PROCESS_COMMANDS, command_of, invoke
+
+    # An interpreter setting (PYTHONPROFILEIMPORTTIME, say) is about a process of its own.
+    interpreter = any(key.startswith("PYTHON") for key in env or {})
+    if not (process or interpreter) and command_of(args) not in PROCESS_COMMANDS:
+        return invoke(args, clean_env(env), cwd)
     return subprocess.run(
         [*EXECUTIVE, *args],
         env=clean_env(env),

@@ -14,8 +14,8 @@ from tests.memory.payloads import partial
 ON = {"V3_MEMORY_ENABLED": "true"}
 
 
-def mem(home, *args: str, env=None):
-    return run_cli("--home", str(home), "mem", *args, env={**ON, **(env or {})})
+def mem(home, *args: str, env=None, process=False):
+    return run_cli("--home", str(home), "mem", *args, env={**ON, **(env or {})}, process=process)
 
 
 def test_the_sync_writes_principles_and_a_new_process_finds_one_with_filters(home):
@@ -35,6 +35,7 @@ def test_the_sync_writes_principles_and_a_new_process_finds_one_with_filters(hom
         "_global",
         "--min-confidence",
         "0.7",
+        process=True,
     )
     assert found.returncode == 0, found.stderr
     results = json.loads(found.stdout)["results"]

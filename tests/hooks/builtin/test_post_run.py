@@ -32,6 +32,7 @@ async def test_c_writes_one_episodic_that_a_new_process_finds(env, runtime):
         "--query",
         "What happened when the greeting page bundle last ran?",
         env={"V3_MEMORY_ENABLED": "true"},
+        process=True,
     )
     assert found.returncode == 0, found.stderr
     [hit] = json.loads(found.stdout)["results"]
