@@ -107,13 +107,19 @@ def set_env(home: Path, **values: str) -> None:
     env_file.write_text("\n".join(out) + "\n")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """With several test processes, a file runs whole in one of them (its module fixtures are
-    built once), and so does the dashboard's package, whose demo daemon its files share."""
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        group = "tests/dashboard" if path.startswith("tests/dashboard/") else path
-        item.add_marker(pytest.mark.xdist_group(group))
+    built once), and so does the dashboard's package, whose demo daemon its files share.
+    (xdist's ``loadgroup`` would say this with markers, but on pytest 9 it groups nothing:
+    the group it appends to a node id never reaches the scheduler.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "tests/dashboard" if path.startswith("tests/dashboard/") else path
+
+    return ByFile(config, log)
 
 
 @pytest.fixture(scope="session")
