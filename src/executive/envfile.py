@@ -56,6 +56,15 @@ _SECTIONS: list[tuple[str, list[str]]] = [
             "EXECUTIVE_PEER_HOMES",
         ],
     ),
+    (
+        "The dashboard, /metrics and /healthz, served by the daemon.",
+        [
+            "EXECUTIVE_DASHBOARD",
+            "EXECUTIVE_DASHBOARD_BIND",
+            "EXECUTIVE_DASHBOARD_TOKEN",
+            "EXECUTIVE_DASHBOARD_REFRESH_SECONDS",
+        ],
+    ),
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
+from executive.config.dashboard import Dashboard
 from executive.config.derived import Derived
 from executive.config.flags import Flag, MemoryGates
 from executive.config.rules import Rules
@@ -24,7 +25,7 @@ from executive.config.sources import SettingsError as SettingsError  # importabl
 from executive.config.sources import Sources, alias
 
 
-class Settings(MemoryGates, Derived, Rules, Sources, SharedStore):
+class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
     model_config = SettingsConfigDict(
@@ -369,23 +370,6 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore):
     )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", validation_alias="EXECUTIVE_LOG_LEVEL", description="debug, info, warning or error"
-    )
-
-    # --- the dashboard, /metrics and /healthz (ours) ---------------------------------------
-    dashboard: Flag = Field(
-        True,
-        validation_alias="EXECUTIVE_DASHBOARD",
-        description="serve the read-only dashboard, /metrics and /healthz from the daemon",
-    )
-    dashboard_bind: str = Field(
-        "127.0.0.1:8377",
-        validation_alias="EXECUTIVE_DASHBOARD_BIND",
-        description="HOST:PORT of the dashboard; anything but loopback needs EXECUTIVE_DASHBOARD_TOKEN",
-    )
-    dashboard_token: SecretStr | None = Field(
-        None,
-        validation_alias="EXECUTIVE_DASHBOARD_TOKEN",
-        description="bearer token every dashboard request must carry (required off loopback)",
     )
 
 

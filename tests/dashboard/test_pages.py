@@ -59,6 +59,7 @@ def test_overview(demo, browser, tmp_path):
     assert text(browser, "#drift").startswith("none")
     assert browser.find_elements(By.CSS_SELECTOR, "#iterations tr td")
     # Live refresh swaps the page in place, and the console stays clean while it does.
+    assert browser.find_element(By.ID, "main").get_attribute("data-live") == "1"  # the setting
     WebDriverWait(browser, 30).until(
         lambda b: b.find_element(By.ID, "refreshed").text.startswith("refreshed")
     )

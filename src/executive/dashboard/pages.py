@@ -58,6 +58,7 @@ def endpoint(ctx: Context, handler: Handler) -> Callable[[Request], Awaitable[Re
             path=request.url.path,
             version=executive.__version__,
             live=data.pop("live", False),
+            refresh_seconds=ctx.settings.dashboard_refresh_seconds,
             **data,
         )
         return HTMLResponse(scrub(html), status_code=status)
