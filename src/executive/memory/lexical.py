@@ -265,13 +265,19 @@ def tokens(text: str) -> list[tuple[str, str]]:
     return [(surface, normal(surface)) for surface in WORD.findall(text)]
 
 
+# What a surface form indexes as (None: a stop word or a single letter). The same few
+# thousand surface forms recur in every text, so a first index build of a scope is mostly one
+# cache lookup per word.
+@functools.lru_cache(maxsize=65_536)
+def _term(surface: str) -> str | None:
+    lowered = normal(surface)
+    return stem(lowered) if len(lowered) >= 2 and lowered not in STOP_WORDS else None
+
+
 def words(text: str) -> list[tuple[str, str]]:
     """(surface, term) for each content word; the term is lower case and stemmed."""
-    return [
-        (surface, stem(lowered))
-        for surface, lowered in tokens(text)
-        if len(lowered) >= 2 and lowered not in STOP_WORDS
-    ]
+    found = [(surface, _term(surface)) for surface in WORD.findall(text)]
+    return [(surface, term) for surface, term in found if term is not None]
 
 
 K = TypeVar("K", str, int)
@@ -286,7 +292,8 @@ def best_first(scores: Mapping[K, float]) -> list[K]:
 
 
 def terms(text: str) -> list[str]:
-    return [term for _, term in words(text)]
+    found = map(_term, WORD.findall(text))
+    return [term for term in found if term is not None]
 
 
 # Term counts by memory text. A write moves the store's revision and so rebuilds an index,
@@ -333,17 +340,25 @@ class LexicalIndex(WordStatistics):
         self.ids: list[str] = []
         self._postings: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
         self._lengths: list[int] = []
+        # Locals: this loop runs once per word of every memory of a scope's first read.
+        held, ids, lengths, df, postings = (
+            self.records,
+            self.ids,
+            self._lengths,
+            self.df,
+            self._postings,
+        )
         for record in records:
-            if record.id in self.records:
+            if record.id in held:
                 continue
-            position = len(self.ids)
-            self.ids.append(record.id)
-            self.records[record.id] = record
+            position = len(ids)
+            ids.append(record.id)
+            held[record.id] = record
             counts = term_counts(record.text)
-            self._lengths.append(sum(counts.values()))
+            lengths.append(counts.total())
             for term, count in counts.items():
-                self.df[term] += 1
-                self._postings[term].append((position, count))
+                df[term] += 1
+                postings[term].append((position, count))
         self.n = len(self.ids)
         self.total_length = sum(self._lengths)
         self._average = self.total_length / self.n if self.n else 1.0

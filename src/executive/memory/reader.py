@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -41,7 +41,14 @@ from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.scope_index import IndexCache, ScopedIndex, scope_index
-from executive.memory.store.base import Filter, MemoryRecord, StoreReader, prepare, search_scopes
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    StoreReader,
+    prepare,
+    search_scopes,
+    while_preparing,
+)
 from executive.memory.taxonomy import AGENT_ID
 
 MAX_QUESTIONS = 8
@@ -174,18 +181,30 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    async def _index(self, request: ReadRequest) -> ScopedIndex | LexicalIndex | None:
+    def _indexer(
+        self, request: ReadRequest
+    ) -> Callable[[], Awaitable[ScopedIndex | LexicalIndex | None]]:
         """BM25 over the request's scopes, kept per scope and store revision."""
-        if self._indexes is None:
-            return None
-        wheres = [self._where(scope, request.env) for scope in request.scopes]
-        return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
+
+        async def index() -> ScopedIndex | LexicalIndex | None:
+            if self._indexes is None:
+                return None
+            wheres = [self._where(scope, request.env) for scope in request.scopes]
+            return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
+
+        return index
 
     async def read(self, request: ReadRequest) -> ReadResult:
         cfg = self._config
         started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
-        index = await self._index(request)
+        planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
+        first = planned[0] if planned else request.topic
+        closing = list(request.closing)[: MAX_QUESTIONS - 1]
+        # Every question known before the index, embedded in one batch while it is built.
+        index = await while_preparing(
+            self._view, [first, *planned[1:], *(q for q, _ in closing)], self._indexer(request)
+        )
         stats: ScopedIndex | LexicalIndex | SampleStats = (
             index if index is not None else SampleStats()
         )
@@ -254,8 +273,6 @@ class Reader:
             fuse(ids, weight)
             result.lexical.append({"terms": list(dict.fromkeys(query_terms)), "hits": len(ids)})
 
-        planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
-        first = planned[0] if planned else request.topic
         first_terms = terms(first)
         queue: list[tuple[str, float, str]] = [(first, cfg.w_question, "the question")]
         focus = focus_sentence(first, stats, cfg.ubiquitous_share, cfg.ubiquitous_min)
@@ -265,17 +282,8 @@ class Reader:
             if ubiquitous(stats, t, cfg.ubiquitous_share, cfg.ubiquitous_min)
         ]
         queue += [(q, cfg.w_angle, "a planned angle") for q in planned[1:]]
-        # Every question known before the first search, embedded in one batch.
-        closing = list(request.closing)[: MAX_QUESTIONS - 1]
-        await prepare(
-            self._view,
-            [
-                first,
-                *([focus] if dropped and terms(focus) else []),
-                *planned[1:],
-                *(q for q, _ in closing),
-            ],
-        )
+        if dropped and terms(focus):  # the one question the index had to be built for
+            await prepare(self._view, [focus])
 
         asked = 0
         used_terms = set(first_terms) | {t for q in planned for t in terms(q)}

@@ -6,14 +6,17 @@ rebuild tools hold a :class:`Store`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+import anyio
 from pydantic import BaseModel, ConfigDict
 
 from executive.dates import parse_instant
+
+T = TypeVar("T")
 
 
 class StoreError(RuntimeError):
@@ -61,7 +64,24 @@ class MemoryRecord(BaseModel):
         return when is not None and when <= (now or datetime.now(UTC))
 
     def with_score(self, score: float | None) -> MemoryRecord:
-        return self.model_copy(update={"score": score})
+        return MemoryRecord.stored({**self.__dict__, "score": score})
+
+    @classmethod
+    def stored(cls, values: dict[str, Any]) -> MemoryRecord:
+        """A record of every field in ``values``, unvalidated: what a store returns, which our
+        own writes validated. Hot (a scope's first listing makes a thousand, each search a
+        hundred), so it sets what ``model_construct`` sets without its per-field pass over
+        defaults (~2 µs against ~10); ``tests/memory/store/test_records.py`` fails if a
+        pydantic release changes what that is."""
+        record = cls.__new__(cls)
+        object.__setattr__(record, "__dict__", values)
+        object.__setattr__(record, "__pydantic_fields_set__", set(_RECORD_FIELDS))
+        object.__setattr__(record, "__pydantic_extra__", None)
+        object.__setattr__(record, "__pydantic_private__", None)
+        return record
+
+
+_RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
 
 
 @dataclass(frozen=True)
@@ -239,3 +259,28 @@ async def prepare(view: StoreReader, queries: Sequence[str]) -> None:
     batch = getattr(view, "prepare", None)
     if batch is not None:
         await batch(list(queries))
+
+
+async def while_preparing(
+    view: StoreReader, queries: Sequence[str], work: Callable[[], Awaitable[T]]
+) -> T:
+    """``work()``, while the backend embeds ``queries`` (:func:`prepare`). A first read of a
+    scope waits on the database for its memories and on the model for its questions; neither
+    needs the other. Only the overlap changes: each still runs whole, and a failure of either
+    is raised as itself (the index's first)."""
+    done: dict[str, Any] = {}
+    failed: dict[str, Exception] = {}
+
+    async def run(name: str, call: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            done[name] = await call()
+        except Exception as exc:  # raised below, once both are over
+            failed[name] = exc
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, "prepare", lambda: prepare(view, queries))
+        group.start_soon(run, "work", work)
+    for name in ("work", "prepare"):
+        if name in failed:
+            raise failed[name]
+    return done["work"]

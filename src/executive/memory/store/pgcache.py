@@ -15,7 +15,6 @@ Which scopes are cached depends on row counts, never on time.
 from __future__ import annotations
 
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -77,7 +76,7 @@ class ScopeVectors(_PerRevision):
         super().__init__()
         self._scope_rows = scope_rows
         self._total_rows = total_rows
-        self._scopes: OrderedDict[tuple[str, str], tuple[list[uuid.UUID], np.ndarray] | None]
+        self._scopes: OrderedDict[tuple[str, str], tuple[list[str], np.ndarray] | None]
         self._scopes = OrderedDict()
         self._rows = 0
 
@@ -93,7 +92,7 @@ class ScopeVectors(_PerRevision):
         params: Sequence[Any],
         query: np.ndarray,
         top_k: int,
-    ) -> list[tuple[uuid.UUID, float]] | None:
+    ) -> list[tuple[str, float]] | None:
         """The ``top_k`` nearest rows as (id, cosine distance), nearest first (ties by row
         order); None when the filter matches too many rows to hold (ask the server)."""
         key = (condition.as_string(conn), repr(list(params)))
@@ -123,12 +122,13 @@ class ScopeVectors(_PerRevision):
         key: tuple[str, str],
         condition: sql.Composable,
         params: Sequence[Any],
-    ) -> tuple[list[uuid.UUID], np.ndarray] | None:
+    ) -> tuple[list[str], np.ndarray] | None:
         rows = (
             conn.cursor(binary=True)
             .execute(
                 sql.SQL(
-                    "SELECT id, vector FROM {} WHERE {} AND vector IS NOT NULL ORDER BY {} LIMIT %s"
+                    "SELECT id::text, vector FROM {} WHERE {} AND vector IS NOT NULL "
+                    "ORDER BY {} LIMIT %s"
                 ).format(_TABLE, condition, ORDER),
                 [*params, self._scope_rows + 1],
             )
@@ -144,7 +144,7 @@ class ScopeVectors(_PerRevision):
         revision: int,
         condition: sql.Composable,
         params: Sequence[Any],
-        ids: list[uuid.UUID],
+        ids: list[str],
         raw: Sequence[bytes],
     ) -> None:
         """A whole listing of the filter, in the listing's order, read at ``revision``."""
@@ -156,8 +156,8 @@ class ScopeVectors(_PerRevision):
         self,
         revision: int,
         key: tuple[str, str],
-        entry: tuple[list[uuid.UUID], np.ndarray] | None,
-    ) -> tuple[list[uuid.UUID], np.ndarray] | None:
+        entry: tuple[list[str], np.ndarray] | None,
+    ) -> tuple[list[str], np.ndarray] | None:
         with self._lock:
             if self._at(revision) and key not in self._scopes:
                 self._scopes[key] = entry
@@ -172,7 +172,7 @@ class RecordCache(_PerRevision):
     def __init__(self, limit: int = RECORDS) -> None:
         super().__init__()
         self._limit = limit
-        self._records: dict[uuid.UUID, MemoryRecord] = {}
+        self._records: dict[str, MemoryRecord] = {}
 
     def _clear(self) -> None:
         self._records.clear()
@@ -180,21 +180,21 @@ class RecordCache(_PerRevision):
     def put(self, revision: int, records: Sequence[MemoryRecord]) -> None:
         with self._lock:
             if self._at(revision):
-                self._records.update((uuid.UUID(r.id), r) for r in records[: self._limit])
+                self._records.update((r.id, r) for r in records[: self._limit])
                 while len(self._records) > self._limit:
                     del self._records[next(iter(self._records))]
 
-    def records(
-        self, conn: Any, revision: int, ids: Sequence[uuid.UUID]
-    ) -> dict[uuid.UUID, MemoryRecord]:
+    def records(self, conn: Any, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The records of ``ids``, read in the snapshot that gave ``revision``."""
         with self._lock:
             self._at(revision)
             missing = [i for i in dict.fromkeys(ids) if i not in self._records]
-        fetched: dict[uuid.UUID, MemoryRecord] = {}
+        fetched: dict[str, MemoryRecord] = {}
         if missing:
             rows = conn.execute(
-                sql.SQL("SELECT id, payload FROM {} WHERE id = ANY(%s)").format(_TABLE),
+                sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(
+                    _TABLE
+                ),
                 [missing],
             ).fetchall()
             fetched = {row[0]: record_from_payload(row[0], row[1]) for row in rows}

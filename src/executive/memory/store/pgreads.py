@@ -7,7 +7,6 @@ the revision it belongs to.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,7 +51,7 @@ def search(
         if hits is None:  # a one-off, or a scope too large to hold: one round, payloads too
             rows = conn.execute(
                 sql.SQL(
-                    "SELECT id, payload, vector <=> %s::vector AS distance FROM {} "
+                    "SELECT id::text, payload, vector <=> %s::vector AS distance FROM {} "
                     "WHERE {} ORDER BY distance LIMIT %s"
                 ).format(_TABLE, condition),
                 [text, *params, top_k],
@@ -82,9 +81,11 @@ def listing(conn: Any, held: Held, where: Filter | None) -> list[MemoryRecord]:
     after: tuple[str, Any] | None = None
     scope = where is not None
     while True:
-        keyset = sql.SQL("({}) > (%s, %s)").format(ORDER) if after else sql.SQL("TRUE")
+        keyset = sql.SQL("({}) > (%s, %s::uuid)").format(ORDER) if after else sql.SQL("TRUE")
+        # Ids as text: a record keeps its id as text, and a UUID object per row cost more
+        # than the rest of the row's decoding but its JSON.
         query = sql.SQL(
-            "SELECT id, payload, COALESCE(payload->>'created_at', ''), {} "
+            "SELECT id::text, payload, COALESCE(payload->>'created_at', ''), {} "
             "FROM {} WHERE {} AND {} ORDER BY {} LIMIT %s"
         ).format(sql.SQL("vector" if scope else "NULL"), _TABLE, condition, keyset, ORDER)
         rows = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE]).fetchall()
@@ -95,7 +96,6 @@ def listing(conn: Any, held: Held, where: Filter | None) -> list[MemoryRecord]:
             break
         after = (rows[-1][2], rows[-1][0])
     if scope:
-        ids = [uuid.UUID(r.id) for r in records]
-        held.vectors.put(conn, revision, condition, params, ids, vectors)
+        held.vectors.put(conn, revision, condition, params, [r.id for r in records], vectors)
         held.records.put(revision, records)
     return records

@@ -66,17 +66,20 @@ def record_from_payload(
     point_id: Any, payload: dict[str, Any], score: float | None = None
 ) -> MemoryRecord:
     """A stored payload as a record. Hot: a pack reads hundreds, so no re-validation of
-    what our own writes validated (``model_construct``); the fields are those of ``record_from_item``."""
+    what our own writes validated (``MemoryRecord.stored``); the fields are those of
+    ``record_from_item``, in the model's order."""
     meta = {k: v for k, v in payload.items() if k not in _HIDDEN}
-    return MemoryRecord.model_construct(
-        id=str(point_id),
-        text=payload.get("data") or "",
-        user_id=payload.get("user_id"),
-        agent_id=payload.get("agent_id"),
-        run_id=payload.get("run_id"),
-        app_id=meta.get("app_id"),
-        metadata=meta,
-        created_at=payload.get("created_at"),
-        updated_at=payload.get("updated_at"),
-        score=None if score is None else float(score),
+    return MemoryRecord.stored(
+        {
+            "id": point_id if isinstance(point_id, str) else str(point_id),
+            "text": payload.get("data") or "",
+            "user_id": payload.get("user_id"),
+            "agent_id": payload.get("agent_id"),
+            "app_id": meta.get("app_id"),
+            "run_id": payload.get("run_id"),
+            "metadata": meta,
+            "created_at": payload.get("created_at"),
+            "updated_at": payload.get("updated_at"),
+            "score": None if score is None else float(score),
+        }
     )
