@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from executive.memory.store import pgcache
+from executive.memory.store import pgcache, pgreads
 from executive.memory.store.base import Filter
 from executive.memory.store.postgres import PostgresStore
 from tests.memory.conftest import fill, meta, scope
@@ -41,6 +41,23 @@ async def test_a_held_scope_finds_what_the_servers_index_finds(two):
         for x, y in zip(held, served, strict=True):
             assert x.score == pytest.approx(y.score, abs=1e-5)
             assert x.text == y.text and x.metadata == y.metadata
+
+
+async def test_a_held_scope_is_searched_with_one_statement_until_the_store_moves(two, monkeypatch):
+    a, b = two
+    await fill(a, 20)
+    where = Filter(user_id="agent-test", app_ids=("app-4",))
+    [first] = await a.search_scopes("Which lesson did app-4 learn?", [where], 5)  # loads it
+    snapshot_reads = []
+    real = pgreads.search
+    monkeypatch.setattr(
+        pgreads, "search", lambda *args, **kw: snapshot_reads.append(1) or real(*args, **kw)
+    )
+    [again] = await a.search_scopes("Which lesson did app-4 learn?", [where], 5)
+    assert [r.id for r in again] == [r.id for r in first] and snapshot_reads == []
+    await b.add("A lesson of app-4, written by B.", scope(), meta(98, app_id="app-4"))
+    await a.search_scopes("Which lesson did app-4 learn?", [where], 5)
+    assert snapshot_reads == [1]  # the revision moved: read again, in a snapshot
 
 
 async def test_another_executives_write_and_update_are_seen_at_once(two):

@@ -51,6 +51,23 @@ def as_server_reads(text: str) -> np.ndarray:
     return values / max(float(np.linalg.norm(values)), 1e-12)
 
 
+def nearest(
+    entry: tuple[list[str], np.ndarray] | None, query: np.ndarray, top_k: int
+) -> list[tuple[str, float]] | None:
+    """A held filter's ``top_k`` rows nearest ``query`` as (id, cosine distance), nearest
+    first, ties by row order; None for a filter too large to hold."""
+    if entry is _TOO_MANY:
+        return None
+    ids, matrix = entry
+    if not ids:
+        return []
+    similarity = matrix @ query
+    k = min(top_k, len(ids))
+    best = np.argpartition(-similarity, k - 1)[:k]
+    best = best[np.lexsort((best, -similarity[best]))]
+    return [(ids[i], 1.0 - float(similarity[i])) for i in best]
+
+
 class _PerRevision:
     """What is held for the newest store revision seen; the store's threads share it."""
 
@@ -104,16 +121,19 @@ class ScopeVectors(_PerRevision):
                 self._scopes.move_to_end(key)
         if missing:
             entry = self._load(conn, revision, key, condition, params)
-        if entry is _TOO_MANY:
-            return None
-        ids, matrix = entry
-        if not ids:
-            return []
-        similarity = matrix @ query
-        k = min(top_k, len(ids))
-        nearest = np.argpartition(-similarity, k - 1)[:k]
-        nearest = nearest[np.lexsort((nearest, -similarity[nearest]))]
-        return [(ids[i], 1.0 - float(similarity[i])) for i in nearest]
+        return nearest(entry, query, top_k)
+
+    def peek(
+        self, conn: Any, revision: int, condition: sql.Composable, params: Sequence[Any]
+    ) -> tuple[bool, tuple[list[str], np.ndarray] | None]:
+        """What is held for the filter at ``revision``, reading nothing: (False, None) when
+        nothing is (another revision, or a filter not loaded yet)."""
+        key = (condition.as_string(conn), repr(list(params)))
+        with self._lock:
+            if self._revision != revision or key not in self._scopes:
+                return False, None
+            self._scopes.move_to_end(key)
+            return True, self._scopes[key]
 
     def _load(
         self,
@@ -183,6 +203,16 @@ class RecordCache(_PerRevision):
                 self._records.update((r.id, r) for r in records[: self._limit])
                 while len(self._records) > self._limit:
                     del self._records[next(iter(self._records))]
+
+    def held(self, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord] | None:
+        """The records of ``ids`` if every one is held at ``revision``, reading nothing."""
+        with self._lock:
+            if self._revision != revision:
+                return None
+            try:
+                return {i: self._records[i] for i in ids}
+            except KeyError:
+                return None
 
     def records(self, conn: Any, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord]:
         """The records of ``ids``, read in the snapshot that gave ``revision``."""

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from psycopg import sql
 
 from executive.memory.store import pgschema
 from executive.memory.store.base import Filter, MemoryRecord
-from executive.memory.store.pgcache import ORDER, SCOPE_ROWS, Held, as_server_reads
+from executive.memory.store.pgcache import ORDER, SCOPE_ROWS, Held, as_server_reads, nearest
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pgpool import vector_text
 from executive.memory.store.records import record_from_payload
@@ -68,6 +69,31 @@ def search(
         hits = [(i, d) for i, d in hits if d <= 1.0]
         known = held.records.records(conn, revision, [i for i, _ in hits])
         out.append([known[i].with_score(1.0 - d) for i, d in hits if i in known and known[i].text])
+    return out
+
+
+def search_held(
+    conn: Any, held: Held, embedding: Sequence[float], wheres: Sequence[Filter], top_k: int
+) -> list[list[MemoryRecord]] | None:
+    """:func:`search` from what is held alone, with one statement (the store's revision, in
+    autocommit): None as soon as anything would have to be read, and the caller searches in
+    a snapshot. What is held at revision R is the store at R, so while the revision is still
+    R the answers are those :func:`search` gives."""
+    revision = pgschema.revision(conn)
+    unit: np.ndarray | None = None
+    out = []
+    for where in wheres:
+        condition, params = compile_sql(where)
+        found, entry = held.vectors.peek(conn, revision, condition, params)
+        if not found or entry is None:
+            return None
+        if unit is None:
+            unit = as_server_reads(vector_text(embedding))
+        hits = [(i, d) for i, d in nearest(entry, unit, top_k) or () if d <= 1.0]
+        known = held.records.held(revision, [i for i, _ in hits])
+        if known is None:
+            return None
+        out.append([known[i].with_score(1.0 - d) for i, d in hits if known[i].text])
     return out
 
 

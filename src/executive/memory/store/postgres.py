@@ -25,8 +25,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -162,6 +163,18 @@ class PostgresStore:
         except Exception as exc:
             raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
 
+    @contextmanager
+    def _autocommit(self) -> Iterator[Any]:
+        """A pooled connection for one-statement reads: no BEGIN, no COMMIT (three round trips
+        of a read's four), handed back as the pool lends them."""
+        with self._pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                if not conn.closed:
+                    conn.autocommit = False
+
     def _rows(self, query: sql.Composable, params: Sequence[Any]) -> list[Any]:
         with self._pool.connection() as conn:
             return conn.execute(query, params).fetchall()
@@ -183,6 +196,11 @@ class PostgresStore:
     ) -> list[list[MemoryRecord]]:
         def run() -> list[list[MemoryRecord]]:
             embedding = self._embedder.embed(query, "search")
+            if hold:  # most of a pack's searches: its scopes are held by then
+                with self._autocommit() as conn:
+                    found = pgreads.search_held(conn, self._held, embedding, wheres, top_k)
+                if found is not None:
+                    return found
             with self._pool.connection() as conn, conn.transaction():
                 return pgreads.search(conn, self._held, embedding, wheres, top_k, hold=hold)
 
@@ -232,7 +250,7 @@ class PostgresStore:
         """Bumped by a trigger in every writing transaction: right across processes."""
 
         def run() -> int:
-            with self._pool.connection() as conn:
+            with self._autocommit() as conn:
                 return pgschema.revision(conn)
 
         return await self._call("revision", run)
