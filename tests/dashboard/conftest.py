@@ -68,8 +68,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         MAX_RETRIES="3",
         # The failing bundle's retries need not wait: the fixture waits for it to block.
         EXECUTIVE_RETRY_BACKOFF_SECONDS="0",
-        # A page's live refresh comes within a second (5 s by default).
-        EXECUTIVE_DASHBOARD_REFRESH_SECONDS="1",
+        # Not the default, so the pages show it is read; slow enough that a page is not
+        # swapped while a test reads it (test_overview asks one tab for ?refresh=1).
+        EXECUTIVE_DASHBOARD_REFRESH_SECONDS="7",
     )
     add_bundle(home, "always-fails", FAILING, title="Mirror the vendor feed", priority="P4")
     served = start(home, {"GITHUB_TOKEN": ENV_SECRET})

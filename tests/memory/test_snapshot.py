@@ -19,23 +19,33 @@ from tests.memory.payloads import stamped
 pytestmark = pytest.mark.anyio
 
 
+# Several pages of the store's listing (pages of 128 here, 1,000 in production).
+COUNT, PAGE = 300, 128
+
+
 @pytest.fixture(scope="module")
-async def thousand(tmp_path_factory):
-    root = tmp_path_factory.mktemp("snap1000")
-    store = await open_store(root)
-    await fill(store, 1000)
-    yield store, root
-    await store.close()
+async def filled(tmp_path_factory):
+    from executive.memory.store import edge
+
+    root = tmp_path_factory.mktemp("snap")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(edge, "_PAGE", PAGE)
+        store = await open_store(root)
+        await fill(store, COUNT)
+        yield store, root
+        await store.close()
 
 
-async def test_a_snapshot_of_a_thousand_memories_holds_all_with_their_history(thousand, tmp_path):
-    store, _ = thousand
+async def test_a_snapshot_of_several_pages_of_memories_holds_all_with_their_history(
+    filled, tmp_path
+):
+    store, _ = filled
     result = await snapshots.take(store, tmp_path, user_id="agent-test")
     document = json.loads(Path(result["path"]).read_text())
-    assert result["total"] == document["total"] == len(document["memories"]) == 1000
+    assert result["total"] == document["total"] == len(document["memories"]) == COUNT
     assert document["history_failures"] == 0
     assert all(entry["history"][0]["event"] == "ADD" for entry in document["memories"])
-    assert len({entry["memory"]["metadata"]["key"] for entry in document["memories"]}) == 1000
+    assert len({entry["memory"]["metadata"]["key"] for entry in document["memories"]}) == COUNT
     assert set(document) == {
         "snapshot_date",
         "snapshot_at",

@@ -147,7 +147,7 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest):
         hostile.runaway(tag),
         priority="P2",
         max_attempts=1,
-        verifiers=[{"name": "hangs", "run": f"sleep 127.{tag} | cat", "timeout_seconds": 2}],
+        verifiers=[{"name": "hangs", "run": f"sleep 127.{tag} | cat", "timeout_seconds": 1}],
     )
     add_bundle(
         home,

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 import pytest
 
 from executive.memory.store import engine, model_setup
@@ -93,6 +92,8 @@ def test_the_default_embedder_is_the_settings_default_and_every_one_is_a_setting
 
 
 def test_smoothing_keeps_the_fp32_function(tmp_path):
+    import onnx  # 0.8 s to import: only the process that runs this test pays it
+
     installed = model_file(EMBEDDERS["minilm-fp32"]).parent
     (tmp_path / "tokenizer.json").symlink_to(installed / "tokenizer.json")
     model_setup.smooth(

@@ -15,40 +15,49 @@ from tests.memory.payloads import stamped
 pytestmark = pytest.mark.anyio
 
 
+# Several pages' worth, in pages of 128 instead of 1,000: the paging is the same, the fill
+# (an embedding each) a third.
+COUNT, PAGE = 300, 128
+
+
 @pytest.fixture(scope="module")
-async def thousand(tmp_path_factory) -> LocalStore:
-    store = await open_store(tmp_path_factory.mktemp("thousand"))
-    await fill(store, 1000)
-    yield store
-    await store.close()
+async def filled(tmp_path_factory) -> LocalStore:
+    from executive.memory.store import edge
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(edge, "_PAGE", PAGE)
+        store = await open_store(tmp_path_factory.mktemp("filled"))
+        await fill(store, COUNT)
+        yield store
+        await store.close()
 
 
-async def test_listing_returns_all_of_a_thousand_memories(thousand):
-    records = await thousand.list(Filter(user_id="agent-test"))
-    assert len(records) == 1000
-    assert len({r.id for r in records}) == 1000
-    assert await thousand.count() == 1000
-    assert await thousand.count(Filter(user_id="agent-test", app_ids=("app-3",))) == len(
+async def test_listing_returns_all_of_several_pages_of_memories(filled):
+    records = await filled.list(Filter(user_id="agent-test"))
+    assert len(records) == COUNT
+    assert len({r.id for r in records}) == COUNT
+    assert await filled.count() == COUNT
+    assert await filled.count(Filter(user_id="agent-test", app_ids=("app-3",))) == len(
         [r for r in records if r.app_id == "app-3"]
     )
 
 
-async def test_listing_filters_by_app_type_and_confidence(thousand):
+async def test_listing_filters_by_app_type_and_confidence(filled):
     where = Filter(
         user_id="agent-test", app_ids=("app-1", "app-2"), types=("semantic",), min_confidence=0.7
     )
-    records = await thousand.list(where)
+    records = await filled.list(where)
     assert records
     assert all(r.app_id in {"app-1", "app-2"} and r.type == "semantic" for r in records)
     assert all(r.confidence >= 0.7 for r in records)
-    expected = [i for i in range(1000) if i % 7 in (1, 2) and i % 5 == 0]
+    expected = [i for i in range(COUNT) if i % 7 in (1, 2) and i % 5 == 0]
     assert len(records) == len(expected)
 
 
-async def test_search_filters_on_stored_confidence_not_score(thousand):
+async def test_search_filters_on_stored_confidence_not_score(filled):
     where = Filter(user_id="agent-test", types=("procedural",), min_confidence=0.7)
-    assert await thousand.search("Which lesson did the bundle learn?", where, 10) == []
-    found = await thousand.search(
+    assert await filled.search("Which lesson did the bundle learn?", where, 10) == []
+    found = await filled.search(
         "Which lesson did bundle app-3 learn?", Filter(user_id="agent-test", min_confidence=0.7), 10
     )
     assert found and all(r.confidence >= 0.7 for r in found)
@@ -222,15 +231,15 @@ async def test_lookup_by_key_follows_adds_deletes_and_wipes(store):
     assert await store.list(by_key) == []
 
 
-async def test_search_gives_what_mem0s_own_search_gives(thousand):
+async def test_search_gives_what_mem0s_own_search_gives(filled):
     # The adapter searches the vectors directly (no over-fetch): same hits, same scores.
     for where in (
         Filter(user_id="agent-test"),
         Filter(user_id="agent-test", app_ids=("app-3", "app-4"), min_confidence=0.7),
         Filter(user_id="agent-test", types=("episodic",), env="prod"),
     ):
-        ours = await thousand.search("Which lesson did bundle app-3 learn?", where, 25)
-        theirs = thousand._memory.search(
+        ours = await filled.search("Which lesson did bundle app-3 learn?", where, 25)
+        theirs = filled._memory.search(
             "Which lesson did bundle app-3 learn?",
             top_k=25,
             filters=compile_filter(where),

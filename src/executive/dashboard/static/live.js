@@ -4,8 +4,11 @@
 (function () {
   const main = document.getElementById("main");
   if (!main || !main.dataset.live) return;
-  const seconds = Number(main.dataset.live) || 5;
+  // ?refresh=N (whole seconds, at least 1) overrides EXECUTIVE_DASHBOARD_REFRESH_SECONDS for this tab.
+  const asked = Math.floor(Number(new URLSearchParams(window.location.search).get("refresh")));
+  const seconds = asked >= 1 ? asked : Number(main.dataset.live) || 5;
   const stamp = document.getElementById("refreshed");
+  if (stamp && asked >= 1) stamp.textContent = "refreshes every " + seconds + " s";
   async function refresh() {
     if (document.hidden || main.querySelector("details[open]") || main.contains(document.activeElement)) return;
     try {
