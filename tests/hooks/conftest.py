@@ -31,8 +31,7 @@ from executive.logs import configure_logging
 from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings, load_settings
 from executive.workspace.ledger import WorkLedger
-from executive.workspace.scaffold import scaffold
-from tests.conftest import set_env
+from tests.conftest import scaffolded, set_env
 
 ALL_ON = {
     "V3_MEMORY_ENABLED": "true",
@@ -54,7 +53,7 @@ def settings_for(home: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Set
 
 @pytest.fixture
 def agent_home(tmp_path: Path) -> Path:
-    return scaffold(tmp_path / "home").home
+    return scaffolded(tmp_path / "home")
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ from typing import Any
 import yaml
 
 from executive.files import read_jsonl
-from executive.workspace.scaffold import scaffold
-from tests.conftest import set_env
+from tests.conftest import scaffolded, set_env
 
 MEMORY_ON = {
     "V3_MEMORY_ENABLED": "true",
@@ -23,7 +22,7 @@ MEMORY_ON = {
 
 
 def make_home(tmp: Path, **env: str) -> Path:
-    home = scaffold(tmp / "home").home
+    home = scaffolded(tmp / "home")
     for example in (home / "workspace" / "ondeck").iterdir():
         if example.is_dir():
             for f in example.iterdir():
