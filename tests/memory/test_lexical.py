@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from executive.memory.lexical import LexicalIndex, SampleStats, stem, terms
+from executive.memory.lexical import LexicalIndex, SampleStats
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.store.base import MemoryRecord
+from executive.memory.words import stem, terms
 
 
 def record(i: int, text: str) -> MemoryRecord:

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from executive.hooks.builtin import pre_spawn
 from executive.memory import plan
 from executive.memory import reader as reader_module
-from executive.memory.lexical import LexicalIndex, terms
+from executive.memory.lexical import LexicalIndex
 from executive.memory.ranking import admissible
 from executive.memory.reader import Reader, ReadRequest, Scope
 from executive.memory.scope_index import IndexCache, ScopedIndex
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.local import LocalStore
+from executive.memory.words import terms
 from tests.memory.conftest import fill, meta, scope
 
 WORDS = ["deploy", "mirror", "econnreset", "flaky-fetch", "run_2", "lesson", "app-3", "cache"]

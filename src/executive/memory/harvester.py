@@ -23,11 +23,11 @@ import anyio
 
 from executive.logs import get_logger
 from executive.memory import ledger as L
-from executive.memory import lexical
 from executive.memory.classify import Rejected, Rejection, change_rejections, validate_batch
 from executive.memory.envelope import Defaults, Payload, stamp
 from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError, WriteReceipt
 from executive.memory.taxonomy import MemoryType
+from executive.memory.words import tokens
 from executive.memory.writes import Gate, HarvestSummary, WriteResult
 
 __all__ = ["Gate", "HarvestSummary", "Harvester", "WriteResult", "same_words"]
@@ -48,10 +48,10 @@ _FILLER = frozenset(_FILLER_WORDS.split())
 
 
 def same_words(a: str, b: str) -> bool:
-    def words(text: str) -> set[str]:
-        return {word for _, word in lexical.tokens(text) if word not in _FILLER}
+    def content(text: str) -> set[str]:
+        return {word for _, word in tokens(text) if word not in _FILLER}
 
-    return words(a) == words(b)
+    return content(a) == content(b)
 
 
 class Harvester:

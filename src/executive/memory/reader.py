@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts, terms
+from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts
 from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
@@ -50,6 +50,7 @@ from executive.memory.store.base import (
     while_preparing,
 )
 from executive.memory.taxonomy import AGENT_ID
+from executive.memory.words import terms
 
 MAX_QUESTIONS = 8
 MIN_QUESTIONS = 3

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from executive.memory.lexical import WORD, normal, stem, words
 from executive.memory.store.base import MemoryRecord
+from executive.memory.words import WORD, normal, stem, words
 
 FROM_TOP = 10
 
