@@ -8,7 +8,9 @@ a ``pgserver`` system user it creates.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -62,6 +64,7 @@ class DevServer:
     def restart(self) -> None:
         """A real restart (every connection is cut); pg_ctl waits until it accepts again."""
         self._pg_ctl("-m", "fast", "restart")
+        self.start_again()  # pgserver learns the new postmaster's pid (it stops by that pid)
 
     def stop_only(self) -> None:
         self._pg_ctl("-m", "fast", "stop")
@@ -72,11 +75,13 @@ class DevServer:
             self.server.ensure_postgres_running()
 
     def close(self) -> None:
-        if self.kept:
+        # pg_ctl, not pgserver's own stop: pgserver stops the postmaster it started, and after
+        # a restart in a test that one is gone while a new one runs (on a deleted folder).
+        with contextlib.suppress(subprocess.CalledProcessError):
             self.stop_only()
-            return
-        self.server.cleanup()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if not self.kept:
+            self.server.cleanup()
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def start(prefix: str = "pgt-", keep: Path | None = None) -> DevServer:
