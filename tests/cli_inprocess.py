@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import traceback
+import warnings
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -61,7 +62,7 @@ def _process_state_kept(cwd: Path | None) -> Iterator[None]:
     levels = {name: logging.getLogger(name).level for name in logging.root.manager.loggerDict}
     structlog_config = structlog.get_config()
     secrets = set(redactor()._secrets)
-    showwarning = __import__("warnings").showwarning
+    showwarning = warnings.showwarning
     try:
         if cwd is not None:
             os.chdir(cwd)
@@ -78,7 +79,7 @@ def _process_state_kept(cwd: Path | None) -> Iterator[None]:
         for name, old in levels.items():
             logging.getLogger(name).setLevel(old)
         logging.captureWarnings(False)
-        __import__("warnings").showwarning = showwarning
+        warnings.showwarning = showwarning
         structlog.configure(**structlog_config)
         redactor()._secrets = secrets
         redactor().add(())
