@@ -8,9 +8,7 @@ a ``pgserver`` system user it creates.
 
 from __future__ import annotations
 
-import contextlib
 import shutil
-import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -64,7 +62,9 @@ class DevServer:
     def restart(self) -> None:
         """A real restart (every connection is cut); pg_ctl waits until it accepts again."""
         self._pg_ctl("-m", "fast", "restart")
-        self.start_again()  # pgserver learns the new postmaster's pid (it stops by that pid)
+        # pgserver stops the postmaster it knows at cleanup: without this it would find the
+        # old one gone and leave the new one running (on a folder it then deletes).
+        self.start_again()
 
     def stop_only(self) -> None:
         self._pg_ctl("-m", "fast", "stop")
@@ -75,13 +75,11 @@ class DevServer:
             self.server.ensure_postgres_running()
 
     def close(self) -> None:
-        # pg_ctl, not pgserver's own stop: pgserver stops the postmaster it started, and after
-        # a restart in a test that one is gone while a new one runs (on a deleted folder).
-        with contextlib.suppress(subprocess.CalledProcessError):
+        if self.kept:
             self.stop_only()
-        if not self.kept:
-            self.server.cleanup()
-            shutil.rmtree(self.root, ignore_errors=True)
+            return
+        self.server.cleanup()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def start(prefix: str = "pgt-", keep: Path | None = None) -> DevServer:
