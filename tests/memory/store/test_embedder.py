@@ -111,25 +111,41 @@ def test_smoothing_keeps_the_fp32_function(tmp_path):
     assert len(after) < len(before)
 
 
-def test_set_up_adds_a_missing_model_without_torch_and_makes_the_same_file(tmp_path):
+SET_UP = [sys.executable, "-X", "importtime", "-m", "executive.memory.store.model_setup"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def set_up_run(tmp_path_factory: pytest.TempPathFactory):
+    """The set-up adding a missing smoothed model (~10 s of smoothing and quantizing), started
+    with this file's first test: it works in its own process while the tests before its own
+    work here, and its test reads what it did."""
+    models = tmp_path_factory.mktemp("models")
     installed = model_file(EMBEDDERS["minilm-fp32"]).parent
-    folder = tmp_path / "all-MiniLM-L6-v2"
+    folder = models / "all-MiniLM-L6-v2"
     folder.mkdir()
     for name in (model_setup.FP32, model_setup.INT8, *model_setup._FILES):
         (folder / name).symlink_to(installed / name)
-    command = [sys.executable, "-X", "importtime", "-m", "executive.memory.store.model_setup"]
-    added = subprocess.run(
-        [*command, "--models-dir", str(tmp_path)],
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert added.returncode == 0, added.stderr[-2000:]
-    imported = {
-        line.rsplit("|", 1)[-1].strip() for line in added.stderr.splitlines() if "|" in line
-    }
+    # Its output to a file: -X importtime writes more than a pipe holds before it is read.
+    with (models / "stderr.txt").open("w") as stderr:
+        process = subprocess.Popen(
+            [*SET_UP, "--models-dir", str(models)],
+            env=clean_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    yield process, models
+    if process.poll() is None:  # its test did not run (deselected, or failed before)
+        process.kill()
+        process.wait()
+
+
+def test_set_up_adds_a_missing_model_without_torch_and_makes_the_same_file(set_up_run):
+    process, models = set_up_run
+    folder = models / "all-MiniLM-L6-v2"
+    process.wait(timeout=300)
+    stderr = (models / "stderr.txt").read_text()
+    assert process.returncode == 0, stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if "|" in line}
     assert "onnxruntime.quantization" in imported
     assert not {m for m in imported if m.split(".")[0] in ("torch", "transformers")}
     assert (folder / model_setup.INT8).is_symlink()  # present, so left alone
@@ -138,7 +154,7 @@ def test_set_up_adds_a_missing_model_without_torch_and_makes_the_same_file(tmp_p
     made = OnnxEncoder(folder / model_setup.SMOOTH).encode(TEXTS)
     assert np.array_equal(made, encoder(model_file(EMBEDDERS["minilm-int8-smooth"])).encode(TEXTS))
     again = subprocess.run(
-        [*command[:1], "-m", "executive.memory.store.model_setup", "--models-dir", str(tmp_path)],
+        [SET_UP[0], "-m", "executive.memory.store.model_setup", "--models-dir", str(models)],
         env=clean_env(),
         capture_output=True,
         text=True,
