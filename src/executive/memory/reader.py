@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts
 from executive.memory.pack import entry_tokens
@@ -182,18 +183,12 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    def _indexer(
-        self, request: ReadRequest
-    ) -> Callable[[], Awaitable[ScopedIndex | LexicalIndex | None]]:
+    async def _index(self, request: ReadRequest) -> ScopedIndex | LexicalIndex | None:
         """BM25 over the request's scopes, kept per scope and store revision."""
-
-        async def index() -> ScopedIndex | LexicalIndex | None:
-            if self._indexes is None:
-                return None
-            wheres = [self._where(scope, request.env) for scope in request.scopes]
-            return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
-
-        return index
+        if self._indexes is None:
+            return None
+        wheres = [self._where(scope, request.env) for scope in request.scopes]
+        return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
 
     async def read(self, request: ReadRequest) -> ReadResult:
         cfg = self._config
@@ -204,7 +199,9 @@ class Reader:
         closing = list(request.closing)[: MAX_QUESTIONS - 1]
         # Every question known before the index, embedded in one batch while it is built.
         index = await while_preparing(
-            self._view, [first, *planned[1:], *(q for q, _ in closing)], self._indexer(request)
+            self._view,
+            [first, *planned[1:], *(q for q, _ in closing)],
+            partial(self._index, request),
         )
         stats: ScopedIndex | LexicalIndex | SampleStats = (
             index if index is not None else SampleStats()

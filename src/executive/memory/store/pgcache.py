@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,11 @@ def nearest(
     return [(ids[i], 1.0 - float(similarity[i])) for i in best]
 
 
+def _key(conn: Any, condition: sql.Composable, params: Sequence[Any]) -> tuple[str, str]:
+    """What names a filter's held rows: its SQL and its parameters, as text."""
+    return condition.as_string(conn), repr(list(params))
+
+
 class _PerRevision:
     """What is held for the newest store revision seen; the store's threads share it."""
 
@@ -112,7 +117,7 @@ class ScopeVectors(_PerRevision):
     ) -> list[tuple[str, float]] | None:
         """The ``top_k`` nearest rows as (id, cosine distance), nearest first (ties by row
         order); None when the filter matches too many rows to hold (ask the server)."""
-        key = (condition.as_string(conn), repr(list(params)))
+        key = _key(conn, condition, params)
         with self._lock:
             self._at(revision)
             missing = key not in self._scopes
@@ -128,7 +133,7 @@ class ScopeVectors(_PerRevision):
     ) -> tuple[bool, tuple[list[str], np.ndarray] | None]:
         """What is held for the filter at ``revision``, reading nothing: (False, None) when
         nothing is (another revision, or a filter not loaded yet)."""
-        key = (condition.as_string(conn), repr(list(params)))
+        key = _key(conn, condition, params)
         with self._lock:
             if self._revision != revision or key not in self._scopes:
                 return False, None
@@ -169,7 +174,7 @@ class ScopeVectors(_PerRevision):
     ) -> None:
         """A whole listing of the filter, in the listing's order, read at ``revision``."""
         if len(ids) <= self._scope_rows and all(v is not None for v in raw):
-            key = (condition.as_string(conn), repr(list(params)))
+            key = _key(conn, condition, params)
             self._keep(revision, key, (ids, unit_rows(raw)))
 
     def _keep(
@@ -197,12 +202,16 @@ class RecordCache(_PerRevision):
     def _clear(self) -> None:
         self._records.clear()
 
+    def _add(self, items: Iterable[tuple[str, MemoryRecord]]) -> None:
+        """Hold ``items``, the oldest out past the limit. Called with the lock held."""
+        self._records.update(items)
+        while len(self._records) > self._limit:
+            del self._records[next(iter(self._records))]
+
     def put(self, revision: int, records: Sequence[MemoryRecord]) -> None:
         with self._lock:
             if self._at(revision):
-                self._records.update((r.id, r) for r in records[: self._limit])
-                while len(self._records) > self._limit:
-                    del self._records[next(iter(self._records))]
+                self._add((r.id, r) for r in records[: self._limit])
 
     def held(self, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord] | None:
         """The records of ``ids`` if every one is held at ``revision``, reading nothing."""
@@ -230,9 +239,7 @@ class RecordCache(_PerRevision):
             fetched = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
         with self._lock:
             if self._at(revision):
-                self._records.update(fetched)
-                while len(self._records) > self._limit:
-                    del self._records[next(iter(self._records))]
+                self._add(fetched.items())
             return {
                 i: fetched.get(i) or self._records[i]
                 for i in ids

@@ -7,7 +7,7 @@ the revision it belongs to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,6 @@ from executive.memory.store import pgschema
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.pgcache import ORDER, SCOPE_ROWS, Held, as_server_reads, nearest
 from executive.memory.store.pgfilter import compile_sql
-from executive.memory.store.pgpool import vector_text
 from executive.memory.store.records import record_from_payload
 
 PAGE = 1000
@@ -29,19 +28,29 @@ def _snapshot(conn: Any) -> int:
     return pgschema.revision(conn)
 
 
+def _scored(
+    hits: Sequence[tuple[str, float]], known: Mapping[str, MemoryRecord]
+) -> list[MemoryRecord]:
+    """Held hits (id, cosine distance) as scored records; negative cosines dropped, as mem0's
+    threshold 0.0 and the local store do, and records without text."""
+    return [
+        known[i].with_score(1.0 - d) for i, d in hits if d <= 1.0 and i in known and known[i].text
+    ]
+
+
 def search(
     conn: Any,
     held: Held,
-    embedding: Sequence[float],
+    text: str,
     wheres: Sequence[Filter],
     top_k: int,
     *,
     hold: bool,
 ) -> list[list[MemoryRecord]]:
-    """Each filter's ``top_k`` nearest memories: with ``hold``, from the scope's vectors held
-    in process (loaded now if the scope is small enough), else from the server's index."""
+    """Each filter's ``top_k`` nearest memories to the query (``text``: its ``vector_text``):
+    with ``hold``, from the scope's vectors held in process (loaded now if the scope is small
+    enough), else from the server's index."""
     revision = _snapshot(conn)
-    text = vector_text(embedding)  # formatted once, for the server and for what is held
     unit = as_server_reads(text) if hold else None
     out = []
     for where in wheres:
@@ -66,14 +75,13 @@ def search(
                 ]
             )
             continue
-        hits = [(i, d) for i, d in hits if d <= 1.0]
-        known = held.records.records(conn, revision, [i for i, _ in hits])
-        out.append([known[i].with_score(1.0 - d) for i, d in hits if i in known and known[i].text])
+        known = held.records.records(conn, revision, [i for i, d in hits if d <= 1.0])
+        out.append(_scored(hits, known))
     return out
 
 
 def search_held(
-    conn: Any, held: Held, embedding: Sequence[float], wheres: Sequence[Filter], top_k: int
+    conn: Any, held: Held, text: str, wheres: Sequence[Filter], top_k: int
 ) -> list[list[MemoryRecord]] | None:
     """:func:`search` from what is held alone, with one statement (the store's revision, in
     autocommit): None as soon as anything would have to be read, and the caller searches in
@@ -88,12 +96,12 @@ def search_held(
         if not found or entry is None:
             return None
         if unit is None:
-            unit = as_server_reads(vector_text(embedding))
-        hits = [(i, d) for i, d in nearest(entry, unit, top_k) or () if d <= 1.0]
-        known = held.records.held(revision, [i for i, _ in hits])
+            unit = as_server_reads(text)
+        hits = nearest(entry, unit, top_k) or []
+        known = held.records.held(revision, [i for i, d in hits if d <= 1.0])
         if known is None:
             return None
-        out.append([known[i].with_score(1.0 - d) for i, d in hits if known[i].text])
+        out.append(_scored(hits, known))
     return out
 
 

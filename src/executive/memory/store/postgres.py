@@ -43,7 +43,7 @@ from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedde
 from executive.memory.store.pgcache import Held
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pghistory import PgHistory
-from executive.memory.store.pgpool import make_pool, redacted
+from executive.memory.store.pgpool import make_pool, redacted, vector_text
 from executive.memory.store.records import record_from_payload
 
 log = get_logger(__name__)
@@ -195,14 +195,16 @@ class PostgresStore:
         self, query: str, wheres: Sequence[Filter], top_k: int, *, hold: bool
     ) -> list[list[MemoryRecord]]:
         def run() -> list[list[MemoryRecord]]:
-            embedding = self._embedder.embed(query, "search")
+            # Formatted once: the server reads this text, and what is held is searched with
+            # the vector the server would read from it.
+            text = vector_text(self._embedder.embed(query, "search"))
             if hold:  # most of a pack's searches: its scopes are held by then
                 with self._autocommit() as conn:
-                    found = pgreads.search_held(conn, self._held, embedding, wheres, top_k)
+                    found = pgreads.search_held(conn, self._held, text, wheres, top_k)
                 if found is not None:
                     return found
             with self._pool.connection() as conn, conn.transaction():
-                return pgreads.search(conn, self._held, embedding, wheres, top_k, hold=hold)
+                return pgreads.search(conn, self._held, text, wheres, top_k, hold=hold)
 
         return await self._call("search", run)
 
