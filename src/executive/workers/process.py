@@ -145,29 +145,31 @@ async def supervise(
         extra_groups=[] if uid is not None else None,
     )
     peers.register(process.pid)  # the control socket refuses this tree from now on
-    if pid_file is not None:
-        await anyio.Path(pid_file).write_text(
-            json.dumps(
-                {
-                    "pid": process.pid,
-                    "pgid": process.pid,
-                    "start": start_time(process.pid),
-                    "contract_id": label,
-                    "argv0": argv[0],
-                }
-            )
-        )
-    log.info(
-        "worker.started",
-        contract_id=label,
-        pid=process.pid,
-        argv0=argv[0],
-        cwd=str(cwd),
-        isolation=iso.mode,
-    )
     timed_out = False
     mark = env.get(MARK)
+    # From here on the tree is ours to end: a cancellation while the pid file is written (its
+    # first await) left the worker running, so the try starts at once.
     try:
+        if pid_file is not None:
+            await anyio.Path(pid_file).write_text(
+                json.dumps(
+                    {
+                        "pid": process.pid,
+                        "pgid": process.pid,
+                        "start": start_time(process.pid),
+                        "contract_id": label,
+                        "argv0": argv[0],
+                    }
+                )
+            )
+        log.info(
+            "worker.started",
+            contract_id=label,
+            pid=process.pid,
+            argv0=argv[0],
+            cwd=str(cwd),
+            isolation=iso.mode,
+        )
         with anyio.move_on_after(timeout_seconds) as scope:
             await process.wait()
         if scope.cancelled_caught:
