@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import shutil
@@ -51,7 +52,8 @@ def run_cli(
     process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``executive *args``: in this process unless ``process`` (or the command is ``run``);
-    see :mod:`tests.cli_inprocess` for what the two share."""
+    see :mod:`tests.cli_inprocess` for what the two share. ``timeout`` bounds a subprocess
+    only: a command in this process runs under the test's own limits."""
     from tests.cli_inprocess import PROCESS_COMMANDS, command_of, invoke
 
     # An interpreter setting (PYTHONPROFILEIMPORTTIME, say) is about a process of its own.
@@ -86,20 +88,20 @@ def events(records: list[dict], name: str) -> list[dict]:
     return [r for r in records if r.get("event") == name]
 
 
-_TEMPLATE: list[Path] = []
+@functools.cache
+def _home_template() -> Path:
+    from executive.workspace.scaffold import scaffold
+
+    folder = Path(tempfile.mkdtemp(prefix="executive-home-template-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return scaffold(folder / "home").home
 
 
 def scaffolded(root: Path) -> Path:
     """A new agent home at ``root``: a copy of one that ``scaffold`` made in this test process
     (its five git commands and ~20 files took 50 ms a home; a copy, repository included,
     takes 20). The same files, history and user id as a home of its own."""
-    if not _TEMPLATE:
-        from executive.workspace.scaffold import scaffold
-
-        folder = Path(tempfile.mkdtemp(prefix="executive-home-template-"))
-        atexit.register(shutil.rmtree, folder, True)
-        _TEMPLATE.append(scaffold(folder / "home").home)
-    shutil.copytree(_TEMPLATE[0], root, symlinks=True)
+    shutil.copytree(_home_template(), root, symlinks=True)
     return root
 
 

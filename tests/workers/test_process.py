@@ -4,6 +4,7 @@ import json
 import os
 import secrets
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -21,20 +22,29 @@ async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path,
     # The worker ignores SIGTERM and leaves a grandchild behind: both must go. It ignores
     # SIGTERM for ever, so a shorter grace only shortens the wait for the SIGKILL.
     monkeypatch.setattr(process, "TERM_GRACE_SECONDS", 0.5)
-    script = "trap '' TERM; sleep 60 & echo $! > child.pid; while true; do sleep 1; done"
-    result = await run(
-        ["sh", "-c", script],
-        cwd=tmp_path,
-        env=ENV,
-        timeout_seconds=2,  # ample for the shell to write child.pid, even on a busy machine
-        log_path=tmp_path / "run.log",
-        pid_dir=tmp_path / "pids",
-        contract_id="c1",
-    )
-    assert result.timed_out and not result.ok
+    marker = f"60.{secrets.randbelow(10**6):06d}"  # this run's grandchild, by its command line
+    script = f"trap '' TERM; sleep {marker} & echo $! > child.pid; while true; do sleep 1; done"
+    # The limit must outlast the shell's start, which no fixed figure promises on a busy
+    # machine: a run that ended before the grandchild was there proves nothing, and is run
+    # again with twice the limit.
+    for limit in (1, 2, 4, 8, 16, 32):
+        (tmp_path / "child.pid").unlink(missing_ok=True)
+        result = await run(
+            ["sh", "-c", script],
+            cwd=tmp_path,
+            env=ENV,
+            timeout_seconds=limit,
+            log_path=tmp_path / "run.log",
+            pid_dir=tmp_path / "pids",
+            contract_id="c1",
+        )
+        assert result.timed_out and not result.ok
+        if (tmp_path / "child.pid").exists():
+            break
     child = int((tmp_path / "child.pid").read_text())
     # run() returns only once the group is gone: no waiting here.
     assert start_time(child) is None or _zombie(child)
+    assert _alive_with(marker) == []
     assert list((tmp_path / "pids").iterdir()) == []
 
 
@@ -53,17 +63,25 @@ async def test_output_goes_to_the_run_log_and_the_exit_code_is_kept(tmp_path):
 
 
 async def test_cancellation_ends_the_worker(tmp_path):
-    with anyio.move_on_after(0.5):
-        await run(
-            ["sh", "-c", "echo $$ > me.pid; sleep 60"],
-            cwd=tmp_path,
-            env=ENV,
-            timeout_seconds=60,
-            log_path=tmp_path / "run.log",
-            pid_dir=tmp_path / "pids",
-            contract_id="c3",
+    # The worker says it is running through a FIFO; the test cancels once it has read that,
+    # whatever the time it took.
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+    async with anyio.create_task_group() as group:
+        group.start_soon(
+            partial(
+                run,
+                ["sh", "-c", f"echo $$ > {ready}; sleep 60"],
+                cwd=tmp_path,
+                env=ENV,
+                timeout_seconds=60,
+                log_path=tmp_path / "run.log",
+                pid_dir=tmp_path / "pids",
+                contract_id="c3",
+            )
         )
-    pid = int((tmp_path / "me.pid").read_text())
+        pid = int(await anyio.to_thread.run_sync(ready.read_text))
+        group.cancel_scope.cancel()
     assert start_time(pid) is None or _zombie(pid)
 
 

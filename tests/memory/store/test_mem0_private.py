@@ -127,7 +127,6 @@ WRITE = """
 import sys
 from pathlib import Path
 import anyio
-from executive.memory.store import mem0env
 from executive.memory.store.local import LocalStore
 from tests.memory.conftest import meta, scope
 
