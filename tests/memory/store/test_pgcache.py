@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import struct
+
+import numpy as np
 import pytest
+from psycopg import sql
 
 from executive.memory.store import pgcache, pgreads
-from executive.memory.store.base import Filter
+from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.postgres import PostgresStore
 from tests.memory.conftest import fill, meta, scope
 
@@ -97,3 +101,34 @@ def test_an_older_snapshot_never_overwrites_a_newer_revision():
     assert vectors._at(5)
     assert not vectors._at(4)  # a slow reader of revision 4 finishing late
     assert vectors._revision == 5
+
+
+def _binary(values: list[float]) -> bytes:
+    """A vector as pgvector sends it in binary: its dimension, two unused bytes, the floats
+    big-endian."""
+    return struct.pack(f">hh{len(values)}f", len(values), 0, *values)
+
+
+def test_vectors_in_pgvectors_binary_form_become_unit_rows():
+    rows = pgcache.unit_rows([_binary([3.0, 4.0, 0.0]), _binary([0.0, 0.0, 2.0])])
+    assert rows.dtype == np.float32
+    assert rows.tolist() == [[0.6000000238418579, 0.800000011920929, 0.0], [0.0, 0.0, 1.0]]
+    assert pgcache.unit_rows([]).shape == (0,)
+
+
+def test_the_records_of_every_row_whose_vector_is_held_are_held():
+    """A round over as many scopes as the vectors hold keeps every scope's records: with
+    fewer records than vectors, each scope's are gone by its next turn, and every search of
+    a held scope reads its hits again."""
+    vectors, records = pgcache.ScopeVectors(), pgcache.RecordCache()
+    size, scopes = 1000, pgcache.VECTOR_ROWS // 1000
+    for s in range(scopes):
+        ids = [f"{s}-{i}" for i in range(size)]
+        condition = sql.SQL("app = {}").format(sql.Literal(f"app-{s}"))
+        vectors.put(None, 1, condition, [], ids, [_binary([1.0, float(i)]) for i in range(size)])
+        records.put(1, [MemoryRecord.stored({"id": i, "text": i}) for i in ids])
+    for s in range(scopes):
+        condition = sql.SQL("app = {}").format(sql.Literal(f"app-{s}"))
+        found, entry = vectors.peek(None, 1, condition, [])
+        assert found and entry is not None
+        assert records.held(1, entry[0]) is not None, f"scope {s}'s records were pushed out"

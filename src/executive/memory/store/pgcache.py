@@ -28,7 +28,11 @@ from executive.memory.store.records import record_from_payload
 
 SCOPE_ROWS = 5_000  # a filter matching more rows is searched on the server
 VECTOR_ROWS = 40_000  # vectors kept over all filters: ~60 MB at 384 dimensions
-RECORDS = 20_000
+# A record for every row whose vector may be held: with fewer, a round of packs over more
+# scopes than the records fit pushes each scope's records out before its next pack (oldest
+# out), and every search of a held scope reads its hits again. Mostly the same objects as
+# the reader's word indexes hold, so ~100 bytes of dict each on top.
+RECORDS = VECTOR_ROWS
 _TABLE = sql.Identifier(pgschema.TABLE)
 ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")  # the listing's: oldest first
 _TOO_MANY = None  # a filter known to match more than SCOPE_ROWS at this revision
@@ -37,10 +41,11 @@ _TOO_MANY = None  # a filter known to match more than SCOPE_ROWS at this revisio
 def unit_rows(raw: Sequence[bytes]) -> np.ndarray:
     """pgvector's binary form (a 2-byte dimension, 2 unused bytes, big-endian floats) as
     unit rows."""
-    flat = np.frombuffer(b"".join(bytes(v)[4:] for v in raw), ">f4").astype(np.float32)
     if not raw:
-        return flat
-    matrix = flat.reshape(len(raw), -1)
+        return np.zeros(0, np.float32)
+    # One copy of all rows, read as (header, floats) records: no per-row slice.
+    row = np.dtype([("header", "V4"), ("floats", ">f4", ((len(raw[0]) - 4) // 4,))])
+    matrix = np.frombuffer(b"".join(raw), row)["floats"].astype(np.float32)
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
     return matrix
 
