@@ -46,7 +46,7 @@ class EmbedderSpec:
 EMBEDDERS: dict[str, EmbedderSpec] = {
     spec.key: spec
     for spec in (
-        # int8 after SmoothQuant-style smoothing, 7-bit weights (model_setup.smooth): as fast
+        # int8 after SmoothQuant-style smoothing, 7-bit weights (smoothing.smooth): as fast
         # as minilm-int8, half its distance to fp32. The name records the recipe: change the
         # recipe (alpha, calibration, quantizer options) and the name must change too.
         EmbedderSpec(
