@@ -25,61 +25,15 @@ import os
 import re
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from claude_agent_sdk import CLINotFoundError, ProcessError, Transport
 
+from tests.hooks.claude_script import Call, Crash, Result, Step, Turn
+
 MODEL = "claude-fake-1"
 SESSION = "fake-session-0001"
-
-
-@dataclass
-class Call:
-    """One tool call the model makes, and what running it prints."""
-
-    command: str
-    output: str = ""
-    is_error: bool = False  # the command exited non-zero
-    tool: str = "Bash"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Turn:
-    """One assistant message: some text, tool calls, maybe an API error marker."""
-
-    text: str = ""
-    calls: list[Call] = field(default_factory=list)
-    error: str | None = None  # AssistantMessage.error, e.g. "authentication_failed"
-
-
-@dataclass
-class Result:
-    """The result line. A non-zero ``exit_code`` makes the CLI exit with it afterwards."""
-
-    text: str = ""
-    subtype: str = "success"
-    is_error: bool = False
-    errors: list[str] | None = None
-    api_error_status: int | None = None
-    terminal_reason: str = "completed"
-    exit_code: int = 0
-
-
-@dataclass
-class Crash:
-    """The CLI dies: stdout ends and the process exits non-zero, with no result."""
-
-    exit_code: int = 1
-
-
-class Hang:
-    """The CLI stops printing and never exits."""
-
-
-Step = Turn | Result | Crash | Hang
 
 
 class FakeClaude(Transport):

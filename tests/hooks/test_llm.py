@@ -25,7 +25,6 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.llm import ClaudeEngine, answer, preflight
 from executive.hooks.llm.allow import AllowList, payload_count, shell_hazard
 from executive.hooks.llm.engine import MAX_TURNS, mem_prefix
-from executive.hooks.llm.transcript import SHOWN_CHARS
 from executive.hooks.result import Writes
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.memory.runtime import MemoryRuntime
@@ -33,7 +32,7 @@ from executive.surface import control
 from executive.surface.operations import MemorySurface
 from executive.workspace.ledger import WorkLedger
 from tests.conftest import events
-from tests.hooks.claude_fake import Call, Crash, FakeClaude, Hang, Result, Turn
+from tests.hooks.claude_script import Call, Crash, Hang, Result, Turn
 from tests.hooks.conftest import ITEM, post_run, pre_spawn, settings_for
 from tests.memory.payloads import partial
 
@@ -89,8 +88,16 @@ def claude_settings(agent_home, monkeypatch, **env):
     return settings_for(agent_home, monkeypatch, EXECUTIVE_SKILL_ENGINE="claude", **env)
 
 
+def fake_claude(script, **options):
+    """The wire-level fake CLI, imported when a test first builds one: the SDK it subclasses
+    takes ~0.8 s to import, which every test process would pay at collection."""
+    from tests.hooks.claude_fake import FakeClaude
+
+    return FakeClaude(script, **options)
+
+
 async def run_script(settings, hook, context, script, **fake_options):
-    fake = script if isinstance(script, FakeClaude) else FakeClaude(script, **fake_options)
+    fake = fake_claude(script, **fake_options) if isinstance(script, list) else script
     env = make_env(settings, ClaudeEngine(transport=fake))
     result = await run_memory_hook(hook, context, env)
     return result, fake, env
@@ -322,7 +329,7 @@ async def test_a_failed_run_is_an_error_value_and_does_not_fall_back(
 ):
     settings = claude_settings(agent_home, monkeypatch)  # fallback is on by default
     builtin = StubBuiltin()
-    fake = FakeClaude(script)
+    fake = fake_claude(script)
     env = make_env(settings, ClaudeEngine(transport=fake), builtin)
     result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
     assert (result.outcome, result.engine, result.error) == ("failed", "claude", error)
@@ -341,7 +348,7 @@ def _bundled(monkeypatch, path: Path | None) -> None:
 
 
 def engine_cli_missing_at_connect(tmp_path, monkeypatch):
-    return ClaudeEngine(transport=FakeClaude([], missing=True)), "Claude Code CLI not found"
+    return ClaudeEngine(transport=fake_claude([], missing=True)), "Claude Code CLI not found"
 
 
 def engine_no_cli(tmp_path, monkeypatch):
@@ -362,12 +369,12 @@ def engine_rejected_key(tmp_path, monkeypatch):
         Turn(text="Invalid API key · Please run /login", error="authentication_failed"),
         Result(text="Invalid API key · Please run /login", is_error=True, exit_code=1),
     ]
-    return ClaudeEngine(transport=FakeClaude(script)), "Claude refused this account"
+    return ClaudeEngine(transport=fake_claude(script)), "Claude refused this account"
 
 
 def engine_no_sdk(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)  # import now fails
-    return ClaudeEngine(transport=FakeClaude([])), "claude-agent-sdk is not installed"
+    return ClaudeEngine(transport=fake_claude([])), "claude-agent-sdk is not installed"
 
 
 UNAVAILABLE = [
@@ -445,6 +452,8 @@ async def test_a_read_hooks_agent_cannot_run_executive_mem_add(agent_home, monke
     assert result.histogram == {"Bash": len(attempts), "memory.search": 1}
     assert result.writes == Writes() and result.outcome == "ok"
     refused = result.details["refused"]
+    from executive.hooks.llm.transcript import SHOWN_CHARS  # it imports the SDK
+
     # The details show each refused command cut to SHOWN_CHARS (paths make them long).
     assert [r["command"] for r in refused] == [a[:SHOWN_CHARS] for a in attempts]
     assert "this hook is read-only" in refused[0]["reason"]
@@ -571,7 +580,7 @@ async def test_the_agents_commands_really_run_over_the_homes_socket(agent_home, 
     question = f"What happened in run {payload['run_id']}?"
     search = mem(settings, "search", "--query", question, "--app-id", payload["app_id"], "--json")
     script = [Turn(calls=[Call(add)]), Turn(calls=[Call(search)]), Result(text="Harvested 1.")]
-    fake = FakeClaude(script, execute=True)
+    fake = fake_claude(script, execute=True)
     runtime = MemoryRuntime(settings)
     env = make_env(settings, ClaudeEngine(transport=fake))
     env.memory = runtime
