@@ -3,6 +3,7 @@ a database per test."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -272,6 +273,25 @@ async def test_the_readers_filter_is_answered_from_one_index_and_the_old_one_goe
         )
     # Every condition of the reader's filter is an index condition: no row is read to test it.
     assert "memories_reader_idx" in plan and "Filter:" not in plan, plan
+
+
+async def test_a_memorys_row_stays_whole_in_the_table(pg_store, pg_url):
+    """Its vector and payload in the row, not in the TOAST table: a scope's search reads a
+    thousand vectors, a listing a thousand payloads (pgvector's default storage put every
+    vector of a row over ~2 kB there)."""
+    # ~1 kB that does not compress: the row is over 2 kB however Postgres stores it.
+    long = "Checksums seen: " + " ".join(hashlib.sha256(bytes([i])).hexdigest() for i in range(16))
+    await pg_store.add(long, scope(), meta(0))
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        sizes = conn.execute(
+            "SELECT pg_column_size(vector), pg_column_size(payload), "
+            "pg_relation_size((SELECT reltoastrelid FROM pg_class WHERE relname = 'memories')) "
+            "FROM memories"
+        ).fetchone()
+        assert sizes[0] + sizes[1] > 2500 and sizes[2] == 0, sizes
+        pgschema.migrate(conn, 384)  # again: nothing to change, no ALTER (and no lock)
+        options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'memories'")
+        assert options.fetchone()[0] == [f"toast_tuple_target={pgschema.ROW_TARGET}"]
 
 
 async def test_every_pooled_connection_scans_the_index_iteratively(pg_store):

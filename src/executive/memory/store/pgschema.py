@@ -33,6 +33,7 @@ META = "executive_meta"
 # Any constant will do; it names "the executive's schema migration" among advisory locks.
 LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
 MIN_PGVECTOR = (0, 8, 0)
+ROW_TARGET = 4080  # bytes: a row is compressed or moved out of line only past this
 # Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
 # the planner statistics on it: without them it guesses 0.5 % per condition, thinks a
 # reader's filter matches one row, and sorts a whole scope by distance instead of walking
@@ -71,6 +72,29 @@ def statements(dims: int) -> list[sql.Composable]:
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id UUID PRIMARY KEY, vector vector({}), payload JSONB)"
         ).format(t, sql.Literal(dims)),
+        # A memory's row whole in the heap: pgvector's type defaults to EXTERNAL storage, and
+        # Postgres moves values out of rows over ~2 kB (384 floats are 1.5 kB, the payload
+        # ~0.5 kB more), so each row's vector, or with MAIN its payload, lived in the TOAST
+        # table: a search of a 1,000-memory scope fetched 1,000 vectors from there (~5 of
+        # its ~7.5 ms on the server), a listing 1,000 payloads. Vectors MAIN (out of line only
+        # if a row could not fit a page otherwise) and rows up to 4 kB left as they are.
+        # Rows written before stay as they are until written again (``executive mem
+        # rebuild`` writes them all). Checked first: ALTER TABLE takes a lock that every
+        # open would otherwise queue for.
+        sql.SQL(
+            "DO $$ BEGIN "
+            "IF (SELECT attstorage FROM pg_attribute WHERE attrelid = {table}::regclass "
+            "AND attname = 'vector') <> 'm' THEN "
+            "ALTER TABLE {t} ALTER COLUMN vector SET STORAGE MAIN; END IF; "
+            "IF NOT coalesce((SELECT {option} = ANY(reloptions) FROM pg_class "
+            "WHERE oid = {table}::regclass), false) THEN "
+            "ALTER TABLE {t} SET (toast_tuple_target = {target}); END IF; END $$"
+        ).format(
+            table=sql.Literal(TABLE),
+            t=t,
+            option=sql.Literal(f"toast_tuple_target={ROW_TARGET}"),
+            target=sql.Literal(ROW_TARGET),
+        ),
         # The name mem0's create_col uses, so its own IF NOT EXISTS finds ours.
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)").format(
             sql.Identifier(f"{TABLE}_hnsw_idx"), t
