@@ -40,6 +40,7 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
+from executive.daemon import heap
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
@@ -179,6 +180,7 @@ async def main(count: int, samples: int, write_every: int = 0, dump: Path | None
             for start in range(0, count, 250):
                 await store.add_many(items[start : start + 250])
                 print(f"filled {min(start + 250, count)}/{count}", file=sys.stderr, flush=True)
+            heap.settle()  # as the daemon does once it is ready
             result = await measure(
                 store, samples, count=count, write_every=write_every, dumped=dumped
             )

@@ -47,6 +47,7 @@ import psycopg  # noqa: E402
 from tests import pgdev  # noqa: E402
 
 import pack  # noqa: E402
+from executive.daemon import heap  # noqa: E402
 from executive.logs import configure_logging  # noqa: E402
 from executive.memory.store import pgschema  # noqa: E402
 from executive.memory.store.base import Filter, NewMemory  # noqa: E402
@@ -180,6 +181,7 @@ async def main(count: int, samples: int, shape: str, keep: Path | None) -> None:
     try:
         url, load_s = loaded(server, count, shape)
         store = await PostgresStore.open(url, Path(tempfile.mkdtemp(prefix="mem0-")))
+        heap.settle()  # as the daemon does once it is ready
         try:
             progress("timing searches")
             search = await searches(store, samples)

@@ -10,7 +10,7 @@ import anyio
 from apscheduler.triggers.interval import IntervalTrigger
 
 from executive import redact
-from executive.daemon import retention, status
+from executive.daemon import heap, retention, status
 from executive.daemon.history import History
 from executive.daemon.live import LiveStatus
 from executive.daemon.notify import Notifier
@@ -99,6 +99,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
         warmup=partial(_warm_up, runtime, warmups),
         after_iteration=after,
         observer=observer,
+        settle=heap.settle,  # a daemon process's own heap
     )
     live.supervisor = supervisor
     return supervisor

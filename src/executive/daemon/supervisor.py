@@ -68,8 +68,10 @@ class Supervisor:
         warmup: Callable[[], Awaitable[dict[str, object]]] | None = None,
         after_iteration: Sequence[Callable[[], Awaitable[object]]] = (),
         observer: Observer | None = None,
+        settle: Callable[[], int] | None = None,
     ) -> None:
         self._executive = executive
+        self._settle = settle
         self._jobs = list(jobs)
         self._services = list(services)
         self._settings = settings
@@ -117,6 +119,8 @@ class Supervisor:
                 for service in self._services:
                     tg.start_soon(service)
                 tg.start_soon(self._heartbeat)
+                # Start-up is over: what it built stays (daemon/heap.py).
+                heap = {"frozen_objects": self._settle()} if self._settle else {}
                 self._notifier.ready("looking for work")
                 log.info(
                     "daemon.ready",
@@ -126,6 +130,7 @@ class Supervisor:
                     },
                     store=store,
                     jobs=self._scheduler_next,
+                    **heap,
                 )
                 await self._loop()
                 tg.cancel_scope.cancel()
