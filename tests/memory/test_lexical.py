@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from executive.memory.lexical import LexicalIndex, SampleStats
+from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.store.base import MemoryRecord
 from executive.memory.words import stem, terms
@@ -31,6 +31,30 @@ def test_bm25_finds_the_rare_exact_word():
     )
     assert index.search(terms("why ECONNRESET?"), 3) == ["m2"]
     assert index.share("deploy") == 2 / 3 and index.idf("econnreset") > index.idf("deploy")
+
+
+def _bm25_one_by_one(index: LexicalIndex, query: list[str], top_k: int) -> list[str]:
+    """BM25 written plainly, a memory at a time: what the index's arrays must equal."""
+    scores: dict[int, float] = {}
+    counts = [term_counts(r.text) for r in index.records.values()]
+    for term in dict.fromkeys(query):
+        idf = index.idf(term)
+        for position, held in enumerate(counts):
+            if held[term]:
+                norm = index.k1 * (1 - index.b + index.b * held.total() / index._average)
+                share = idf * held[term] * (index.k1 + 1) / (held[term] + norm)
+                scores[position] = scores.get(position, 0.0) + share
+    return [index.ids[p] for p in best_first(scores)[:top_k]]
+
+
+def test_bm25_scores_every_memory_as_the_plain_formula_does():
+    """To the last bit: the ranking, ties by position included, is the loop's."""
+    words = ["deploy", "mirror", "flaky-fetch", "release", "notes", "lint", "cli", "schema"]
+    texts = [" ".join(words[(i * k) % len(words)] for k in range(1 + i % 5)) for i in range(300)]
+    index = LexicalIndex(record(i, text) for i, text in enumerate(texts))
+    for query in (["deploy"], ["mirror", "lint", "nothing"], words, ["schema", "deploy"] * 2):
+        assert index.search(query, 40) == _bm25_one_by_one(index, query, 40), query
+    assert index.search(["absent"], 5) == [] and LexicalIndex([]).search(["deploy"], 5) == []
 
 
 def test_the_focus_sentence_drops_words_that_are_everywhere():

@@ -13,12 +13,12 @@ scopes never do) get that one index instead.
 from __future__ import annotations
 
 import bisect
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from datetime import datetime
 from itertools import accumulate
 
-from executive.memory.lexical import LexicalIndex, WordStatistics, best_first
+from executive.memory.lexical import LexicalIndex, Scores, WordStatistics
 from executive.memory.ranking import admissible
 from executive.memory.store.base import Filter, MemoryRecord, StoreReader
 
@@ -89,13 +89,13 @@ class ScopedIndex(WordStatistics):
     ) -> list[str]:
         # LexicalIndex.search over the union: positions run on from one scope to the next,
         # in scope order, as one index's would; each memory adds its terms in query order.
-        scores: defaultdict[int, float] = defaultdict(float)
+        scores = Scores(self.n)
         for term in dict.fromkeys(query_terms):
             if self.df.get(term, 0):
                 idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
                 for part, offset in zip(self.parts, self._offsets, strict=True):
                     part.add_scores(scores, term, idf, self._average, offset)
-        return [self._id(position) for position in best_first(scores)[:top_k]]
+        return [self._id(position) for position in scores.best(top_k)]
 
     def _id(self, position: int) -> str:
         which = bisect.bisect_right(self._offsets, position) - 1
