@@ -224,6 +224,7 @@ _SUFFIXES = (
     ("ly", 4),
     ("s", 3),
 )
+_ENDINGS = frozenset(suffix[-1] for suffix, _ in _SUFFIXES)
 
 
 # A pure function of the word, called for every word of every text a scope indexes; the
@@ -231,6 +232,8 @@ _SUFFIXES = (
 @functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """researching → research, paintings → paint, running → run; identifiers mostly intact."""
+    if word[-1:] not in _ENDINGS:  # most words no suffix can match: ids, numbers, "deploy"
+        return word
     for suffix, minimum in _SUFFIXES:
         if (
             word.endswith(suffix)
