@@ -13,8 +13,9 @@ import threading
 import psycopg
 import pytest
 from psycopg import sql
+from psycopg.pq import Format
 
-from executive.memory.store import pgreads, pgschema
+from executive.memory.store import pgpool, pgreads, pgschema
 from executive.memory.store.base import Filter, NewMemory, StoreError
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pgpool import redacted
@@ -292,6 +293,29 @@ async def test_a_memorys_row_stays_whole_in_the_table(pg_store, pg_url):
         pgschema.migrate(conn, 384)  # again: nothing to change, no ALTER (and no lock)
         options = conn.execute("SELECT reloptions FROM pg_class WHERE relname = 'memories'")
         assert options.fetchone()[0] == [f"toast_tuple_target={pgschema.ROW_TARGET}"]
+
+
+async def test_payloads_come_back_as_written_through_the_pools_loaders(pg_store, pg_url):
+    """The pool decodes jsonb itself (pgpool): every read, text or binary, gives what a plain
+    connection with psycopg's own loaders gives, non-ASCII text included."""
+    text = "Le café ☕ ferme à 18 h — naïve “quotes” and 😀"
+    receipt = await pg_store.add(text, scope(), meta(0, app_id="app-ü"))
+    where = Filter(user_id="agent-test", app_ids=("app-ü",))
+    [listed] = await pg_store.list(where)
+    [found] = await pg_store.search("a café closing time", where, 3)
+    got = await pg_store.get(receipt.memory_id)
+    assert listed.text == found.text == got.text == text
+    with psycopg.connect(pg_url) as plain:
+        [(payload,)] = plain.execute("SELECT payload FROM memories").fetchall()
+    with pg_store._pool.connection() as conn:
+        jsonb = conn.adapters.types["jsonb"].oid
+        assert conn.adapters.get_loader(jsonb, Format.TEXT) is pgpool._JsonbText
+        assert conn.adapters.get_loader(jsonb, Format.BINARY) is pgpool._JsonbBinary
+        assert conn.execute("SELECT payload FROM memories").fetchone()[0] == payload
+        assert (
+            conn.cursor(binary=True).execute("SELECT payload FROM memories").fetchone()[0]
+            == payload
+        )
 
 
 async def test_every_pooled_connection_scans_the_index_iteratively(pg_store):
