@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -70,4 +71,33 @@ async def fill(store: LocalStore, count: int, user_id: str = "agent-test") -> No
         assert all(r.confirmed for r in receipts)
 
 
-__all__ = ["DEFAULTS", "Defaults", "fill", "meta", "open_store", "scope"]
+# Several pages of the embedded store's listing: pages of 128 here (1,000 in production), so
+# the paging is the same and the fill (an embedding each) a third.
+PAGED_COUNT, PAGE = 300, 128
+
+
+@asynccontextmanager
+async def several_pages(root: Path) -> AsyncIterator[Store]:
+    """An embedded store at ``root`` holding ``PAGED_COUNT`` memories over several pages."""
+    from executive.memory.store import edge
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(edge, "_PAGE", PAGE)
+        store = await open_store(root)
+        try:
+            await fill(store, PAGED_COUNT)
+            yield store
+        finally:
+            await store.close()
+
+
+__all__ = [
+    "DEFAULTS",
+    "PAGED_COUNT",
+    "Defaults",
+    "fill",
+    "meta",
+    "open_store",
+    "scope",
+    "several_pages",
+]

@@ -13,27 +13,20 @@ from executive.memory import snapshot as snapshots
 from executive.memory.classify import validate
 from executive.memory.rebuild import RebuildError, restore
 from executive.memory.store.base import Filter, NewMemory
-from tests.memory.conftest import fill, open_store
+from tests.memory.conftest import PAGED_COUNT, fill, open_store, several_pages
 from tests.memory.payloads import stamped
 
 pytestmark = pytest.mark.anyio
 
 
-# Several pages of the store's listing (pages of 128 here, 1,000 in production).
-COUNT, PAGE = 300, 128
+COUNT = PAGED_COUNT
 
 
 @pytest.fixture(scope="module")
 async def filled(tmp_path_factory):
-    from executive.memory.store import edge
-
     root = tmp_path_factory.mktemp("snap")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(edge, "_PAGE", PAGE)
-        store = await open_store(root)
-        await fill(store, COUNT)
+    async with several_pages(root) as store:
         yield store, root
-        await store.close()
 
 
 async def test_a_snapshot_of_several_pages_of_memories_holds_all_with_their_history(

@@ -9,27 +9,19 @@ from executive.memory.classify import validate
 from executive.memory.store.base import Filter, NewMemory, ReadView
 from executive.memory.store.local import LocalStore, compile_filter
 from executive.memory.store.records import record_from_payload
-from tests.memory.conftest import fill, meta, open_store, scope
+from tests.memory.conftest import PAGED_COUNT, fill, meta, open_store, scope, several_pages
 from tests.memory.payloads import stamped
 
 pytestmark = pytest.mark.anyio
 
 
-# Several pages' worth, in pages of 128 instead of 1,000: the paging is the same, the fill
-# (an embedding each) a third.
-COUNT, PAGE = 300, 128
+COUNT = PAGED_COUNT
 
 
 @pytest.fixture(scope="module")
 async def filled(tmp_path_factory) -> LocalStore:
-    from executive.memory.store import edge
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(edge, "_PAGE", PAGE)
-        store = await open_store(tmp_path_factory.mktemp("filled"))
-        await fill(store, COUNT)
+    async with several_pages(tmp_path_factory.mktemp("filled")) as store:
         yield store
-        await store.close()
 
 
 async def test_listing_returns_all_of_several_pages_of_memories(filled):
