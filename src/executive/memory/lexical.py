@@ -121,9 +121,11 @@ class LexicalIndex(WordStatistics):
         over them they replace (``(1 - b) + b * length / average``, then ``idf * count *
         (k1 + 1) / (count + norm)``), so the same bits, ten times faster.
         """
+        if term not in self._postings:  # a union's other scopes hold it, not this one
+            return
         found = self._arrays.get(term)
         if found is None:
-            postings = self._postings.get(term, ())
+            postings = self._postings[term]
             positions = np.fromiter((p for p, _ in postings), np.int64, len(postings))
             counts = np.fromiter((c for _, c in postings), np.float64, len(postings))
             if self._length_array is None:
