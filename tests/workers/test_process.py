@@ -18,6 +18,21 @@ pytestmark = pytest.mark.anyio
 ENV = {"PATH": os.environ["PATH"]}
 
 
+def shell(tmp_path: Path, script: str, contract_id: str, **options: object):
+    """``run`` of ``sh -c script`` in ``tmp_path``: its log and pid files there, ``ENV`` and a
+    30 s limit unless ``options`` say otherwise."""
+    kwargs = {
+        "cwd": tmp_path,
+        "env": ENV,
+        "timeout_seconds": 30,
+        "log_path": tmp_path / "run.log",
+        "pid_dir": tmp_path / "pids",
+        "contract_id": contract_id,
+        **options,
+    }
+    return run(["sh", "-c", script], **kwargs)  # type: ignore[arg-type]
+
+
 async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path, monkeypatch):
     # The worker ignores SIGTERM and leaves a grandchild behind: both must go. It ignores
     # SIGTERM for ever, so a shorter grace only shortens the wait for the SIGKILL.
@@ -29,15 +44,7 @@ async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path,
     # again with twice the limit.
     for limit in (1, 2, 4, 8, 16, 32):
         (tmp_path / "child.pid").unlink(missing_ok=True)
-        result = await run(
-            ["sh", "-c", script],
-            cwd=tmp_path,
-            env=ENV,
-            timeout_seconds=limit,
-            log_path=tmp_path / "run.log",
-            pid_dir=tmp_path / "pids",
-            contract_id="c1",
-        )
+        result = await shell(tmp_path, script, "c1", timeout_seconds=limit)
         assert result.timed_out and not result.ok
         if (tmp_path / "child.pid").exists():
             break
@@ -49,14 +56,8 @@ async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path,
 
 
 async def test_output_goes_to_the_run_log_and_the_exit_code_is_kept(tmp_path):
-    result = await run(
-        ["sh", "-c", "echo out; echo err >&2; exit 7"],
-        cwd=tmp_path,
-        env=ENV,
-        timeout_seconds=10,
-        log_path=tmp_path / "logs" / "run.log",
-        pid_dir=tmp_path / "pids",
-        contract_id="c2",
+    result = await shell(
+        tmp_path, "echo out; echo err >&2; exit 7", "c2", log_path=tmp_path / "logs" / "run.log"
     )
     assert result.exit_code == 7 and not result.timed_out
     assert result.tail() == "out\nerr\n"
@@ -69,16 +70,7 @@ async def test_cancellation_ends_the_worker(tmp_path):
     os.mkfifo(ready)
     async with anyio.create_task_group() as group:
         group.start_soon(
-            partial(
-                run,
-                ["sh", "-c", f"echo $$ > {ready}; sleep 60"],
-                cwd=tmp_path,
-                env=ENV,
-                timeout_seconds=60,
-                log_path=tmp_path / "run.log",
-                pid_dir=tmp_path / "pids",
-                contract_id="c3",
-            )
+            partial(shell, tmp_path, f"echo $$ > {ready}; sleep 60", "c3", timeout_seconds=60)
         )
         pid = int(await anyio.to_thread.run_sync(ready.read_text))
         group.cancel_scope.cancel()
@@ -175,15 +167,8 @@ async def test_children_that_leave_the_group_and_tree_are_ended_with_the_run(tmp
         f"setsid sleep {lengths[0]} & ( sleep {lengths[1]} & ) & sleep {lengths[2]} | cat & "
         "echo started"
     )
-    result = await run(
-        ["sh", "-c", script],
-        cwd=tmp_path,
-        env={**ENV, MARK: mark},
-        timeout_seconds=30,
-        log_path=tmp_path / "run.log",
-        pid_dir=tmp_path / "pids",
-        contract_id=mark,
-        isolation=sandbox.choose(mode),
+    result = await shell(
+        tmp_path, script, mark, env={**ENV, MARK: mark}, isolation=sandbox.choose(mode)
     )
     assert result.exit_code == 0 and result.tail() == "started\n"
     assert [_alive_with(f"sleep {n}") for n in lengths] == [[], [], []]
@@ -191,14 +176,6 @@ async def test_children_that_leave_the_group_and_tree_are_ended_with_the_run(tmp
 
 async def test_the_run_log_is_redacted_and_the_raw_output_removed(tmp_path):
     token = "ghp_" + "A1b2C3d4" * 5
-    await run(
-        ["sh", "-c", f"echo leaked {token}"],
-        cwd=tmp_path,
-        env=ENV,
-        timeout_seconds=30,
-        log_path=tmp_path / "run.log",
-        pid_dir=tmp_path / "pids",
-        contract_id="c-log",
-    )
+    await shell(tmp_path, f"echo leaked {token}", "c-log")
     assert (tmp_path / "run.log").read_text() == "leaked [REDACTED]\n"
     assert list((tmp_path / "pids").iterdir()) == []
