@@ -127,6 +127,31 @@ def set_env(home: Path, **values: str) -> None:
     env_file.write_text("\n".join(out) + "\n")
 
 
+# Tests write stores, ledgers and homes that live a few seconds, and the code under test
+# fsyncs each confirmed write as it must. On a disk that is a wait per write (on this
+# project's ext4 VM, seven store-heavy files spent 20 of their 50 s in it); in memory it is
+# none. A crash of a test's process loses nothing either way: what is tested is a process
+# killed, not a machine losing power. Only with room to spare (a container's default
+# /dev/shm is 64 MB), and only when the run names no folder of its own.
+_MEMORY_FOLDER = Path("/dev/shm")
+_MEMORY_ROOM = 1 << 30
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own pytest_configure reads the option
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp is not None or hasattr(config, "workerinput"):
+        return  # named by the user, or a test process the controller has told already
+    try:
+        if shutil.disk_usage(_MEMORY_FOLDER).free < _MEMORY_ROOM:
+            return
+        private = Path(tempfile.mkdtemp(prefix="executive-tests-", dir=_MEMORY_FOLDER))
+    except OSError:
+        return  # no such folder here, or not ours to write: pytest's default serves
+    # pytest empties and remakes the folder it is given: a child of ours, made 0700.
+    config.option.basetemp = str(private / "run")
+    config.add_cleanup(functools.partial(shutil.rmtree, private))
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """With several test processes, a file runs whole in one of them (its module fixtures are
     built once), and so does the dashboard's package, whose demo daemon its files share.

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Awaitable, Callable
 
 import anyio
+import anyio.lowlevel
 import pytest
+from anyio.abc import TaskStatus
 
 from executive.daemon.notify import Notifier
 from executive.daemon.supervisor import Supervisor
@@ -226,6 +229,33 @@ async def test_ready_waits_for_the_warmup_and_names_hooks_store_and_version(tmp_
     assert ready["version"] == __version__
     assert ready["store"] == {"backend": "local", "opened": True}
     assert ready["hooks"]["pre-spawn-pack"] == "V3_MEMORY_ENABLED off"
+
+
+async def test_ready_waits_for_every_service_to_start_serving(tmp_path):
+    """READY tells clients to connect: a service that is only scheduled by then (the control
+    socket was) refuses the first one."""
+    notifier = RecordingNotifier()
+    order: list[str] = []
+
+    def slow_to_listen(name: str) -> Callable[..., Awaitable[None]]:
+        async def serve(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+            for _ in range(20):  # other tasks get turns before this one serves
+                await anyio.lowlevel.checkpoint()
+            order.append(f"{name} serving, READY sent: {'READY=1' in notifier.sent}")
+            task_status.started()
+            await anyio.sleep_forever()
+
+        return serve
+
+    sup = Supervisor(
+        CountedExecutive(Pace.BUSY),
+        load_settings(tmp_path),
+        notifier=notifier,
+        services=[slow_to_listen("socket"), slow_to_listen("dashboard")],
+    )
+    assert await sup.run() == 0
+    assert order == ["socket serving, READY sent: False", "dashboard serving, READY sent: False"]
+    assert notifier.sent[0] == "READY=1"
 
 
 async def test_an_idle_daemon_says_so_on_its_first_idle_tick(tmp_path):

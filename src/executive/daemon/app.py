@@ -15,7 +15,7 @@ from executive.daemon.history import History
 from executive.daemon.live import LiveStatus
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
-from executive.daemon.supervisor import Supervisor
+from executive.daemon.supervisor import Service, Supervisor
 from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.logs import get_logger
@@ -75,7 +75,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     surface = build_surface(runtime)
     live = LiveStatus(runtime)
     surface.register("status", live)
-    services: list[Callable[[], Awaitable[None]]] = [partial(control.serve, surface, home.socket)]
+    services: list[Service] = [partial(control.serve, surface, home.socket)]
     if settings.dashboard:
         # Starlette, Hypercorn and the templates (~0.4 s) load only for a dashboard that is on.
         from executive import dashboard

@@ -56,6 +56,15 @@ class Executive(Protocol):
     async def close(self) -> None: ...
 
 
+class Service(Protocol):
+    """A child that serves until cancelled (the control socket, the dashboard). It calls
+    ``task_status.started()`` once it answers, or once it has given up on its own: READY
+    waits for every service, and a service that cannot start is its failure, not the
+    daemon's."""
+
+    def __call__(self, *, task_status: TaskStatus[None]) -> Awaitable[None]: ...
+
+
 class Supervisor:
     def __init__(
         self,
@@ -63,7 +72,7 @@ class Supervisor:
         settings: Settings,
         *,
         jobs: Sequence[Job] = (),
-        services: Sequence[Callable[[], Awaitable[None]]] = (),
+        services: Sequence[Service] = (),
         notifier: Notifier | None = None,
         warmup: Callable[[], Awaitable[dict[str, object]]] | None = None,
         after_iteration: Sequence[Callable[[], Awaitable[object]]] = (),
@@ -117,7 +126,8 @@ class Supervisor:
                 self._scheduler = scheduler
                 self._scheduler_next = next_runs(scheduler)
                 for service in self._services:
-                    tg.start_soon(service)
+                    # Started, not only scheduled: a client told READY finds the socket.
+                    await tg.start(service)
                 tg.start_soon(self._heartbeat)
                 # Start-up is over: what it built stays (daemon/heap.py).
                 heap = {"frozen_objects": self._settle()} if self._settle else {}

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+from anyio.abc import TaskStatus
 from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import wrap_app
@@ -46,22 +47,28 @@ def bound_urls(sockets: Sockets) -> list[str]:
     return urls
 
 
-def service(settings: Settings, app: Any) -> Callable[[], Awaitable[None]]:
+def service(settings: Settings, app: Any) -> Callable[..., Awaitable[None]]:
     """The supervisor's service: serve until cancelled."""
 
-    async def run() -> None:
+    async def run(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         config = _config(settings)
         try:
             sockets = config.create_sockets()
         except OSError as exc:
             log.error("dashboard.failed", bind=settings.dashboard_bind, error=str(exc))
+            task_status.started()  # given up: the daemon goes on without its page
             return
+        for sock in sockets.insecure_sockets:
+            # Listening now, so a browser sent here by the log line below is queued until
+            # Hypercorn accepts, not refused (it listens again, with the same backlog).
+            sock.listen(config.backlog)
         log.info(
             "dashboard.listening",
             urls=bound_urls(sockets),
             token_required=settings.dashboard_token is not None,
         )
         stop = anyio.Event()
+        task_status.started()
         async with anyio.create_task_group() as tg:
             tg.start_soon(_serve, app, config, sockets, stop)
             try:
