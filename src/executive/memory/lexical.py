@@ -8,8 +8,9 @@ and so discriminate nothing. A memory's words are :mod:`executive.memory.words`'
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict, defaultdict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -68,44 +69,39 @@ class LexicalIndex(WordStatistics):
 
     def __init__(self, records: Iterable[MemoryRecord], k1: float = 1.2, b: float = 0.75) -> None:
         self.records: dict[str, MemoryRecord] = {}
-        self.df: Counter[str] = Counter()
-        self.ids: list[str] = []
-        self._postings: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
-        self._lengths: list[int] = []
-        # Locals: this loop runs once per word of every memory of a scope's first read.
-        held, ids, lengths, df, postings = (
-            self.records,
-            self.ids,
-            self._lengths,
-            self.df,
-            self._postings,
-        )
         for record in records:
-            if record.id in held:
-                continue
-            position = len(ids)
-            ids.append(record.id)
-            held[record.id] = record
-            counts = term_counts(record.text)
-            lengths.append(counts.total())
-            for term, count in counts.items():
-                df[term] += 1
-                postings[term].append((position, count))
+            self.records.setdefault(record.id, record)  # the first copy of a memory counts
+        self.ids: list[str] = list(self.records)
+        every = [term_counts(r.text) for r in self.records.values()]
+        # The postings of every term as three flat arrays (position, count, and where each
+        # term's run starts), grouped by a stable sort of term ids, so a term's postings come
+        # in position order. Built by numpy and C-level iteration: this runs on a scope's
+        # first read, and a per-word Python loop was most of its cost.
+        terms_flat = list(chain.from_iterable(every))  # each memory's distinct terms
+        self.df: Counter[str] = Counter(terms_flat)
+        self._term_ids: dict[str, int] = dict(zip(self.df, range(len(self.df)), strict=True))
+        ids = np.fromiter(map(self._term_ids.__getitem__, terms_flat), np.int64, len(terms_flat))
+        order = np.argsort(ids, kind="stable")
+        sizes = np.fromiter(map(len, every), np.int64, len(every))
+        self._positions = np.repeat(np.arange(len(every), dtype=np.int64), sizes)[order]
+        tf = chain.from_iterable(counts.values() for counts in every)
+        self._tf = np.fromiter(tf, np.float64, len(terms_flat))[order]
+        self._starts = np.zeros(len(self.df) + 1, np.int64)
+        np.cumsum(np.bincount(ids, minlength=len(self.df)), out=self._starts[1:])
+        lengths = [counts.total() for counts in every]
+        self._lengths = np.asarray(lengths, np.float64)
         self.n = len(self.ids)
-        self.total_length = sum(self._lengths)
+        self.total_length = sum(lengths)  # integers: the mean is exact whatever the order
         self._average = self.total_length / self.n if self.n else 1.0
         self.k1, self.b = k1, b
-        # A searched term's postings as arrays, made on its first search: a pack searches a
-        # few dozen of a scope's thousands of terms.
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._length_array: np.ndarray | None = None
 
     def search(
         self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
     ) -> list[str]:
         scores = Scores(self.n)
         for term in dict.fromkeys(query_terms):  # ordered: results never depend on hashing
-            if term in self._postings:
+            if term in self.df:
                 idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
                 self.add_scores(scores, term, idf, self._average)
         return [self.ids[position] for position in scores.best(top_k)]
@@ -121,16 +117,15 @@ class LexicalIndex(WordStatistics):
         over them they replace (``(1 - b) + b * length / average``, then ``idf * count *
         (k1 + 1) / (count + norm)``), so the same bits, ten times faster.
         """
-        if term not in self._postings:  # a union's other scopes hold it, not this one
-            return
         found = self._arrays.get(term)
         if found is None:
-            postings = self._postings[term]
-            positions = np.fromiter((p for p, _ in postings), np.int64, len(postings))
-            counts = np.fromiter((c for _, c in postings), np.float64, len(postings))
-            if self._length_array is None:
-                self._length_array = np.asarray(self._lengths, np.float64)
-            found = self._arrays[term] = (positions, counts, self._length_array[positions])
+            which = self._term_ids.get(term)
+            if which is None:  # a union's other scopes hold it, not this one
+                return
+            run = slice(self._starts[which], self._starts[which + 1])
+            positions = self._positions[run]
+            # Kept: a common word of a large scope is searched by many packs.
+            found = self._arrays[term] = (positions, self._tf[run], self._lengths[positions])
         positions, counts, lengths = found
         k1, b = self.k1, self.b
         norm = k1 * ((1 - b) + b * lengths / average)
