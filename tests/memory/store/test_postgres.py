@@ -90,6 +90,10 @@ async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store
     assert records[0].id == late.memory_id
     order = [(r.created_at or "", r.id) for r in records]
     assert order == sorted(order)
+    monkeypatch.setattr(pgreads, "PAGE", 37)  # three pages exactly: the last is full
+    assert [r.id for r in await pg_store.list(Filter(user_id="agent-test"))] == [
+        r.id for r in records
+    ]
     where = Filter(
         user_id="agent-test", app_ids=("app-1", "app-2"), types=("semantic",), min_confidence=0.7
     )

@@ -122,11 +122,16 @@ def listing(conn: Any, held: Held, where: Filter | None) -> list[MemoryRecord]:
             "SELECT id::text, payload, COALESCE(payload->>'created_at', ''), {} "
             "FROM {} WHERE {} AND {} ORDER BY {} LIMIT %s"
         ).format(sql.SQL("vector" if scope else "NULL"), _TABLE, condition, keyset, ORDER)
-        rows = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE]).fetchall()
+        # One row past the page says whether another follows: a scope of exactly a page
+        # (a thousand memories) is one round trip, not two.
+        rows = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE + 1])
+        rows = rows.fetchall()
+        more = len(rows) > PAGE
+        del rows[PAGE:]
         records += [record_from_payload(row[0], row[1]) for row in rows]
         vectors += [row[3] for row in rows]
         scope = scope and len(records) <= SCOPE_ROWS  # past it: no more vectors
-        if len(rows) < PAGE:
+        if not more:
             break
         after = (rows[-1][2], rows[-1][0])
     if scope:
