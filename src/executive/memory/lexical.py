@@ -11,12 +11,16 @@ import math
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
-from typing import Protocol, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from executive.memory.store.base import MemoryRecord
 from executive.memory.words import terms
+
+# numpy is imported where an index is built or searched, not here: every daemon imports
+# this module (the hooks and the loop name the reader), and one with memory off never
+# indexes anything; numpy was ~130 ms of its start.
+if TYPE_CHECKING:
+    import numpy as np
 
 K = TypeVar("K", str, int)
 
@@ -72,6 +76,8 @@ class LexicalIndex(WordStatistics):
         for record in records:
             self.records.setdefault(record.id, record)  # the first copy of a memory counts
         self.ids: list[str] = list(self.records)
+        import numpy as np
+
         every = [term_counts(r.text) for r in self.records.values()]
         # The postings of every term as three flat arrays (position, count, and where each
         # term's run starts), grouped by a stable sort of term ids, so a term's postings come
@@ -136,6 +142,8 @@ class Scores:
     """BM25 sums by position over ``n`` memories, and which positions any term reached."""
 
     def __init__(self, n: int) -> None:
+        import numpy as np
+
         self._sums = np.zeros(n, np.float64)
         self._reached = np.zeros(n, np.bool_)
 
@@ -145,6 +153,8 @@ class Scores:
 
     def best(self, top_k: int) -> list[int]:
         """The reached positions by score, highest first, ties by position (best_first)."""
+        import numpy as np
+
         positions = np.flatnonzero(self._reached)
         order = np.lexsort((positions, -self._sums[positions]))
         return [int(p) for p in positions[order[:top_k]]]
