@@ -72,12 +72,12 @@ class LexicalIndex(WordStatistics):
     """BM25 (k1 1.2, b 0.75) over a scope's memories, with document frequencies."""
 
     def __init__(self, records: Iterable[MemoryRecord], k1: float = 1.2, b: float = 0.75) -> None:
+        import numpy as np
+
         self.records: dict[str, MemoryRecord] = {}
         for record in records:
             self.records.setdefault(record.id, record)  # the first copy of a memory counts
         self.ids: list[str] = list(self.records)
-        import numpy as np
-
         every = [term_counts(r.text) for r in self.records.values()]
         # The postings of every term as three flat arrays (position, count, and where each
         # term's run starts), grouped by a stable sort of term ids, so a term's postings come
