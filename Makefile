@@ -13,7 +13,7 @@ TORCH_INDEX ?=
 .PHONY: setup sandbox-tool browser run test lint format bench clean
 
 $(VENV)/.installed: pyproject.toml
-	@echo "setting up $(VENV) (about two minutes)" >&2
+	@echo "setting up $(VENV) (about two minutes, then the embedding model: under a minute)" >&2
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip >&2
 	@$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0 >&2
