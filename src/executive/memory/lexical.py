@@ -86,14 +86,16 @@ class LexicalIndex(WordStatistics):
         terms_flat = list(chain.from_iterable(every))  # each memory's distinct terms
         self.df: Counter[str] = Counter(terms_flat)
         self._term_ids: dict[str, int] = dict(zip(self.df, range(len(self.df)), strict=True))
-        ids = np.fromiter(map(self._term_ids.__getitem__, terms_flat), np.int64, len(terms_flat))
-        order = np.argsort(ids, kind="stable")
+        term_of = np.fromiter(
+            map(self._term_ids.__getitem__, terms_flat), np.int64, len(terms_flat)
+        )
+        order = np.argsort(term_of, kind="stable")
         sizes = np.fromiter(map(len, every), np.int64, len(every))
         self._positions = np.repeat(np.arange(len(every), dtype=np.int64), sizes)[order]
         tf = chain.from_iterable(counts.values() for counts in every)
         self._tf = np.fromiter(tf, np.float64, len(terms_flat))[order]
         self._starts = np.zeros(len(self.df) + 1, np.int64)
-        np.cumsum(np.bincount(ids, minlength=len(self.df)), out=self._starts[1:])
+        np.cumsum(np.bincount(term_of, minlength=len(self.df)), out=self._starts[1:])
         lengths = [counts.total() for counts in every]
         self._lengths = np.asarray(lengths, np.float64)
         self.n = len(self.ids)

@@ -124,8 +124,8 @@ def listing(conn: Any, held: Held, where: Filter | None) -> list[MemoryRecord]:
         ).format(sql.SQL("vector" if scope else "NULL"), _TABLE, condition, keyset, ORDER)
         # One row past the page says whether another follows: a scope of exactly a page
         # (a thousand memories) is one round trip, not two.
-        rows = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE + 1])
-        rows = rows.fetchall()
+        cursor = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE + 1])
+        rows = cursor.fetchall()
         more = len(rows) > PAGE
         del rows[PAGE:]
         records += [record_from_payload(row[0], row[1]) for row in rows]
