@@ -3,12 +3,15 @@ the verifiers. What it returns says whether the step passed and, if not, why."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ParamSpec
 
 from executive.home import Home
 from executive.logs import get_logger
@@ -24,6 +27,7 @@ from executive.workspace.state import StepState
 log = get_logger(__name__)
 
 ERROR_CHARS = 1500
+P = ParamSpec("P")
 
 
 @dataclass
@@ -117,40 +121,25 @@ def _findable(program: str, env: dict[str, str], cwd: Path) -> bool:
     return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
 
 
-def _redacted(attempt: Attempt) -> Attempt:
-    """The edge where worker and verifier text enters the record: scrub it once, here."""
-    attempt.error = scrub(attempt.error)
-    attempt.results = [
-        VerifierResult(r.verifier, r.result, scrub(r.message), scrub(r.evidence))
-        for r in attempt.results
-    ]
-    return attempt
+def _redacted(run: Callable[P, Awaitable[Attempt]]) -> Callable[P, Awaitable[Attempt]]:
+    """The edge where worker and verifier text enters the record: every attempt ``run``
+    returns is scrubbed once, here, whichever way it ended."""
+
+    @functools.wraps(run)
+    async def scrubbed(*args: P.args, **kwargs: P.kwargs) -> Attempt:
+        attempt = await run(*args, **kwargs)
+        attempt.error = scrub(attempt.error)
+        attempt.results = [
+            VerifierResult(r.verifier, r.result, scrub(r.message), scrub(r.evidence))
+            for r in attempt.results
+        ]
+        return attempt
+
+    return scrubbed
 
 
+@_redacted
 async def attempt(
-    *,
-    settings: Settings,
-    home: Home,
-    bundle: Bundle,
-    step: StepState,
-    vendor: str,
-    contract_id: str,
-    pack: str | None,
-) -> Attempt:
-    return _redacted(
-        await _attempt(
-            settings=settings,
-            home=home,
-            bundle=bundle,
-            step=step,
-            vendor=vendor,
-            contract_id=contract_id,
-            pack=pack,
-        )
-    )
-
-
-async def _attempt(
     *,
     settings: Settings,
     home: Home,

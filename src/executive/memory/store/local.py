@@ -30,7 +30,12 @@ from executive.memory.store.base import (
 )
 from executive.memory.store.edge import compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
-from executive.memory.store.records import compile_filter, record_from_item, record_from_payload
+from executive.memory.store.records import (
+    add_one,
+    compile_filter,
+    record_from_item,
+    record_from_payload,
+)
 
 log = get_logger(__name__)
 
@@ -305,25 +310,15 @@ class LocalStore:
         *,
         created_at: str | None = None,
     ) -> WriteReceipt:
-        meta = dict(metadata)
-        if created_at:
-            meta["created_at"] = created_at  # honoured by mem0 with infer=False
+        item = NewMemory(text, scope, metadata, created_at)
 
         def run() -> WriteReceipt:
-            result = self._memory.add(
-                text,
-                user_id=scope["user_id"],
-                agent_id=scope["agent_id"],
-                run_id=scope["run_id"],
-                metadata=meta,
-                infer=False,
-            )
-            rows = result.get("results") or []
-            if not rows:
+            memory_id = add_one(self._memory, item)
+            if memory_id is None:
                 return WriteReceipt("FAILED", error="mem0 returned no result for the add")
             # Qdrant local commits every upsert to SQLite before returning: durable.
-            self._wrote(added=[(str(rows[0]["id"]), meta.get("key"))])
-            return WriteReceipt("SUCCEEDED", memory_id=str(rows[0]["id"]))
+            self._wrote(added=[(memory_id, item.metadata.get("key"))])
+            return WriteReceipt("SUCCEEDED", memory_id=memory_id)
 
         return await self._call("add", run)
 

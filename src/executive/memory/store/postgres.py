@@ -44,7 +44,7 @@ from executive.memory.store.pgcache import Held
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pghistory import PgHistory
 from executive.memory.store.pgpool import make_pool, redacted, vector_text
-from executive.memory.store.records import record_from_payload
+from executive.memory.store.records import add_one, record_from_payload
 
 log = get_logger(__name__)
 
@@ -284,27 +284,17 @@ class PostgresStore:
         *,
         created_at: str | None = None,
     ) -> WriteReceipt:
-        meta = dict(metadata)
-        if created_at:
-            meta["created_at"] = created_at  # honoured by mem0 with infer=False
+        item = NewMemory(text, scope, metadata, created_at)
 
         def run() -> WriteReceipt:
             try:
-                result = self._mem0().add(
-                    text,
-                    user_id=scope["user_id"],
-                    agent_id=scope["agent_id"],
-                    run_id=scope["run_id"],
-                    metadata=meta,
-                    infer=False,
-                )
+                memory_id = add_one(self._mem0(), item)
             except psycopg.IntegrityError as exc:
-                return self._duplicate(exc, scope["user_id"], meta.get("key"))
-            rows = result.get("results") or []
-            if not rows:
+                return self._duplicate(exc, scope["user_id"], metadata.get("key"))
+            if memory_id is None:
                 return WriteReceipt("FAILED", error="mem0 returned no result for the add")
             # The insert was committed before mem0 returned: durable (synchronous_commit).
-            return WriteReceipt("SUCCEEDED", memory_id=str(rows[0]["id"]))
+            return WriteReceipt("SUCCEEDED", memory_id=memory_id)
 
         return await self._call("add", run)
 
