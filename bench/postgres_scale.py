@@ -180,7 +180,8 @@ async def main(count: int, samples: int, shape: str, keep: Path | None) -> None:
     server = pgdev.start("pgb-", keep=keep)
     try:
         url, load_s = loaded(server, count, shape)
-        store = await PostgresStore.open(url, Path(tempfile.mkdtemp(prefix="mem0-")))
+        mem0_dir = tempfile.TemporaryDirectory(prefix="mem0-")
+        store = await PostgresStore.open(url, Path(mem0_dir.name))
         heap.settle()  # as the daemon does once it is ready
         try:
             progress("timing searches")
@@ -189,6 +190,7 @@ async def main(count: int, samples: int, shape: str, keep: Path | None) -> None:
             packs = await pack.measure(store, samples)
         finally:
             await store.close()
+            mem0_dir.cleanup()
     finally:
         server.close()
     print(

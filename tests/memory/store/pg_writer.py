@@ -1,17 +1,18 @@
 """A real writer process on the Postgres store, for the kill and race tests.
 
-python -m tests.memory.store.pg_writer URL kill COUNT
+python -m tests.memory.store.pg_writer URL MEM0_DIR kill COUNT
     adds COUNT memories one by one, prints each confirmed id, then waits to be killed.
-python -m tests.memory.store.pg_writer URL race TEXT KEY
+python -m tests.memory.store.pg_writer URL MEM0_DIR race TEXT KEY
     opens the store and builds mem0, prints "ready", waits for a line on stdin, then adds
     TEXT under KEY and prints the receipt as JSON: the parent releases two at once.
+
+MEM0_DIR is mem0's folder, in the test's own: a killed writer cannot remove one of its own.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import anyio
@@ -21,9 +22,9 @@ from executive.memory.store.postgres import PostgresStore
 from tests.memory.conftest import meta, scope
 
 
-async def main(url: str, mode: str, *args: str) -> None:
+async def main(url: str, mem0_dir: str, mode: str, *args: str) -> None:
     configure_logging(fmt="json", level="warning", stream=sys.stderr)  # stdout is the answer
-    store = await PostgresStore.open(url, Path(tempfile.mkdtemp(prefix="mem0-")))
+    store = await PostgresStore.open(url, Path(mem0_dir))
     if mode == "kill":
         for i in range(int(args[0])):
             receipt = await store.add(f"Killed writer memory {i}.", scope(), meta(i))

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -33,9 +34,11 @@ async def pg_store(pg_url, tmp_path):
     await store.close()
 
 
-def _writer(url: str, *args: str, stdin: int | None = None) -> subprocess.Popen[str]:
+def _writer(
+    url: str, mem0_dir: Path, *args: str, stdin: int | None = None
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.memory.store.pg_writer", url, *args],
+        [sys.executable, "-m", "tests.memory.store.pg_writer", url, str(mem0_dir), *args],
         cwd=REPO,
         env=clean_env(),
         stdin=stdin,
@@ -181,7 +184,7 @@ async def test_the_first_use_race_creates_the_schema_once(pg_url):
 
 
 async def test_a_confirmed_write_survives_a_sigkill_of_the_writer(pg_url, tmp_path):
-    writer = _writer(pg_url, "kill", "40")
+    writer = _writer(pg_url, tmp_path / "mem0-writer", "kill", "40")
     confirmed = []
     for line in writer.stdout:
         if re.fullmatch(r"[0-9a-f-]{36}", line.strip()):
@@ -204,7 +207,12 @@ async def test_a_confirmed_write_survives_a_sigkill_of_the_writer(pg_url, tmp_pa
 async def test_two_processes_writing_the_same_lesson_store_it_once(pg_url, tmp_path):
     writers = [
         _writer(
-            pg_url, "race", f"The same lesson, told by writer {n}.", "d" * 32, stdin=subprocess.PIPE
+            pg_url,
+            tmp_path / f"mem0-writer-{n}",
+            "race",
+            f"The same lesson, told by writer {n}.",
+            "d" * 32,
+            stdin=subprocess.PIPE,
         )
         for n in (1, 2)
     ]
