@@ -40,7 +40,7 @@ sandbox-tool:
 # Set everything up, make a demo home if there is none, run the daemon in the foreground.
 run: setup
 	@test -d $(DEMO) || $(BIN)/executive init --demo $(DEMO) >&2
-	@echo "running the daemon on $(DEMO) in the foreground (its JSON log on stdout; Ctrl-C stops it)" >&2
+	@echo "running the daemon on $(DEMO) in the foreground (its log on stdout; Ctrl-C stops it)" >&2
 	@EXECUTIVE_HOME=$(abspath $(DEMO)) $(BIN)/executive run
 
 # The dashboard's browser tests drive Debian's Chromium (never a downloaded browser). With
