@@ -516,7 +516,7 @@ async def run_size(
             [payload] = harvester.prepare([memories.partial()])
             item = new_memory(payload)
             t0 = time.perf_counter()
-            receipt = await store.add(item.text, item.scope, item.metadata)
+            receipt = await store.add(item)
             store_add.append(time.perf_counter() - t0)
             if not receipt.confirmed:
                 raise SystemExit(f"store add not confirmed: {receipt}")

@@ -6,7 +6,7 @@ import pytest
 
 from executive.memory.classify import Rejected
 from executive.memory.harvester import Harvester
-from executive.memory.store.base import Filter
+from executive.memory.store.base import Filter, NewMemory
 from tests.memory.faults import FaultyStore
 from tests.memory.payloads import DEFAULTS, partial
 
@@ -100,9 +100,11 @@ async def test_a_write_that_landed_but_was_never_confirmed_replays_as_a_no_op(st
         }
     )
     await store.add(
-        payload.text,
-        {"user_id": payload.user_id, "agent_id": "executive", "run_id": payload.run_id},
-        payload.flat_metadata(),
+        NewMemory(
+            payload.text,
+            {"user_id": payload.user_id, "agent_id": "executive", "run_id": payload.run_id},
+            payload.flat_metadata(),
+        )
     )
     assert await harvester.replay() == {"pending": 1, "confirmed": 1, "still_pending": 0}
     assert await store.count() == 1

@@ -4,7 +4,7 @@ import pytest
 
 from executive.memory.harvester import Harvester
 from executive.memory.rebuild import drift, fix_drift, purge, rebuild
-from executive.memory.store.base import Filter
+from executive.memory.store.base import Filter, NewMemory
 from tests.memory.payloads import DEFAULTS, partial
 
 pytestmark = pytest.mark.anyio
@@ -49,9 +49,11 @@ async def test_drift_finds_missing_extra_and_changed_and_fix_repairs_them(harves
     records = await store.list(None)
     await store.delete(records[0].id)  # behind the ledger's back
     extra = await store.add(
-        "Written behind the ledger's back.",
-        {"user_id": "agent-test", "agent_id": "executive", "run_id": "2026-12-01-x"},
-        {"type": "semantic", "confidence": 0.8},
+        NewMemory(
+            "Written behind the ledger's back.",
+            {"user_id": "agent-test", "agent_id": "executive", "run_id": "2026-12-01-x"},
+            {"type": "semantic", "confidence": 0.8},
+        )
     )
     await store.update(records[1].id, text="Changed behind the ledger's back.")
     report, _, _ = await drift(store, ledger)

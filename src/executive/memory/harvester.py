@@ -25,7 +25,14 @@ from executive.logs import get_logger
 from executive.memory import ledger as L
 from executive.memory.classify import Rejected, Rejection, change_rejections, validate_batch
 from executive.memory.envelope import Defaults, Payload, stamp
-from executive.memory.store.base import Filter, MemoryRecord, Store, StoreError, WriteReceipt
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    NewMemory,
+    Store,
+    StoreError,
+    WriteReceipt,
+)
 from executive.memory.taxonomy import MemoryType
 from executive.memory.words import tokens
 from executive.memory.writes import Gate, HarvestSummary, WriteResult
@@ -225,7 +232,7 @@ class Harvester:
         try:
             with anyio.fail_after(self._timeout):
                 return await self._store.add(
-                    payload.text, scope, payload.flat_metadata(), created_at=created_at
+                    NewMemory(payload.text, scope, payload.flat_metadata(), created_at)
                 )
         except TimeoutError:
             return WriteReceipt("TIMEOUT", error=f"no confirmation within {self._timeout:g}s")

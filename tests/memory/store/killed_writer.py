@@ -10,13 +10,14 @@ from pathlib import Path
 
 import anyio
 
+from executive.memory.store.base import NewMemory
 from tests.memory.conftest import meta, open_store, scope
 
 
 async def main(root: Path, count: int, backend: str) -> None:
     store = await open_store(root, backend)
     for i in range(count):
-        receipt = await store.add(f"Killed writer memory {i}.", scope(), meta(i))
+        receipt = await store.add(NewMemory(f"Killed writer memory {i}.", scope(), meta(i)))
         print(receipt.memory_id, flush=True)  # confirmed: the store said SUCCEEDED
     await anyio.sleep_forever()  # never closes (no flush): the parent kills it
 

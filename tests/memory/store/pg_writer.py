@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 
 from executive.logs import configure_logging
+from executive.memory.store.base import NewMemory
 from executive.memory.store.postgres import PostgresStore
 from tests.memory.conftest import meta, scope
 
@@ -27,7 +28,7 @@ async def main(url: str, mem0_dir: str, mode: str, *args: str) -> None:
     store = await PostgresStore.open(url, Path(mem0_dir))
     if mode == "kill":
         for i in range(int(args[0])):
-            receipt = await store.add(f"Killed writer memory {i}.", scope(), meta(i))
+            receipt = await store.add(NewMemory(f"Killed writer memory {i}.", scope(), meta(i)))
             assert receipt.confirmed, receipt
             print(receipt.memory_id, flush=True)
         await anyio.sleep_forever()  # never closes: the parent kills it
@@ -36,7 +37,7 @@ async def main(url: str, mem0_dir: str, mode: str, *args: str) -> None:
     await store._call("warm", store._mem0)
     print("ready", flush=True)
     await anyio.to_thread.run_sync(sys.stdin.readline)
-    receipt = await store.add(text, scope(), meta(0, key=key))
+    receipt = await store.add(NewMemory(text, scope(), meta(0, key=key)))
     print(json.dumps({"status": receipt.status, "memory_id": receipt.memory_id}), flush=True)
     await store.close()
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from uuid import uuid4
 
 import pytest
 
@@ -109,10 +110,12 @@ async def fill(store: Store) -> list[str]:
     ids = []
     for i, (text, type, app, confidence) in enumerate(LESSONS):
         receipt = await store.add(
-            text,
-            SCOPE,
-            meta(type, app, f"{i:032x}", confidence),
-            created_at=f"2026-11-{10 + i:02d}T08:00:00+00:00",
+            NewMemory(
+                text,
+                SCOPE,
+                meta(type, app, f"{i:032x}", confidence),
+                created_at=f"2026-11-{10 + i:02d}T08:00:00+00:00",
+            )
         )
         assert receipt.confirmed, receipt
         ids.append(receipt.memory_id)
@@ -121,7 +124,7 @@ async def fill(store: Store) -> list[str]:
 
 async def test_add_then_get_returns_what_was_written(store: Store):
     receipt = await store.add(
-        "Pin uv in CI.", SCOPE, meta("procedural", "ci", "a" * 32, tags=["ci"])
+        NewMemory("Pin uv in CI.", SCOPE, meta("procedural", "ci", "a" * 32, tags=["ci"]))
     )
     assert receipt.confirmed
     record = await store.get(receipt.memory_id)
@@ -196,7 +199,7 @@ async def test_revision_moves_with_every_write(backend: Backend, store: Store):
     if not backend.has_revision:
         assert first is None  # other clients write the same project: it cannot know
         return
-    receipt = await store.add("One.", SCOPE, meta("semantic", "app", "c" * 32))
+    receipt = await store.add(NewMemory("One.", SCOPE, meta("semantic", "app", "c" * 32)))
     second = await store.revision()
     await store.update(receipt.memory_id, text="One, changed.")
     third = await store.revision()
@@ -244,12 +247,30 @@ async def test_add_many_keeps_ids_and_history_where_the_backend_can(backend: Bac
     assert [row["event"] for row in await store.history(item.memory_id)] == ["ADD", "UPDATE"]
 
 
+async def test_add_refuses_an_id_or_history_to_keep_and_writes_nothing(store: Store):
+    kept_id = NewMemory(
+        "A rebuild's memory.", SCOPE, meta("semantic", "app", "e" * 32), memory_id=str(uuid4())
+    )
+    with_history = NewMemory(
+        "Another rebuild's memory.",
+        SCOPE,
+        meta("semantic", "app", "f" * 32),
+        history=({"event": "ADD", "old": None, "new": "Another rebuild's memory."},),
+    )
+    for item in (kept_id, with_history):
+        with pytest.raises(ValueError, match="add_many"):
+            await store.add(item)
+    assert await store.count() == 0
+
+
 async def test_a_write_is_confirmed_read_back_and_found_by_its_filters(store):
     receipt = await store.add(
-        "Run the migrations on a scratch database first.",
-        tscope("2026-12-01-migrate"),
-        tmeta(1, app_id="billing", type="procedural", confidence=0.8, tags=["db", "migrate"]),
-        created_at="2026-12-01T09:00:00+00:00",
+        NewMemory(
+            "Run the migrations on a scratch database first.",
+            tscope("2026-12-01-migrate"),
+            tmeta(1, app_id="billing", type="procedural", confidence=0.8, tags=["db", "migrate"]),
+            created_at="2026-12-01T09:00:00+00:00",
+        )
     )
     assert receipt.confirmed
     record = await store.get(receipt.memory_id)
@@ -295,7 +316,7 @@ async def test_listing_is_oldest_first_and_the_key_lookup_finds_one(store):
 
 async def test_update_merges_history_follows_and_a_delete_is_final(backend: Backend, store: Store):
     # How the revision moves with these writes: test_revision_moves_with_every_write.
-    receipt = await store.add("Original.", tscope(), tmeta(0, importance="low"))
+    receipt = await store.add(NewMemory("Original.", tscope(), tmeta(0, importance="low")))
     await store.update(receipt.memory_id, metadata={"importance": "high"})
     await store.update(receipt.memory_id, text="Changed.")
     record = await store.get(receipt.memory_id)
@@ -315,5 +336,5 @@ async def test_wipe_empties_and_the_store_takes_writes_again(store):
     await store.wipe()
     assert await store.count() == 0
     assert await store.list(None) == []
-    assert (await store.add("After.", tscope(), tmeta(0))).confirmed
+    assert (await store.add(NewMemory("After.", tscope(), tmeta(0)))).confirmed
     assert await store.count() == 1

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from executive.memory.store import engine, model_setup
-from executive.memory.store.base import Filter, StoreError
+from executive.memory.store.base import Filter, NewMemory, StoreError
 from executive.memory.store.embedder import (
     DEFAULT_EMBEDDER,
     EMBEDDERS,
@@ -159,7 +159,7 @@ def test_set_up_adds_a_missing_model_without_torch_and_makes_the_same_file(set_u
 
 async def test_a_store_refuses_another_embedder_until_it_is_rebuilt(tmp_path):
     store = await LocalStore.open(tmp_path / "store", tmp_path / "mem0", embedder="minilm-int8")
-    await store.add("A memory embedded with int8.", scope(), meta(0))
+    await store.add(NewMemory("A memory embedded with int8.", scope(), meta(0)))
     await store.close()
     assert json.loads((tmp_path / "store" / engine.RECORD).read_text())["name"] == (
         EMBEDDERS["minilm-int8"].name
@@ -172,9 +172,9 @@ async def test_a_store_refuses_another_embedder_until_it_is_rebuilt(tmp_path):
         assert "executive mem rebuild" in str(refused.value)
         assert EMBEDDERS["minilm-int8"].name in str(refused.value)
         with pytest.raises(StoreError):
-            await other.add("Another.", scope(), meta(1))
+            await other.add(NewMemory("Another.", scope(), meta(1)))
         await other.wipe()  # what a rebuild does first
-        await other.add("A memory embedded with fp32.", scope(), meta(1))
+        await other.add(NewMemory("A memory embedded with fp32.", scope(), meta(1)))
         assert await other.count(Filter(user_id="agent-test")) == 1
     finally:
         await other.close()

@@ -9,7 +9,7 @@ import pytest
 
 from executive.memory.runtime import open_store
 from executive.memory.store import hashing
-from executive.memory.store.base import Filter
+from executive.memory.store.base import Filter, NewMemory
 from executive.memory.store.inmemory import JOURNAL, InMemoryStore
 from executive.settings import load_settings
 from tests.conftest import run_cli, set_env
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_torn_last_line_is_dropped_and_the_rest_kept(tmp_path):
     store = await InMemoryStore.open(tmp_path)
-    first = await store.add("Kept lesson.", scope(), meta(0))
+    first = await store.add(NewMemory("Kept lesson.", scope(), meta(0)))
     await store.close()
     with (tmp_path / JOURNAL).open("a") as journal:
         journal.write('{"op": "add", "record": {"id": "torn')  # a crash mid-append
@@ -30,7 +30,7 @@ async def test_a_torn_last_line_is_dropped_and_the_rest_kept(tmp_path):
         assert [r.id for r in await again.list()] == [first.memory_id]
         # Appends after the torn line would be lost on the next replay: none were confirmed,
         # and the next confirmed write must survive.
-        second = await again.add("Written after the crash.", scope(), meta(1))
+        second = await again.add(NewMemory("Written after the crash.", scope(), meta(1)))
     finally:
         await again.close()
     third = await InMemoryStore.open(tmp_path)
@@ -43,9 +43,9 @@ async def test_a_torn_last_line_is_dropped_and_the_rest_kept(tmp_path):
 async def test_wipe_starts_the_journal_over(tmp_path):
     store = await InMemoryStore.open(tmp_path)
     for i in range(3):
-        await store.add(f"Lesson {i}.", scope(), meta(i))
+        await store.add(NewMemory(f"Lesson {i}.", scope(), meta(i)))
     await store.wipe()
-    await store.add("After the wipe.", scope(), meta(9))
+    await store.add(NewMemory("After the wipe.", scope(), meta(9)))
     await store.close()
     entries = [json.loads(line) for line in (tmp_path / JOURNAL).read_text().splitlines()]
     assert [e["op"] for e in entries] == ["add"]
@@ -68,7 +68,7 @@ async def test_the_setting_selects_it_and_the_cli_reads_what_it_holds(home):
     try:
         assert store.name == "inmemory"
         receipt = await store.add(
-            "Pin uv in CI.", scope(user_id=settings.user_id), meta(1, app_id="ci")
+            NewMemory("Pin uv in CI.", scope(user_id=settings.user_id), meta(1, app_id="ci"))
         )
     finally:
         await store.close()

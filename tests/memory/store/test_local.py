@@ -58,10 +58,14 @@ async def test_search_filters_on_stored_confidence_not_score(filled):
 
 async def test_add_then_search_with_a_full_question_and_filters(store):
     payload = validate(stamped("principle"))
-    receipt = await store.add(payload.text, scope(payload.run_id), payload.flat_metadata())
+    receipt = await store.add(
+        NewMemory(payload.text, scope(payload.run_id), payload.flat_metadata())
+    )
     assert receipt.confirmed
     await store.add(
-        "Cats like warm windowsills.", scope(), meta(1, app_id="_global", type="semantic")
+        NewMemory(
+            "Cats like warm windowsills.", scope(), meta(1, app_id="_global", type="semantic")
+        )
     )
     where = Filter(
         user_id="agent-test",
@@ -79,7 +83,7 @@ async def test_add_then_search_with_a_full_question_and_filters(store):
 
 
 async def test_get_update_merges_metadata_history_delete(store):
-    receipt = await store.add("Original text.", scope(), meta(0, importance="low"))
+    receipt = await store.add(NewMemory("Original text.", scope(), meta(0, importance="low")))
     memory_id = receipt.memory_id
     await store.update(memory_id, metadata={"importance": "high"})
     record = await store.get(memory_id)
@@ -99,7 +103,7 @@ async def test_concurrent_adds_from_async_tasks_give_no_errors(store):
     async def one(i: int) -> None:
         try:
             receipt = await store.add(
-                f"Concurrent memory {i}", scope(), meta(i, key=f"{i + 10_000:032x}")
+                NewMemory(f"Concurrent memory {i}", scope(), meta(i, key=f"{i + 10_000:032x}"))
             )
             assert receipt.confirmed
         except BaseException as exc:  # collected, not raised, so all 50 run
@@ -116,7 +120,7 @@ async def test_wipe_empties_the_store(store):
     await fill(store, 5)
     await store.wipe()
     assert await store.count() == 0
-    assert (await store.add("after wipe", scope(), meta(0))).confirmed
+    assert (await store.add(NewMemory("after wipe", scope(), meta(0)))).confirmed
 
 
 async def test_the_store_reopens_with_what_it_held(tmp_path):
@@ -176,7 +180,7 @@ def test_the_read_view_exposes_no_write_method():
 
 
 async def test_add_many_creates_the_same_records_as_add(store):
-    single = await store.add("Same text, one by one.", scope(), meta(0, key="a" * 32))
+    single = await store.add(NewMemory("Same text, one by one.", scope(), meta(0, key="a" * 32)))
     [batched] = await store.add_many(
         [NewMemory("Same text, one by one.", scope(), meta(0, key="b" * 32))]
     )
@@ -198,7 +202,11 @@ async def test_searches_follow_every_write(store):
     again = await store.search("Which lesson did bundle app-1 learn?", where, 50)
     assert [r.id for r in again] == [r.id for r in before]  # exact search: the same points
     receipt = await store.add(
-        "Bundle app-1 learned a brand new lesson.", scope(), meta(0, app_id="app-1", key="f" * 32)
+        NewMemory(
+            "Bundle app-1 learned a brand new lesson.",
+            scope(),
+            meta(0, app_id="app-1", key="f" * 32),
+        )
     )
     after = await store.search("Which lesson did bundle app-1 learn?", where, 50)
     assert receipt.memory_id in {r.id for r in after}

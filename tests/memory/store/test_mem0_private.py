@@ -65,7 +65,7 @@ async def test_a_batched_add_stores_what_add_stores(tmp_path):
     store = await open_store(tmp_path)
     try:
         single = await store.add(
-            "Pin uv in CI.", scope(), meta(1), created_at="2026-12-01T00:00:00+00:00"
+            NewMemory("Pin uv in CI.", scope(), meta(1), created_at="2026-12-01T00:00:00+00:00")
         )
         (batched,) = await store.add_many(
             [NewMemory("Pin ruff in CI.", scope(), meta(2), "2026-12-01T00:00:00+00:00")]
@@ -127,12 +127,14 @@ WRITE = """
 import sys
 from pathlib import Path
 import anyio
+from executive.memory.store.base import NewMemory
 from executive.memory.store.local import LocalStore
 from tests.memory.conftest import meta, scope
 
 async def main():
     store = await LocalStore.open(Path(sys.argv[1]) / "store", Path(sys.argv[1]) / "mem0")
-    receipt = await store.add("The mirror resets its first connection.", scope(), meta(0))
+    item = NewMemory("The mirror resets its first connection.", scope(), meta(0))
+    receipt = await store.add(item)
     await store.close()
     print(receipt.confirmed, "mem0" in sys.modules, "qdrant_client" in sys.modules)
 

@@ -9,7 +9,7 @@ import pytest
 from psycopg import sql
 
 from executive.memory.store import pgcache, pgreads
-from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory
 from executive.memory.store.postgres import PostgresStore
 from tests.memory.conftest import fill, meta, scope
 
@@ -59,7 +59,7 @@ async def test_a_held_scope_is_searched_with_one_statement_until_the_store_moves
     )
     [again] = await a.search_scopes("Which lesson did app-4 learn?", [where], 5)
     assert [r.id for r in again] == [r.id for r in first] and snapshot_reads == []
-    await b.add("A lesson of app-4, written by B.", scope(), meta(98, app_id="app-4"))
+    await b.add(NewMemory("A lesson of app-4, written by B.", scope(), meta(98, app_id="app-4")))
     await a.search_scopes("Which lesson did app-4 learn?", [where], 5)
     assert snapshot_reads == [1]  # the revision moved: read again, in a snapshot
 
@@ -72,7 +72,9 @@ async def test_another_executives_write_and_update_are_seen_at_once(two):
     [before] = await a.search_scopes("release checklist for the mirror", [where], 50)
     assert {r.id for r in before} == {r.id for r in listed}
     new = await b.add(
-        "The release checklist: warm the mirror first.", scope(), meta(99, app_id="app-2")
+        NewMemory(
+            "The release checklist: warm the mirror first.", scope(), meta(99, app_id="app-2")
+        )
     )
     [after] = await a.search_scopes("release checklist for the mirror", [where], 50)
     assert after[0].id == new.memory_id  # B's write moved the revision: A reads afresh

@@ -16,7 +16,7 @@ import anyio
 import httpx
 import pytest
 
-from executive.memory.store.base import Filter, StoreError
+from executive.memory.store.base import Filter, NewMemory, StoreError
 from executive.memory.store.platform import PlatformStore, compile_filter
 from tests.conftest import REPO, clean_env
 from tests.memory.store.platform_fake import FakePlatform
@@ -93,7 +93,7 @@ def last_filters(fake: FakePlatform, path: str) -> dict[str, Any]:
 
 # --- writes: async events -----------------------------------------------------------------
 async def test_add_polls_pending_running_succeeded(fake: FakePlatform, platform: PlatformStore):
-    receipt = await platform.add("Pin uv in CI.", SCOPE, meta(app_id="app-b"))
+    receipt = await platform.add(NewMemory("Pin uv in CI.", SCOPE, meta(app_id="app-b")))
 
     assert receipt.confirmed and receipt.status == "SUCCEEDED"
     assert receipt.memory_id in fake.memories
@@ -117,7 +117,9 @@ async def test_add_polls_pending_running_succeeded(fake: FakePlatform, platform:
 
 
 async def test_created_at_is_sent_as_timestamp(fake: FakePlatform, platform: PlatformStore):
-    receipt = await platform.add("Old lesson.", SCOPE, meta(), created_at="2026-01-02T03:04:05Z")
+    receipt = await platform.add(
+        NewMemory("Old lesson.", SCOPE, meta(), created_at="2026-01-02T03:04:05Z")
+    )
     assert receipt.confirmed
     expected = int(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp())
     assert fake.requests("/v3/memories/add/")[0].body["timestamp"] == expected
@@ -127,7 +129,7 @@ async def test_created_at_is_sent_as_timestamp(fake: FakePlatform, platform: Pla
 
 async def test_failed_event_is_reported_failed(fake: FakePlatform, platform: PlatformStore):
     fake.script("fail")
-    receipt = await platform.add("Doomed.", SCOPE, meta())
+    receipt = await platform.add(NewMemory("Doomed.", SCOPE, meta()))
     assert receipt.status == "FAILED" and not receipt.confirmed
     assert "simulated failure" in (receipt.error or "")
     assert receipt.event_id and not fake.memories
@@ -138,7 +140,7 @@ async def test_never_finishing_event_times_out(fake: FakePlatform, mem0_dir: Pat
     try:
         fake.script("hang")
         started = time.monotonic()
-        receipt = await store.add("Stuck.", SCOPE, meta())
+        receipt = await store.add(NewMemory("Stuck.", SCOPE, meta()))
         elapsed = time.monotonic() - started
     finally:
         await store.close()
@@ -151,7 +153,7 @@ async def test_never_finishing_event_times_out(fake: FakePlatform, mem0_dir: Pat
 
 async def test_polls_answered_500_are_ignored(fake: FakePlatform, platform: PlatformStore):
     fake.script("succeed", errors=3)
-    receipt = await platform.add("Flaky server.", SCOPE, meta())
+    receipt = await platform.add(NewMemory("Flaky server.", SCOPE, meta()))
     assert receipt.confirmed
     assert [p.status for p in fake.requests("/v1/event/")] == [500, 500, 500, 200, 200, 200]
 
@@ -159,8 +161,8 @@ async def test_polls_answered_500_are_ignored(fake: FakePlatform, platform: Plat
 async def test_succeeded_without_memory_is_not_confirmed(
     fake: FakePlatform, platform: PlatformStore
 ):
-    first = await platform.add("Same text.", SCOPE, meta())
-    again = await platform.add("Same text.", SCOPE, meta())
+    first = await platform.add(NewMemory("Same text.", SCOPE, meta()))
+    again = await platform.add(NewMemory("Same text.", SCOPE, meta()))
     assert first.confirmed
     assert again.status == "SUCCEEDED" and again.memory_id is None and not again.confirmed
     assert "created no memory" in (again.error or "")
@@ -170,11 +172,11 @@ async def test_succeeded_without_memory_is_not_confirmed(
 @pytest.mark.parametrize("mode", ["queued-list", "sync"])
 async def test_other_add_answer_shapes(fake: FakePlatform, platform: PlatformStore, mode: str):
     fake.add_mode = mode
-    receipt = await platform.add("Shape check.", SCOPE, meta())
+    receipt = await platform.add(NewMemory("Shape check.", SCOPE, meta()))
     assert receipt.confirmed and receipt.memory_id in fake.memories
     assert bool(fake.requests("/v1/event/")) == (mode == "queued-list")
     # An exact repeat: SUCCEEDED with nothing created is not a confirmation, in either shape.
-    again = await platform.add("Shape check.", SCOPE, meta())
+    again = await platform.add(NewMemory("Shape check.", SCOPE, meta()))
     assert again.status == "SUCCEEDED" and not again.confirmed
     assert len(fake.memories) == 1
 
@@ -319,8 +321,8 @@ async def test_entity_scoping_under_both_doc_readings(mem0_dir: Path, scoping: s
     with FakePlatform(api_key=KEY, scoping=scoping) as fake:
         store = await open_store(fake, mem0_dir)
         try:
-            mine = await store.add("A fact of mine.", SCOPE, meta())
-            await store.add("Not mine.", {**SCOPE, "user_id": "other"}, meta())
+            mine = await store.add(NewMemory("A fact of mine.", SCOPE, meta()))
+            await store.add(NewMemory("Not mine.", {**SCOPE, "user_id": "other"}, meta()))
             for where in (
                 Filter(user_id=USER),
                 Filter(user_id=USER, agent_id="executive"),
@@ -364,7 +366,7 @@ async def test_complete_listing_across_pages(fake: FakePlatform, platform: Platf
 
 
 async def test_get_history_update_delete(fake: FakePlatform, platform: PlatformStore):
-    receipt = await platform.add("Use ruff.", SCOPE, meta(importance="low"))
+    receipt = await platform.add(NewMemory("Use ruff.", SCOPE, meta(importance="low")))
     memory_id = receipt.memory_id
     assert memory_id is not None
 

@@ -49,14 +49,16 @@ def _writer(
 
 async def test_add_search_with_filters_get_history_update_delete(pg_store):
     receipt = await pg_store.add(
-        "Never push to the remote without a review.",
-        scope(),
-        meta(0, app_id="_global", type="semantic", confidence=0.9),
+        NewMemory(
+            "Never push to the remote without a review.",
+            scope(),
+            meta(0, app_id="_global", type="semantic", confidence=0.9),
+        )
     )
     assert receipt.confirmed
-    await pg_store.add("Cats like warm windowsills.", scope(), meta(1, app_id="app-1"))
+    await pg_store.add(NewMemory("Cats like warm windowsills.", scope(), meta(1, app_id="app-1")))
     await pg_store.add(
-        "Pushing needs a review.", scope(), meta(2, app_id="_global", confidence=0.65)
+        NewMemory("Pushing needs a review.", scope(), meta(2, app_id="_global", confidence=0.65))
     )
     where = Filter(user_id="agent-test", app_ids=("_global",), min_confidence=0.7)
     found = await pg_store.search("May I push my commits to the remote?", where, 5)
@@ -83,10 +85,12 @@ async def test_listing_is_ordered_and_paged_and_counts_match_the_filter(pg_store
     monkeypatch.setattr(pgreads, "PAGE", 40)
     await fill(pg_store, 110)  # two whole pages and a part
     late = await pg_store.add(
-        "Written last, created first.",
-        scope(),
-        meta(0, key="e" * 32),
-        created_at="2000-01-01T00:00:00+00:00",
+        NewMemory(
+            "Written last, created first.",
+            scope(),
+            meta(0, key="e" * 32),
+            created_at="2000-01-01T00:00:00+00:00",
+        )
     )
     records = await pg_store.list(Filter(user_id="agent-test"))
     assert len(records) == 111 and len({r.id for r in records}) == 111
@@ -117,10 +121,12 @@ async def test_revision_moves_with_every_write_and_is_seen_by_another_process(
     other = await PostgresStore.open(pg_url, tmp_path / "other")  # its own pool
     try:
         before = await other.revision()
-        receipt = await pg_store.add("One.", scope(), meta(0))
+        receipt = await pg_store.add(NewMemory("One.", scope(), meta(0)))
         after_add = await other.revision()
         assert after_add != before
-        refused = await pg_store.add("One, again.", scope(), meta(0))  # same key: refused
+        refused = await pg_store.add(
+            NewMemory("One, again.", scope(), meta(0))
+        )  # same key: refused
         assert refused.status == "DUPLICATE" and refused.memory_id == receipt.memory_id
         assert await other.revision() == after_add  # nothing was written
         await pg_store.update(receipt.memory_id, metadata={"importance": "low"})
@@ -145,8 +151,10 @@ async def test_wipe_empties_and_keeps_the_schema(pg_store, pg_url):
     assert {"memories_key_uniq", "memories_hnsw_idx", "memories_reader_idx"} <= indexes
     assert "memories_scope_idx" not in indexes  # superseded by the reader's index
     assert "memories_text_lemmatized_idx" not in indexes  # no hybrid keyword search
-    assert (await pg_store.add("after wipe", scope(), meta(0))).confirmed
-    assert (await pg_store.add("after wipe again", scope(), meta(0))).status == "DUPLICATE"
+    assert (await pg_store.add(NewMemory("after wipe", scope(), meta(0)))).confirmed
+    assert (
+        await pg_store.add(NewMemory("after wipe again", scope(), meta(0)))
+    ).status == "DUPLICATE"
 
 
 async def test_add_many_keeps_ids_and_reports_a_taken_key(pg_store):
@@ -237,10 +245,10 @@ async def test_the_pool_survives_a_server_restart(pg_server, pg_url, tmp_path):
     # The session's server: tests of one process run one at a time.
     store = await PostgresStore.open(pg_url, tmp_path / "mem0", timeout_seconds=60)
     try:
-        assert (await store.add("Before the restart.", scope(), meta(0))).confirmed
+        assert (await store.add(NewMemory("Before the restart.", scope(), meta(0)))).confirmed
         pg_server.restart()  # every pooled connection is now dead
         assert await store.count() == 1  # no "connection is lost": checked before use
-        assert (await store.add("After the restart.", scope(), meta(1))).confirmed
+        assert (await store.add(NewMemory("After the restart.", scope(), meta(1)))).confirmed
         assert len(await store.search("restart", Filter(user_id="agent-test"), 5)) == 2
     finally:
         await store.close()
@@ -248,16 +256,16 @@ async def test_the_pool_survives_a_server_restart(pg_server, pg_url, tmp_path):
 
 async def test_the_store_refuses_another_embedder(pg_url, tmp_path):
     first = await PostgresStore.open(pg_url, tmp_path / "a")
-    await first.add("Made with int8 vectors.", scope(), meta(0))
+    await first.add(NewMemory("Made with int8 vectors.", scope(), meta(0)))
     await first.close()
     other = await PostgresStore.open(pg_url, tmp_path / "b", embedder="minilm-fp32")
     try:
         with pytest.raises(StoreError, match=r"built with the embedder .*mem rebuild"):
             await other.search("vectors", Filter(user_id="agent-test"), 5)
         with pytest.raises(StoreError, match="built with the embedder"):
-            await other.add("More.", scope(), meta(1))
+            await other.add(NewMemory("More.", scope(), meta(1)))
         await other.wipe()  # what `executive mem rebuild` does first
-        assert (await other.add("More.", scope(), meta(1))).confirmed
+        assert (await other.add(NewMemory("More.", scope(), meta(1)))).confirmed
     finally:
         await other.close()
 
@@ -294,7 +302,7 @@ async def test_a_memorys_row_stays_whole_in_the_table(pg_store, pg_url):
     vector of a row over ~2 kB there)."""
     # ~1 kB that does not compress: the row is over 2 kB however Postgres stores it.
     long = "Checksums seen: " + " ".join(hashlib.sha256(bytes([i])).hexdigest() for i in range(16))
-    await pg_store.add(long, scope(), meta(0))
+    await pg_store.add(NewMemory(long, scope(), meta(0)))
     with psycopg.connect(pg_url, autocommit=True) as conn:
         sizes = conn.execute(
             "SELECT pg_column_size(vector), pg_column_size(payload), "
@@ -311,7 +319,7 @@ async def test_payloads_come_back_as_written_through_the_pools_loaders(pg_store,
     """The pool decodes jsonb itself (pgpool): every read, text or binary, gives what a plain
     connection with psycopg's own loaders gives, non-ASCII text included."""
     text = "Le café ☕ ferme à 18 h — naïve “quotes” and 😀"
-    receipt = await pg_store.add(text, scope(), meta(0, app_id="app-ü"))
+    receipt = await pg_store.add(NewMemory(text, scope(), meta(0, app_id="app-ü")))
     where = Filter(user_id="agent-test", app_ids=("app-ü",))
     [listed] = await pg_store.list(where)
     [found] = await pg_store.search("a café closing time", where, 3)

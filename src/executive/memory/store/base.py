@@ -145,6 +145,17 @@ class NewMemory:
     history: tuple[dict[str, Any], ...] = ()
 
 
+def new_only(item: NewMemory) -> NewMemory:
+    """``item`` as ``Store.add`` takes it: a new memory. An id or a history to keep is a
+    rebuild's, which only ``add_many`` honours: refused here, never silently dropped."""
+    if item.memory_id is not None or item.history:
+        raise ValueError(
+            "Store.add writes a new memory under an id the store chooses; a memory_id or a "
+            "history to keep goes through add_many (a rebuild)"
+        )
+    return item
+
+
 @dataclass(frozen=True)
 class WriteReceipt:
     """What the store said about one write. Only ``confirmed`` writes count as done."""
@@ -185,14 +196,10 @@ class Store(StoreReader, Protocol):
 
     name: str
 
-    async def add(
-        self,
-        text: str,
-        scope: dict[str, str],
-        metadata: dict[str, Any],
-        *,
-        created_at: str | None = None,
-    ) -> WriteReceipt: ...
+    async def add(self, item: NewMemory) -> WriteReceipt:
+        """One new memory, its id the store's choice (``memory_id`` and ``history`` are a
+        rebuild's, kept by the adapters' ``add_many``; see :func:`new_only`)."""
+        ...
 
     async def update(
         self, memory_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None

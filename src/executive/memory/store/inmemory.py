@@ -25,7 +25,14 @@ import numpy as np
 
 from executive.logs import get_logger
 from executive.memory.store import hashing
-from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    NewMemory,
+    StoreError,
+    WriteReceipt,
+    new_only,
+)
 
 log = get_logger(__name__)
 
@@ -171,16 +178,8 @@ class InMemoryStore:
         return self._revision
 
     # --- writes ----------------------------------------------------------------------------
-    async def add(
-        self,
-        text: str,
-        scope: dict[str, str],
-        metadata: dict[str, Any],
-        *,
-        created_at: str | None = None,
-    ) -> WriteReceipt:
-        item = NewMemory(text, scope, metadata, created_at)
-        return (await self.add_many([item]))[0]
+    async def add(self, item: NewMemory) -> WriteReceipt:
+        return (await self.add_many([new_only(item)]))[0]
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
         receipts = []

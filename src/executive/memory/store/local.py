@@ -27,6 +27,7 @@ from executive.memory.store.base import (
     NewMemory,
     StoreError,
     WriteReceipt,
+    new_only,
 )
 from executive.memory.store.edge import compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
@@ -302,15 +303,8 @@ class LocalStore:
         return await self._call("count", run)
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
-    async def add(
-        self,
-        text: str,
-        scope: dict[str, str],
-        metadata: dict[str, Any],
-        *,
-        created_at: str | None = None,
-    ) -> WriteReceipt:
-        item = NewMemory(text, scope, metadata, created_at)
+    async def add(self, item: NewMemory) -> WriteReceipt:
+        new_only(item)
 
         def run() -> WriteReceipt:
             memory_id = add_one(self._memory, item)

@@ -40,6 +40,7 @@ from executive.memory.store.base import (
     NewMemory,
     StoreError,
     WriteReceipt,
+    new_only,
 )
 from executive.memory.store.platform_wire import (
     ENTITY_FIELDS,
@@ -221,27 +222,23 @@ class PlatformStore:
         return len(await self.list(where))
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
-    async def add(
-        self,
-        text: str,
-        scope: dict[str, str],
-        metadata: dict[str, Any],
-        *,
-        created_at: str | None = None,
-    ) -> WriteReceipt:
-        ids = {name: scope.get(name) for name in ENTITY_FIELDS}
-        if not ids["app_id"] and isinstance(metadata.get("app_id"), str):
-            ids["app_id"] = metadata["app_id"]  # the harvester keeps app_id in metadata
+    async def add(self, item: NewMemory) -> WriteReceipt:
+        return await self._add(new_only(item))
+
+    async def _add(self, item: NewMemory) -> WriteReceipt:
+        ids = {name: item.scope.get(name) for name in ENTITY_FIELDS}
+        if not ids["app_id"] and isinstance(item.metadata.get("app_id"), str):
+            ids["app_id"] = item.metadata["app_id"]  # the harvester keeps app_id in metadata
         kwargs: dict[str, Any] = {name: value for name, value in ids.items() if value}
         if not kwargs:
             return WriteReceipt("ERROR", error="a Platform write needs at least one entity id")
-        kwargs["metadata"] = dict(metadata)
+        kwargs["metadata"] = dict(item.metadata)
         kwargs["infer"] = False
-        if created_at:
-            stamp = epoch(created_at)
+        if item.created_at:
+            stamp = epoch(item.created_at)
             if stamp is not None:
                 kwargs["timestamp"] = stamp  # backdates created_at on the stored memory
-        messages = [{"role": "user", "content": text}]
+        messages = [{"role": "user", "content": item.text}]
         response = await self._call("add", self._client.add, messages, **kwargs)
         head = event_head(response)
         event_id = head.get("event_id") or head.get("eventId")
@@ -262,11 +259,9 @@ class PlatformStore:
         return await self._await_event(event_id)
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
-        """The Platform has no batch add that confirms each memory: one add (and poll) each."""
-        return [
-            await self.add(item.text, item.scope, item.metadata, created_at=item.created_at)
-            for item in items
-        ]
+        """The Platform has no batch add that confirms each memory: one add (and poll) each.
+        It cannot choose ids, so a rebuild's ids and histories are not kept (README)."""
+        return [await self._add(item) for item in items]
 
     def _receipt(self, status: str, body: dict[str, Any], event_id: str | None) -> WriteReceipt:
         if status == "SUCCEEDED":

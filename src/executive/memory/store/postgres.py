@@ -38,7 +38,14 @@ from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
 from executive.memory.store import engine, mem0_private, mem0env, pgreads, pgschema
-from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    NewMemory,
+    StoreError,
+    WriteReceipt,
+    new_only,
+)
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
 from executive.memory.store.pgfilter import compile_sql
@@ -276,21 +283,14 @@ class PostgresStore:
             return WriteReceipt("FAILED", error=f"the database refused the write: {exc}")
         return WriteReceipt(DUPLICATE, memory_id=holder, detail={"stored_key": key})
 
-    async def add(
-        self,
-        text: str,
-        scope: dict[str, str],
-        metadata: dict[str, Any],
-        *,
-        created_at: str | None = None,
-    ) -> WriteReceipt:
-        item = NewMemory(text, scope, metadata, created_at)
+    async def add(self, item: NewMemory) -> WriteReceipt:
+        new_only(item)
 
         def run() -> WriteReceipt:
             try:
                 memory_id = add_one(self._mem0(), item)
             except psycopg.IntegrityError as exc:
-                return self._duplicate(exc, scope["user_id"], metadata.get("key"))
+                return self._duplicate(exc, item.scope["user_id"], item.metadata.get("key"))
             if memory_id is None:
                 return WriteReceipt("FAILED", error="mem0 returned no result for the add")
             # The insert was committed before mem0 returned: durable (synchronous_commit).
