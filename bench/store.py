@@ -397,10 +397,14 @@ class Memories:
         self.rng = rng
         self.seen: set[tuple[str, str, str]] = set()
 
-    def partial(self) -> dict[str, Any]:
+    def partial(self, *, principles: bool = True) -> dict[str, Any]:
+        """A new memory of any kind; without ``principles``, none the harvester refuses (only
+        the constitution sync writes a principle)."""
         makers, weights = zip(*KINDS, strict=True)
         while True:
             item = self.rng.choices(makers, weights)[0](self.rng)
+            if not principles and item["metadata"]["type"] == "principle":
+                continue
             ident = (item["app_id"], item["metadata"]["type"], item["text"].casefold())
             if ident not in self.seen:
                 self.seen.add(ident)
@@ -497,7 +501,10 @@ async def run_size(
         while filled < target:
             count = min(BATCH, target - filled)
             batch = [
-                new_memory(p) for p in harvester.prepare([memories.partial() for _ in range(count)])
+                new_memory(p)
+                for p in harvester.prepare(
+                    [memories.partial() for _ in range(count)], principles=True
+                )
             ]
             t0 = time.perf_counter()
             receipts = await store.add_many(batch)
@@ -513,7 +520,7 @@ async def run_size(
         harvest_add: list[float] = []
         duplicates = 0
         for _ in range(samples):
-            [payload] = harvester.prepare([memories.partial()])
+            [payload] = harvester.prepare([memories.partial(principles=False)])
             item = new_memory(payload)
             t0 = time.perf_counter()
             receipt = await store.add(item)
@@ -525,7 +532,7 @@ async def run_size(
             # skipped by the harvester, not written: untimed, counted, drawn again.
             while True:
                 t0 = time.perf_counter()
-                result = await harvester.add([memories.partial()])
+                result = await harvester.add([memories.partial(principles=False)])
                 elapsed = time.perf_counter() - t0
                 if not result.ok:
                     raise SystemExit(f"harvester add failed: {result.as_dict()}")
