@@ -17,6 +17,7 @@ import resource
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 os.environ["MEM0_TELEMETRY"] = "False"
@@ -64,7 +65,9 @@ def write_ledger(ledger: HarvestLedger, count: int) -> None:
         model = validate(payload(i))
         base = {"op": "add", "attempt": f"a{i}", "key": model.key, "actor": "bench"}
         ledger.record({**base, "status": "PENDING", "payload": model.as_dict()})
-        ledger.record({**base, "status": "SUCCEEDED", "memory_id": f"m{i}", "ms": 10})
+        # The id a store gives (a UUID): the rebuild keeps it.
+        memory_id = str(uuid.UUID(int=i + 1))
+        ledger.record({**base, "status": "SUCCEEDED", "memory_id": memory_id, "ms": 10})
 
 
 async def measure(size: int, root: Path) -> dict:

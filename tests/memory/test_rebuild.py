@@ -147,3 +147,38 @@ async def test_rebuild_keeps_every_id_and_replays_each_history(harvester, store,
     assert history[0]["new_memory"] == edited.text
     assert (history[1]["old_memory"], history[1]["new_memory"]) == (edited.text, new_text)
     assert (await store.get(edited.id)).text == new_text
+
+
+async def test_a_ledger_id_no_store_gives_gets_a_new_id_and_the_rest_keep_theirs(
+    harvester, store, ledger
+):
+    from executive.memory import ledger as L
+    from tests.memory.payloads import stamped
+
+    await harvester.add(many(3), near_duplicates=False)
+    ids_before = {r.key: r.id for r in await store.list(None)}
+    # Hand-edited lines: an id that is no UUID, and one that is no string at all.
+    added = []
+    for n, memory_id in enumerate(("m0", 7)):
+        payload = stamped("semantic", text=f"A hand-written lesson, number {n}.")
+        added.append(payload["metadata"]["key"])
+        ledger.record(
+            {
+                "op": "add",
+                "attempt": f"hand-edited-{n}",
+                "key": added[-1],
+                "actor": "cli",
+                "status": L.SUCCEEDED,
+                "memory_id": memory_id,
+                "payload": payload,
+            }
+        )
+
+    result = await rebuild(store, harvester, ledger)
+
+    assert result["memories"] == 5 and result["refused"] == []
+    after = {r.key: r.id for r in await store.list(None)}
+    assert {k: after[k] for k in ids_before} == ids_before
+    assert {after[k] for k in added}.isdisjoint({"m0", "7"})
+    report, _, _ = await drift(store, ledger)
+    assert report.clean

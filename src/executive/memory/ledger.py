@@ -182,7 +182,7 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
         current.exists = False
     else:
         return
-    if entry.get("memory_id"):
+    if _memory_id(entry):
         current.memory_id = entry["memory_id"]
     if entry.get("home"):
         current.home = entry["home"]
@@ -192,6 +192,11 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
     current.confirmed = confirmed
     current.attempts += 1
     current.last_error = None if confirmed else (entry.get("error") or status)
+
+
+def _memory_id(entry: dict[str, Any]) -> bool:
+    """Whether the line names a memory id: a line is data, and an id is a non-empty string."""
+    return isinstance(entry.get("memory_id"), str) and bool(entry["memory_id"])
 
 
 def _skip(state: LedgerState, entry: dict[str, Any]) -> None:
@@ -204,7 +209,7 @@ def _skip(state: LedgerState, entry: dict[str, Any]) -> None:
     current = state.keys.get(entry["key"])
     if current is None or not current.exists or current.last_op != "add":
         return
-    if entry.get("memory_id"):
+    if _memory_id(entry):
         current.memory_id = entry["memory_id"]
     current.confirmed = True
     current.attempts = 0

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 from pydantic import ValidationError
 
@@ -129,15 +130,28 @@ async def _write_all(
     return written
 
 
+def _store_id(memory_id: str) -> bool:
+    """Whether ``memory_id`` is an id a store gives (a UUID, as every store writes it)."""
+    try:
+        return str(UUID(memory_id)) == memory_id
+    except ValueError:
+        return False
+
+
 def _keeping_ids(states: Iterable[KeyState]) -> list[NewMemory]:
     """What to write back: each memory under the id it had, with its history.
 
-    An id the ledger never saw, or one two keys claim, gets a new id from the store.
+    An id the ledger never saw, one two keys claim, or one no store gives (a ledger line is
+    data: a hand edit, a corrupted line) gets a new id from the store, so one such line
+    cannot fail the batch it is written in.
     """
     seen: set[str] = set()
     items = []
     for state in states:
         memory_id = state.memory_id if state.memory_id not in seen else None
+        if memory_id and not _store_id(memory_id):
+            log.warning("rebuild.new_id", key=state.key, ledger_id=memory_id[:80])
+            memory_id = None
         if memory_id:
             seen.add(memory_id)
         items.append(_new(state.payload or {}, state.created_at, memory_id, state.history))
