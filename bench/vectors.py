@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 
 os.environ["MEM0_TELEMETRY"] = "False"
-os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="mem0-bench-"))
+# mem0 reads it when imported; the folder is removed when the interpreter exits.
+_MEM0_DIR = tempfile.TemporaryDirectory(prefix="mem0-bench-")
+os.environ.setdefault("MEM0_DIR", _MEM0_DIR.name)
 
 DIMS = 384
 TYPES = ["principle", "procedural", "reflective", "semantic", "episodic"]
