@@ -144,16 +144,15 @@ class NewMemory:
     memory_id: str | None = None
     history: tuple[dict[str, Any], ...] = ()
 
-
-def new_only(item: NewMemory) -> NewMemory:
-    """``item`` as ``Store.add`` takes it: a new memory. An id or a history to keep is a
-    rebuild's, which only ``add_many`` honours: refused here, never silently dropped."""
-    if item.memory_id is not None or item.history:
-        raise ValueError(
-            "Store.add writes a new memory under an id the store chooses; a memory_id or a "
-            "history to keep goes through add_many (a rebuild)"
-        )
-    return item
+    def require_new(self) -> NewMemory:
+        """This memory as ``Store.add`` takes it: a new one. An id or a history to keep is a
+        rebuild's, which only ``add_many`` honours: refused here, never silently dropped."""
+        if self.memory_id is not None or self.history:
+            raise ValueError(
+                "Store.add writes a new memory under an id the store chooses; a memory_id or "
+                "a history to keep goes through add_many (a rebuild)"
+            )
+        return self
 
 
 @dataclass(frozen=True)
@@ -198,7 +197,7 @@ class Store(StoreReader, Protocol):
 
     async def add(self, item: NewMemory) -> WriteReceipt:
         """One new memory, its id the store's choice (``memory_id`` and ``history`` are a
-        rebuild's, kept by the adapters' ``add_many``; see :func:`new_only`)."""
+        rebuild's, kept by the adapters' ``add_many``; see :meth:`NewMemory.require_new`)."""
         ...
 
     async def update(

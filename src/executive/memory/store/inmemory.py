@@ -25,14 +25,7 @@ import numpy as np
 
 from executive.logs import get_logger
 from executive.memory.store import hashing
-from executive.memory.store.base import (
-    Filter,
-    MemoryRecord,
-    NewMemory,
-    StoreError,
-    WriteReceipt,
-    new_only,
-)
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 
 log = get_logger(__name__)
 
@@ -179,7 +172,7 @@ class InMemoryStore:
 
     # --- writes ----------------------------------------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
-        return (await self.add_many([new_only(item)]))[0]
+        return (await self.add_many([item.require_new()]))[0]
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
         receipts = []

@@ -27,7 +27,6 @@ from executive.memory.store.base import (
     NewMemory,
     StoreError,
     WriteReceipt,
-    new_only,
 )
 from executive.memory.store.edge import compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
@@ -304,7 +303,7 @@ class LocalStore:
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
-        new_only(item)
+        item.require_new()
 
         def run() -> WriteReceipt:
             memory_id = add_one(self._memory, item)

@@ -40,7 +40,6 @@ from executive.memory.store.base import (
     NewMemory,
     StoreError,
     WriteReceipt,
-    new_only,
 )
 from executive.memory.store.platform_wire import (
     ENTITY_FIELDS,
@@ -223,7 +222,7 @@ class PlatformStore:
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
-        return await self._add(new_only(item))
+        return await self._add(item.require_new())
 
     async def _add(self, item: NewMemory) -> WriteReceipt:
         ids = {name: item.scope.get(name) for name in ENTITY_FIELDS}

@@ -38,14 +38,7 @@ from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
 from executive.memory.store import engine, mem0_private, mem0env, pgreads, pgschema
-from executive.memory.store.base import (
-    Filter,
-    MemoryRecord,
-    NewMemory,
-    StoreError,
-    WriteReceipt,
-    new_only,
-)
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
 from executive.memory.store.pgfilter import compile_sql
@@ -284,7 +277,7 @@ class PostgresStore:
         return WriteReceipt(DUPLICATE, memory_id=holder, detail={"stored_key": key})
 
     async def add(self, item: NewMemory) -> WriteReceipt:
-        new_only(item)
+        item.require_new()
 
         def run() -> WriteReceipt:
             try:
