@@ -6,7 +6,9 @@ import json
 import signal
 from pathlib import Path
 
+from executive.home import Home
 from executive.workers.process import start_time
+from executive.workspace.lifecycle import Workspace
 from tests.conftest import json_lines, run_cli
 from tests.daemonproc import Daemon
 from tests.loop.homes import add_bundle, events, ledger, make_home, outputs
@@ -94,6 +96,30 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
     state = json.loads((home / "workspace" / "completed" / "sturdy" / "STEPS.json").read_text())
     assert state["status"] == "completed" and state["steps"][0]["status"] == "done"
     assert len(ledger(home)) > 5  # every line but the torn one parses
+
+
+def test_a_goal_whose_last_step_was_done_when_the_daemon_stopped_completes_on_restart(tmp_path):
+    # The state a stop between the last step's record and the goal's leaves (Hook C runs
+    # there: a harvest, or an LLM for minutes): the step done, the goal still active.
+    home = make_home(tmp_path)
+    add_bundle(home, "almost", "echo ok > out.txt\n")
+    workspace = Workspace(Home(home), "command")
+    [active] = workspace.ingest()
+    step = active.state.steps[0]
+    step.status, step.contract_id = "done", "contract-before-the-stop"
+    workspace.save(active)
+
+    for _ in range(2):  # the second start finds nothing left to recover
+        result = run_cli("--home", str(home), "run", "--once")
+        assert result.returncode == 0, result.stderr
+
+    [completed] = events(home, "GOAL_COMPLETED", bundle="almost")
+    assert completed["recovered"] is True
+    assert completed["contract_id"] == "contract-before-the-stop"
+    assert events(home, "STEP_STARTED", bundle="almost") == []  # nothing ran again
+    state = json.loads((home / "workspace" / "completed" / "almost" / "STEPS.json").read_text())
+    assert state["status"] == "completed"
+    assert not (home / "workspace" / "in-progress" / "P3" / "almost").exists()
 
 
 def test_an_unwritable_worker_folder_or_missing_executable_blocks_with_a_clear_entry(tmp_path):

@@ -81,23 +81,32 @@ class Executive:
 
     # --- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
-        """Crash recovery: end orphaned workers, return interrupted steps to pending."""
+        """Crash recovery: end orphaned workers, return interrupted steps to pending, and
+        complete the goals whose last step was done when the daemon stopped."""
         self.home.ensure()
         for contract in reap_orphans(self.home.pids):
             self.ledger.append("WORKER_ORPHAN_ENDED", contract_id=contract)
         for active in self.workspace.active():
-            for step in active.state.steps:
-                if step.status != "in_progress":
-                    continue
-                step.status = "pending"
-                step.attempts += 1
-                step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
-                step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
-                try:
-                    self.recorder.record(active, transitions.interrupted(active.bundle, step))
-                except UnsafeFile as exc:  # a planted link or FIFO must not stop start-up
-                    self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
-                    break
+            try:
+                self._recover(active)
+            except UnsafeFile as exc:  # a planted link or FIFO must not stop start-up
+                self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
+
+    def _recover(self, active: Active) -> None:
+        steps = active.state.steps
+        for step in steps:
+            if step.status != "in_progress":
+                continue
+            step.status = "pending"
+            step.attempts += 1
+            step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
+            step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
+            self.recorder.record(active, transitions.interrupted(active.bundle, step))
+        if steps and active.state.next_step() is None:
+            # Stopped between the last step's record and the goal's (Hook C runs there):
+            # nothing is left to run, and selection never picks a bundle with no next step.
+            completed = transitions.goal_completed(active, steps[-1].contract_id, recovered=True)
+            self.recorder.record(active, completed)
 
     async def close(self) -> None:
         await self.memory.close()

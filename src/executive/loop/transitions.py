@@ -138,7 +138,9 @@ def step_completed(bundle: Bundle, step: StepState, attempt: Attempt) -> Transit
     )
 
 
-def goal_completed(active: Active, contract_id: str) -> Transition:
+def goal_completed(active: Active, contract_id: str, *, recovered: bool = False) -> Transition:
+    """The last step is done. ``recovered``: start-up found it done but the goal still active
+    (the daemon stopped after the step was recorded, before the goal was)."""
     bundle, steps = active.bundle, active.state.steps
     return Transition(
         "GOAL_COMPLETED",
@@ -148,9 +150,11 @@ def goal_completed(active: Active, contract_id: str) -> Transition:
             "contract_id": contract_id,
             "steps": len(steps),
             "step_titles": [s.title for s in steps],
+            **({"recovered": True} if recovered else {}),
         },
         "goal.completed",
-        ("title",),
+        # Start-up runs outside any bundle's log context, so its line names the bundle.
+        ("bundle", "title", "recovered") if recovered else ("title",),
         state="complete",
     )
 
