@@ -284,8 +284,14 @@ def _run(daemons: list[Daemon], chaos: Any) -> float:
         if time.monotonic() - checked > 1.0:
             checked = time.monotonic()
             # The chaos must have happened before a settled run counts as the end.
-            if (chaos is None or chaos.done()) and all(settled(d.home) for d in daemons):
-                break
+            if all(settled(d.home) for d in daemons):
+                if chaos is None or chaos.done():
+                    break
+                if chaos.missed():
+                    raise SystemExit(
+                        "every queue settled before exec-2 made a write to be killed in: "
+                        "give each executive more bundles (--bundles)"
+                    )
             if time.monotonic() > deadline:
                 raise SystemExit("the run did not settle within the deadline")
         time.sleep(0.002 if chaos is not None else 0.5)
@@ -347,6 +353,8 @@ def shared_run(root: Path, bundles: int, env: dict[str, str]) -> dict[str, Any]:
                 state["restarted_pg"] = True
 
         chaos.done = lambda: state["killed"] and state["restarted_pg"]  # type: ignore[attr-defined]
+        # Settled with the victim never killed: no write is left to kill it in.
+        chaos.missed = lambda: not state["killed"]  # type: ignore[attr-defined]
         started = run(daemons, chaos)
         if not (state["killed"] and state["restarted_pg"]):
             raise SystemExit(f"the chaos did not happen: {state}")
@@ -446,6 +454,9 @@ if __name__ == "__main__":
     parser.add_argument("--bundles", type=int, default=12, help="bundles per executive")
     parser.add_argument("--keep", type=Path, help="run in this (new) folder and keep it")
     args = parser.parse_args()
+    if args.bundles < 2:
+        # exec-2 is killed in a write after its first completed bundle: it needs a second.
+        parser.error("--bundles must be at least 2")
     # A SIGTERM unwinds like Ctrl-C: daemons and Postgres are stopped on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.exit(main(args.bundles, args.keep))
