@@ -95,8 +95,11 @@ class OnnxEncoder:
     """Token ids in, mean-pooled L2-normalised vectors out (sentence-transformers' recipe)."""
 
     def __init__(self, path: Path, threads: int | None = None) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        from executive.memory.store.ortenv import onnxruntime
+
+        ort = onnxruntime()
 
         if not path.is_file():
             raise ModelMissing(

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from executive.memory.store.embedder import EMBEDDERS, default_models_dir
+from executive.memory.store.ortenv import onnxruntime
 from executive.memory.store.smoothing import smooth
 
 FP32 = "model.onnx"
@@ -103,6 +104,7 @@ def quantize(folder: Path) -> None:
     Each is written beside the others under a temporary name and renamed once checked, so an
     interrupted set-up never leaves a half-written model that looks complete.
     """
+    onnxruntime()  # telemetry off before the quantizer imports the runtime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     from executive.memory.store.embedder import OnnxEncoder
@@ -185,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models-dir", type=Path, default=default_models_dir())
     parser.add_argument("--force", action="store_true", help="export again even if present")
     args = parser.parse_args(argv)
+    onnxruntime()  # telemetry off before torch's exporter or onnx can import the runtime
     target = args.models_dir / "all-MiniLM-L6-v2"
     if complete(target) and not args.force:
         print(f"the ONNX models are in place: {target}", file=sys.stderr)

@@ -11,6 +11,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from executive.memory.store.ortenv import onnxruntime
+
 # What the smoothing measures activations on: hand-written, the kinds of text a store holds
 # (lessons, facts, chat turns, questions, errors, code). Not benchmark data. The result barely
 # depends on it (three different corpora gave mean cosines within 0.0003), because the
@@ -68,8 +70,9 @@ def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None
     """
     import numpy as np
     import onnx
-    import onnxruntime as ort
     from onnx import helper, numpy_helper
+
+    ort = onnxruntime()
     from tokenizers import Tokenizer
 
     model = onnx.load(str(fp32))
@@ -140,8 +143,9 @@ def constant_reshapes(model: Any) -> int:
     """
     import numpy as np
     import onnx
-    import onnxruntime as ort
     from onnx import helper, numpy_helper
+
+    ort = onnxruntime()
 
     fixed = {w.name for w in model.graph.initializer}
     reshapes = [
