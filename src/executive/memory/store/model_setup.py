@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +77,20 @@ def export(target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         work = Path(tmp)
         x = torch.ones(1, 8, dtype=torch.long)
-        torch.onnx.export(
-            Body(bert),
-            (x, x, torch.zeros_like(x)),
-            str(work / FP32),
-            opset_version=17,
-            dynamo=False,
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
-        )
+        with warnings.catch_warnings():
+            # The legacy exporter's notes (its deprecation, the tracer's, advanced indexing)
+            # read like failures at set-up; what decides is _check_fp32, against torch itself.
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Body(bert),
+                (x, x, torch.zeros_like(x)),
+                str(work / FP32),
+                opset_version=17,
+                dynamo=False,
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes={n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]},
+            )
         for name in _FILES:
             shutil.copy2(source / name, work / name)
         config = json.loads((work / "tokenizer_config.json").read_text())
@@ -98,6 +105,11 @@ def export(target: Path) -> None:
         work.mkdir()  # so the TemporaryDirectory cleanup finds its folder
 
 
+class _NoPreprocessingAdvice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
 def quantize(folder: Path) -> None:
     """Make the quantized files that ``folder`` lacks from its ``model.onnx``; no torch.
 
@@ -106,6 +118,10 @@ def quantize(folder: Path) -> None:
     """
     onnxruntime()  # telemetry off before the quantizer imports the runtime
     from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # The quantizer advises its own pre-processing (shape inference) on every call; this
+    # model does not need it, and each file is checked against fp32 below.
+    logging.getLogger().addFilter(_NoPreprocessingAdvice())
 
     from executive.memory.store.embedder import OnnxEncoder
 
@@ -188,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="export again even if present")
     args = parser.parse_args(argv)
     onnxruntime()  # telemetry off before torch's exporter or onnx can import the runtime
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' loading bars
     target = args.models_dir / "all-MiniLM-L6-v2"
     if complete(target) and not args.force:
         print(f"the ONNX models are in place: {target}", file=sys.stderr)
