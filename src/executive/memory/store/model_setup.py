@@ -117,43 +117,50 @@ def quantize(folder: Path) -> None:
     interrupted set-up never leaves a half-written model that looks complete.
     """
     onnxruntime()  # telemetry off before the quantizer imports the runtime
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    # The quantizer advises its own pre-processing (shape inference) on every call; this
-    # model does not need it, and each file is checked against fp32 below.
-    logging.getLogger().addFilter(_NoPreprocessingAdvice())
-
     from executive.memory.store.embedder import OnnxEncoder
 
     reference = OnnxEncoder(folder / FP32).encode(_PROBES)  # what every file is checked to
-    for name in (INT8, SMOOTH):
-        if (folder / name).is_file():
-            continue
-        partial = folder / f".{name}.partial"
-        if name == INT8:
+    # The quantizer advises its own pre-processing (shape inference) on every call; this
+    # model does not need it, and each file is checked against fp32. Only while it runs.
+    advice = _NoPreprocessingAdvice()
+    logging.getLogger().addFilter(advice)
+    try:
+        for name in (INT8, SMOOTH):
+            if not (folder / name).is_file():
+                _quantized(folder, name, reference)
+    finally:
+        logging.getLogger().removeFilter(advice)
+
+
+def _quantized(folder: Path, name: str, reference: Any) -> None:
+    """``folder / name`` made from the fp32 model and checked against ``reference``."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    partial = folder / f".{name}.partial"
+    if name == INT8:
+        quantize_dynamic(
+            str(folder / FP32), str(partial), weight_type=QuantType.QInt8, per_channel=True
+        )
+    else:
+        smoothed = folder / ".model_smoothed.onnx.partial"  # beside the tokenizer
+        try:
+            smooth(folder / FP32, folder / "tokenizer.json", smoothed)
+            # (X / s)(s W) = X W: smoothing must leave the fp32 function as it was.
+            _check(reference, smoothed, "the smoothed fp32", 0.99999)
+            # reduce_range: 7-bit weights. On x86 without VNNI (AVX2, as here) ORT's
+            # u8-by-s8 kernel sums pairs of products in 16 bits, which 8-bit weights can
+            # saturate and 7-bit ones cannot (ORT's quantization docs). +0.001 mean cosine.
             quantize_dynamic(
-                str(folder / FP32), str(partial), weight_type=QuantType.QInt8, per_channel=True
+                str(smoothed),
+                str(partial),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=True,
             )
-        else:
-            smoothed = folder / ".model_smoothed.onnx.partial"  # beside the tokenizer
-            try:
-                smooth(folder / FP32, folder / "tokenizer.json", smoothed)
-                # (X / s)(s W) = X W: smoothing must leave the fp32 function as it was.
-                _check(reference, smoothed, "the smoothed fp32", 0.99999)
-                # reduce_range: 7-bit weights. On x86 without VNNI (AVX2, as here) ORT's
-                # u8-by-s8 kernel sums pairs of products in 16 bits, which 8-bit weights can
-                # saturate and 7-bit ones cannot (ORT's quantization docs). +0.001 mean cosine.
-                quantize_dynamic(
-                    str(smoothed),
-                    str(partial),
-                    weight_type=QuantType.QInt8,
-                    per_channel=True,
-                    reduce_range=True,
-                )
-            finally:
-                smoothed.unlink(missing_ok=True)
-        _check(reference, partial, name, _FLOOR[name])
-        partial.rename(folder / name)
+        finally:
+            smoothed.unlink(missing_ok=True)
+    _check(reference, partial, name, _FLOOR[name])
+    partial.rename(folder / name)
 
 
 def _check_fp32(source: Path, work: Path) -> None:
