@@ -276,4 +276,4 @@ def test_defaults_stamp_fills_and_explicit_values_win():
     assert payload["metadata"]["actor"] == "executive"
     assert payload["agent_id"] == "executive"
     assert payload["metadata"]["harvest_run"] == payload["run_id"]
-    assert payload["metadata"]["schema_version"] == "1.1.0"
+    assert payload["metadata"]["schema_version"] == "1.2.0"

@@ -13,12 +13,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ParamSpec
 
+import anyio
+
 from executive.home import Home
 from executive.logs import get_logger
 from executive.redact import scrub
 from executive.settings import Settings
 from executive.untrusted import clean, fence, one_line
-from executive.workers import claude_md, environment, process, safefs, sandbox, vendors, verifiers
+from executive.workers import (
+    claude_md,
+    environment,
+    process,
+    record,
+    safefs,
+    sandbox,
+    vendors,
+    verifiers,
+)
+from executive.workers.experience import Experience
 from executive.workers.sandbox import Isolation
 from executive.workers.verifiers import Check, VerifierResult
 from executive.workspace.bundle import Bundle, CommandVerifier, OutputExists
@@ -40,6 +52,7 @@ class Attempt:
     duration_seconds: float = 0.0
     output_changed: bool = True
     log_path: Path | None = None
+    experience: Experience | None = None  # what the worker did, from its record
 
 
 def output_dir(settings: Settings, bundle: Bundle) -> Path:
@@ -79,22 +92,6 @@ def goal_text(bundle: Bundle, step: StepState) -> str:
             fence(scrub(step.last_error[-800:])),
         ]
     return "\n".join(lines).strip() + "\n"
-
-
-def _snapshot(folder: Path) -> set[tuple[str, int, int]]:
-    seen = set()
-    for root, dirs, files in os.walk(folder):  # never descends into a linked folder
-        dirs[:] = [d for d in dirs if d not in {".git", ".executive"}]
-        for name in files:
-            path = Path(root) / name
-            if path.name == claude_md.FILE_NAME and path.parent == folder:
-                continue
-            try:
-                stat = path.lstat()  # a planted link is noted, never followed
-            except OSError:
-                continue
-            seen.add((str(path.relative_to(folder)), stat.st_mtime_ns, stat.st_size))
-    return seen
 
 
 def prepare_output(out: Path, iso: Isolation) -> None:
@@ -218,7 +215,7 @@ async def attempt(
             f"cannot start the worker ({argv[0]}): no such program on the worker's PATH",
             fatal=True,
         )
-    before = _snapshot(out)
+    before = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     day = datetime.now(UTC).date().isoformat()
     try:
         run = await process.run(
@@ -238,10 +235,25 @@ async def attempt(
             contract_id, False, f"cannot start the worker ({argv[0]}): {exc}", fatal=True
         )
 
+    after = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     result = Attempt(
-        contract_id, False, duration_seconds=run.duration_seconds, log_path=run.log_path
+        contract_id,
+        False,
+        duration_seconds=run.duration_seconds,
+        log_path=run.log_path,
+        output_changed=after != before,
+        experience=await anyio.to_thread.run_sync(
+            functools.partial(
+                record.read,
+                run.log_path,
+                vendor=vendor,
+                workdir=out,
+                folder_changes=record.changes(before, after),
+                command=" ".join(bundle.spec.command or []),
+                exit_code=None if run.timed_out else run.exit_code,
+            )
+        ),
     )
-    result.output_changed = _snapshot(out) != before
     if run.timed_out:
         result.error = f"the worker timed out after {bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000:g}s"
         return result

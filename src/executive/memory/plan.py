@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from executive.memory import about
 from executive.memory.pack import entry_tokens
 from executive.memory.reader import ReadRequest, Scope
 from executive.memory.store.base import MemoryRecord
@@ -62,6 +63,9 @@ def for_step(
             f"Attempt {retry_attempt - 1} of bundle {slug} failed with “{_error_line(last_error)}”: "
             "what caused that before, and what fixed it?"
         )
+    paths = about.paths_in(f"{title}\n{step_title}\n{description}")
+    if paths:
+        questions.append(about.files_question(paths))
     scopes = project_scopes(app_id)
     return ReadRequest(
         topic=f"step {step_number} ({step_title}) of bundle {slug}",
@@ -70,6 +74,7 @@ def for_step(
         identifiers=(slug, vendor),
         # A pack has room for ten: stop on a stable top ten, not at three corroborated.
         enough=None,
+        paths=paths,
         closing=(
             (
                 f"Which rules and principles apply to a worker doing “{title}”, for example "
