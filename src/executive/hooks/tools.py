@@ -95,18 +95,21 @@ class HookTools:
     async def mark_outdated(self, app_id: str, changed: Sequence[str], run_id: str) -> int:
         """Mark the project's memories about a file ``run_id`` changed as possibly outdated
         (through the harvester, so the ledger and a rebuild keep it); never deletes one.
-        Returns how many memories were marked."""
+        A memory this hook run wrote or found said again (a duplicate) is current: left as
+        it is. Returns how many memories were marked."""
         self._writer()
         if not changed:
             return 0
         view = await self.view()
+        confirmed = {r.memory_id for s in self.summaries for r in s.results if r.memory_id}
         found: dict[str, tuple[MemoryRecord, set[str]]] = {}
         for path in list(dict.fromkeys(changed))[:MAX_FILES]:
             about = await view.list(
                 Filter(user_id=self.user_id, app_ids=(app_id,), metadata=(("files", path),))
             )
             for record in about:
-                if record.run_id != run_id and record.type != MemoryType.PRINCIPLE:
+                current = record.run_id == run_id or record.id in confirmed
+                if not current and record.type != MemoryType.PRINCIPLE:
                     found.setdefault(record.id, (record, set()))[1].add(path)
         harvester = await self.memory.harvester()
         for record, paths in found.values():

@@ -315,7 +315,7 @@ def digest(
         notes.append("the record ends without its result line: the run was cut short")
     for count, what in (
         (len(walk.calls), "tool calls without a result"),
-        (walk.outside, "edits outside the worker's folder, left out"),
+        (walk.outside, "edits of paths outside the worker's folder or not plain, left out"),
         (more_files, "more files, left out"),
         (len(walk.commands) - len(commands), "earlier commands, left out"),
     ):

@@ -19,6 +19,7 @@ from executive.workers.shell import error_line
 from executive.workspace.signals import root_signal, signal_tag
 
 SAME_SIGNAL_BEFORE = 2
+FIX_CHARS = 600
 MAX_TRIED = 5  # attempts shown in "what the failing attempts tried", the latest
 NEAR_LIMIT = 2  # escalate when this few attempts remain
 
@@ -146,7 +147,8 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
         body += [
             "",
             "What fixed this failure before:",
-            *(synthesis.bullet(m) for m in fixed_before[:3]),
+            # Whole enough to follow: the failing command, the change and the command.
+            *(synthesis.bullet(m, FIX_CHARS) for m in fixed_before[:3]),
         ]
     if result.memories:
         body += ["", "What memory says:", *(synthesis.bullet(m) for m in result.memories[:6])]
