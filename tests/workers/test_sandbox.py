@@ -77,17 +77,49 @@ def test_the_sandbox_hides_the_home_state_and_socket_and_keeps_writes_in_the_out
 
 
 @needs_bwrap
-def test_the_network_setting_keeps_the_hosts_interfaces(tmp_path):
+@pytest.mark.parametrize("network", [True, False])
+def test_a_sandbox_never_has_the_hosts_interfaces(tmp_path, network):
+    # The network setting decides whether a run gets an egress route, never the host's
+    # interfaces: only the sandbox's own loopback is there.
     _, out = _tree(tmp_path)
-    iso = sandbox.choose("sandbox", network=True)
+    iso = sandbox.choose("sandbox", network=network)
     done = subprocess.run(
         iso.wrap(["sh", "-c", "grep -c : /proc/net/dev"], workdir=out),
         capture_output=True,
         text=True,
         check=True,
     )
-    host = Path("/proc/net/dev").read_text().count(":")
-    assert int(done.stdout) == host
+    assert done.stdout == "1\n"
+
+
+@needs_bwrap
+def test_a_worker_sees_its_own_folder_and_no_other_bundles_or_peer_homes(tree_root, home):
+    from executive.settings import load_settings
+
+    outputs, peer = tree_root / "outputs", tree_root / "peer"
+    (outputs / "mine").mkdir(parents=True)
+    (outputs / "theirs").mkdir()
+    (outputs / "theirs" / "CLAUDE.md").write_text("another bundle's pack\n")
+    peer.mkdir()
+    (peer / ".env.executive").write_text("GITHUB_TOKEN=peer-secret-value\n")
+    settings = load_settings(
+        home,
+        worker_isolation="sandbox",
+        output_root=outputs,
+        peer_homes=str(peer),
+        sandbox_hide=str(tree_root / "hidden"),
+    )
+    (tree_root / "hidden").mkdir()
+    (tree_root / "hidden" / "key").write_text("x")
+    iso = sandbox.from_settings(settings)
+    script = f"ls -A {outputs}; ls -A {peer} | wc -l; ls -A {tree_root}/hidden | wc -l; pwd"
+    done = subprocess.run(
+        iso.wrap(["sh", "-c", script], workdir=outputs / "mine"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["mine", "0", "0", str(outputs / "mine")]
 
 
 @needs_bwrap

@@ -3,11 +3,13 @@
 A worker is an LLM with a shell or any command a bundle names, so it is treated as hostile:
 
 - ``sandbox`` (bubblewrap): the output folder is the only writable place; the agent home,
-  its ``.state/`` and the control socket's folder are hidden behind empty tmpfs mounts;
-  ``/tmp`` is private; its own user, pid, ipc and uts namespaces (so the whole tree dies
-  with it and its processes never see ours); every capability dropped (required when the
-  daemon is root, where bwrap would otherwise keep them all); the network off unless a
-  setting allows it.
+  its ``.state/``, the control socket's folder, the outputs root (every other bundle's
+  folder), the peer homes and ``EXECUTIVE_SANDBOX_HIDE`` are hidden behind empty tmpfs
+  mounts, and the bundle's own folders are bound back; ``/tmp`` is private; its own user,
+  pid, ipc, uts and network namespaces (so the whole tree dies with it, its processes never
+  see ours and nothing listening on this host is reachable); every capability dropped
+  (required when the daemon is root, where bwrap would otherwise keep them all). Its one way
+  out is the run's egress route (:mod:`executive.workers.egress`), when the network is on.
 - ``user``: run as a separate unprivileged account (hosts without user namespaces). The
   home must not be readable by that account; the socket (0600 in a 0700 folder) is not.
 - ``none``: the daemon's own user, beside its files. Documented as unsafe; doctor warns.
@@ -28,10 +30,13 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from executive.home import Home
 from executive.settings import Settings
+
+if TYPE_CHECKING:
+    from executive.workers.egress import Route
 
 Mode = Literal["sandbox", "user", "none"]
 Requested = Literal["auto", "sandbox", "user", "none"]
@@ -54,6 +59,8 @@ class Isolation:
     bwrap: str | None = None
     account: str | None = None  # the worker account in ``user`` mode
     ids: tuple[int, int] | None = field(default=None, compare=False)
+    # One run's way out of the sandbox (the egress proxy); None: no network at all.
+    route: Route | None = field(default=None, compare=False)
 
     def wrap(
         self, argv: Sequence[str], *, workdir: Path, readonly: Sequence[Path] = ()
@@ -62,20 +69,29 @@ class Isolation:
         if self.mode != "sandbox":
             return list(argv)
         assert self.bwrap is not None
-        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *argv]
+        inner = self.route.launch(argv) if self.route is not None else list(argv)
+        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
 
 
 def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
-    """bwrap options. Mounts apply in order and later ones cover earlier ones."""
+    """bwrap options: the process's namespaces, then its mounts."""
+    return [*namespace_args(), *mount_args(iso, workdir=workdir, readonly=readonly)]
+
+
+def namespace_args() -> list[str]:
     args = ["--die-with-parent", "--new-session"]  # PDEATHSIG; setsid against TIOCSTI
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]  # as root bwrap keeps every capability otherwise
     args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    args += ["--unshare-cgroup-try"]
-    if not iso.network:
-        # Also the only way to keep abstract Unix sockets (a network-namespace thing) away.
-        args += ["--unshare-net"]
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # Always its own network: this host's loopback (the dashboard, a database) and its
+    # abstract Unix sockets (a network-namespace thing) stay out; the way out is the route.
+    args += ["--unshare-net", "--unshare-cgroup-try"]
+    return args
+
+
+def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
+    """Mounts apply in order and later ones cover earlier ones: hide, then bind back."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for folder in iso.hidden:
         # Under /tmp or under another hidden folder it is already gone (hiding it again
@@ -83,6 +99,8 @@ def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) 
         covered = any(folder != o and folder.is_relative_to(o) for o in iso.hidden)
         if folder.is_dir() and not covered and not folder.is_relative_to(tmp):
             args += ["--tmpfs", str(folder)]
+    if iso.route is not None:
+        args += iso.route.bind_args()
     for path in readonly:
         args += ["--ro-bind", str(path), str(path)]
     for path in iso.writable:
@@ -199,9 +217,12 @@ def reachable(folder: Path, uid: int, gid: int) -> bool:
 
 
 def from_settings(settings: Settings) -> Isolation:
-    """The isolation the settings ask for, hiding the home, its state and the socket folder."""
+    """The isolation the settings ask for. Hidden: the home, its state, the socket folder,
+    the outputs root (each worker gets its own folder back), the peer homes and the
+    operator's list."""
     home = Home(settings.home)
-    hidden = [home.root, home.state, home.socket.parent, *_paths(settings.sandbox_hide)]
+    hidden = [home.root, home.state, home.socket.parent, settings.outputs]
+    hidden += [*settings.peer_home_list, *_paths(settings.sandbox_hide)]
     return choose(
         settings.worker_isolation,
         account=settings.worker_user,
