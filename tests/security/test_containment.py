@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from executive.workers import sandbox
@@ -243,3 +247,62 @@ def test_a_peers_token_is_redacted_everywhere_it_could_be_recorded(scene):
     hits = [name for name, data in recorded.items() if token.encode() in data]
     assert not hits, hits
     assert (leak / "found.txt").stat().st_size > 0  # the worker did have it to print
+
+
+DASHBOARD_PROBE = r"""
+import json, os, sys, urllib.error, urllib.request
+
+port = json.load(open(os.path.join(os.path.dirname(sys.argv[0]), "config.json")))["dashboard"]
+found = {}
+for path in ("/memory", "/packs", "/healthz"):
+    try:
+        found[path] = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30).status
+    except urllib.error.HTTPError as exc:
+        found[path] = f"{exc.code} {exc.read().decode().strip()}"
+json.dump(found, open("probe.json", "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A root daemon whose workers run as ``nobody`` on this host's own network."""
+    if os.geteuid() != 0 or sandbox.account_ids("nobody") is None:
+        pytest.skip("user mode needs a root daemon and the nobody account")
+    tmp = tmp_path_factory.mktemp("user-mode")
+    # The account must reach its folders (and nothing else): a folder it may pass, not list.
+    scratch = Path(tempfile.mkdtemp(prefix="executive-user-", dir="/var/tmp"))
+    scratch.chmod(0o711)
+    home = make_home(
+        tmp, EXECUTIVE_WORKER_ISOLATION="user", EXECUTIVE_OUTPUT_ROOT=str(scratch / "outputs")
+    )
+    home.chmod(0o700)
+    env = {"EXECUTIVE_DASHBOARD": "true", "EXECUTIVE_DASHBOARD_BIND": "127.0.0.1:0"}
+    daemon = Daemon(home, env)
+    try:
+        url = daemon.wait_for("dashboard.listening", timeout=120)["urls"][0]
+        (tmp / "stage").mkdir()
+        config = {"dashboard": int(url.rstrip("/").rsplit(":", 1)[1])}
+        _stage(
+            home,
+            tmp / "stage",
+            "dashboard",
+            {"probe.py": DASHBOARD_PROBE, "config.json": json.dumps(config)},
+            command=["python3", "{bundle_dir}/probe.py"],
+            verifiers=[{"builtin": "output_exists", "path": "probe.json"}],
+        )
+        daemon.wait_for("goal.completed", timeout=300, bundle="dashboard")
+        operator = httpx.get(url.rstrip("/") + "/healthz", timeout=60).status_code
+        daemon.signal(signal.SIGTERM)
+        code = daemon.wait(60)
+    finally:
+        daemon.kill()
+    yield {"out": scratch / "outputs", "daemon": daemon, "code": code, "operator": operator}
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def test_in_user_mode_the_dashboard_refuses_the_worker_account(user_mode):
+    assert user_mode["code"] == 0, user_mode["daemon"].stderr
+    found = json.loads((user_mode["out"] / "dashboard" / "probe.json").read_text())
+    refused = "403 403: the worker account (nobody) may not read the dashboard"
+    assert found == {"/memory": refused, "/packs": refused, "/healthz": refused}
+    assert user_mode["operator"] == 200  # the operator's own probe is served
