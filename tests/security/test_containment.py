@@ -61,9 +61,10 @@ def through_proxy(request):
     lines = data.decode(errors="replace").splitlines()
     return lines[0] + " | " + lines[-1]
 
-def control_socket():
+def unix(path):
+    os.stat(path)  # there to see: only connecting is refused
     s = socket.socket(socket.AF_UNIX)
-    s.connect(config["socket"])
+    s.connect(path)
     return "connected"
 
 attempt("peer env", lambda: open(config["peer"] + "/.env.executive").read())
@@ -71,7 +72,8 @@ attempt("outputs root", lambda: sorted(os.listdir(config["outputs"])))
 attempt("other CLAUDE.md", lambda: open(config["outputs"] + "/other/CLAUDE.md").read())
 attempt("dashboard", lambda: tcp(config["dashboard"]))
 attempt("private service", lambda: tcp(config["private"]))
-attempt("control socket", control_socket)
+attempt("control socket", lambda: unix(config["socket"]))
+attempt("unix service", lambda: unix(config["unix"]))
 attempt("dashboard via proxy", lambda: through_proxy(
     f"GET http://127.0.0.1:{config['dashboard']}/memory HTTP/1.1\r\nHost: x\r\n\r\n"))
 attempt("private via proxy", lambda: through_proxy(
@@ -123,6 +125,10 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     (peer / ".env.executive").write_text(f"GITHUB_TOKEN={peer_token}\n")
     outside, api = _http("outside"), _http("api")
     private = socket.create_server(("127.0.0.1", 0))  # a loopback Postgres, say
+    run = Path(tempfile.mkdtemp(prefix="executive-run-", dir="/var/tmp"))  # seen in a sandbox
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(run / "service.sock"))
+    unix.listen()
     home = make_home(
         tmp,
         EXECUTIVE_WORKER_ISOLATION="sandbox",
@@ -160,6 +166,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "dashboard": int(url.rstrip("/").rsplit(":", 1)[1]),
             "private": private.getsockname()[1],
             "outside": outside.server_address[1],
+            "unix": str(run / "service.sock"),
         }
         (tmp / "stage").mkdir()
         _stage(
@@ -181,6 +188,8 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             server.shutdown()
             server.server_close()
         private.close()
+        unix.close()
+        shutil.rmtree(run, ignore_errors=True)
     yield {
         "home": home,
         "out": out,
@@ -207,6 +216,7 @@ def test_a_worker_reaches_the_allowed_host_and_its_api_and_nothing_else_on_this_
         "dashboard": "ConnectionRefusedError",
         "private service": "ConnectionRefusedError",
         "control socket": "FileNotFoundError",
+        "unix service": "PermissionError",  # a socket it can see (a database's, say)
         "dashboard via proxy": f"{refused} 127.0.0.1:{dashboard} is not on the allow-list",
         "private via proxy": f"{refused} 127.0.0.1:{private} is not on the allow-list",
         "unlisted host via proxy": f"{refused} example.com:443 is not on the allow-list",

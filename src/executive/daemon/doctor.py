@@ -267,10 +267,15 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
             "network: the host's (no namespace in user mode); the dashboard refuses the worker "
             "account, other services on this host must check who connects"
         )
+    unix = (
+        "Unix sockets refused (seccomp)"
+        if sandbox.CONFINED
+        else f"Unix sockets not filtered (no seccomp filter for {os.uname().machine})"
+    )
     if not iso.network:
-        return "network off: no way out of the sandbox (EXECUTIVE_WORKER_NETWORK=false)"
+        return f"network off: no way out of the sandbox (EXECUTIVE_WORKER_NETWORK=false); {unix}"
     env = environment.build(os.environ, passthrough=settings.worker_env_names)
-    return "network " + egress.plan_for(settings, env).describe()
+    return f"network {egress.plan_for(settings, env).describe()}; {unix}"
 
 
 DEFAULT_CHECKS: list[CheckFn] = [

@@ -247,7 +247,7 @@ async def _routed(
         return
     plan = egress.plan_for(settings, env)
     folder = home.state / "egress" / contract_id
-    async with egress.opened(plan, folder, label=contract_id, hidden=iso.hidden) as route:
+    async with egress.opened(plan, folder, label=contract_id) as route:
         yield replace(iso, route=route), {**env, **route.env(env)}
 
 

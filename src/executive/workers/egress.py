@@ -10,8 +10,8 @@ its own under ``.state/``:
 - ``api.sock``, when the worker's API endpoint (``ANTHROPIC_BASE_URL``) is on the host's
   loopback (a local LLM gateway, a scripted API in tests): a bridge to exactly that address.
 
-The folder is bound read-only into the sandbox at :data:`SANDBOX_DIR`; the forwarder
-(:mod:`executive.workers.forwarder`) listens on the sandbox's ``127.0.0.1:3128`` (the proxy)
+The folder is bound read-only into the sandbox at :data:`SANDBOX_DIR`; the launcher
+(:mod:`executive.workers.launcher`) listens on the sandbox's ``127.0.0.1:3128`` (the proxy)
 and on the endpoint's own port (the API), and the worker gets ``HTTP(S)_PROXY`` and
 ``ALL_PROXY`` (and their lower-case twins) pointing at the proxy. A client that ignores them
 has no route out. When the run is over the listeners close and the folder goes.
@@ -19,11 +19,9 @@ has no route out. When the run is over the listeners close and the folder goes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,6 @@ from executive import hosts
 from executive.logs import get_logger
 from executive.settings import Settings
 from executive.unixpath import address
-from executive.workers import forwarder
 from executive.workers.proxy import Proxy
 
 log = get_logger(__name__)
@@ -46,12 +43,11 @@ PROXY_PORT = 3128
 CLOSE_GRACE_SECONDS = 5.0  # the sandbox is gone: its connections end at once
 API_VARIABLES = ("ANTHROPIC_BASE_URL",)  # the API endpoint a claude worker is given
 LOCAL = "localhost,127.0.0.1,::1"  # the worker's own servers stay off the proxy
-_FORWARDER = Path(forwarder.__file__).read_text()
 Handler = Callable[[SocketStream], Awaitable[None]]
 
 
 class EgressUnavailable(RuntimeError):
-    """The way out cannot be built here; the message says why and what to do."""
+    """The way out cannot be opened here; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -101,18 +97,15 @@ class Route:
     """What the sandbox needs for one run's way out (see :mod:`executive.workers.sandbox`)."""
 
     folder: Path  # on the host; bound read-only at SANDBOX_DIR
-    python: str  # the interpreter that runs the forwarder inside
     proxy_port: int
     carried: tuple[str, int] | None = None
 
     def bind_args(self) -> list[str]:
         return ["--ro-bind", str(self.folder), SANDBOX_DIR]
 
-    def launch(self, argv: Sequence[str]) -> list[str]:
-        """``argv`` behind the forwarder: its ports listen first, then it becomes ``argv``."""
-        spec: list[tuple[str, int, str, bool]] = [
-            ("127.0.0.1", self.proxy_port, f"{SANDBOX_DIR}/proxy.sock", True)
-        ]
+    def forwards(self) -> list[tuple[str, int, str, bool]]:
+        """The launcher's ports: (listen host, port, Unix socket inside, required)."""
+        spec = [("127.0.0.1", self.proxy_port, f"{SANDBOX_DIR}/proxy.sock", True)]
         if self.carried is not None:
             host, port = self.carried
             api = f"{SANDBOX_DIR}/api.sock"
@@ -120,7 +113,7 @@ class Route:
                 spec.append((host, port, api, True))
             else:  # localhost: whichever address the client's resolver picks
                 spec += [("127.0.0.1", port, api, True), ("::1", port, api, False)]
-        return [self.python, "-I", "-S", "-c", _FORWARDER, json.dumps(spec), *argv]
+        return spec
 
     def env(self, current: Mapping[str, str]) -> dict[str, str]:
         """The proxy variables; a ``NO_PROXY`` the operator passed through stays as it is."""
@@ -132,27 +125,9 @@ class Route:
         return added
 
 
-def interpreter(hidden: Sequence[Path]) -> str:
-    """A Python the sandbox can run: the daemon's own (its real file), or the system's."""
-    for candidate in (sys.executable, shutil.which("python3", path="/usr/local/bin:/usr/bin")):
-        if not candidate:
-            continue
-        real = Path(os.path.realpath(candidate))
-        covered = [real.is_relative_to(h) for h in (*hidden, Path("/tmp"))]
-        if real.is_file() and os.access(real, os.X_OK) and not any(covered):
-            return str(real)
-    raise EgressUnavailable(
-        f"no Python the sandbox can see for the egress forwarder ({sys.executable} is hidden); "
-        "install python3 in /usr/bin or run the daemon from a Python outside hidden folders"
-    )
-
-
 @asynccontextmanager
-async def opened(
-    plan: Plan, folder: Path, *, label: str, hidden: Sequence[Path] = ()
-) -> AsyncIterator[Route]:
+async def opened(plan: Plan, folder: Path, *, label: str) -> AsyncIterator[Route]:
     """The proxy (and the endpoint's bridge) listening for one run; closed when it ends."""
-    python = interpreter(hidden)
     proxy = Proxy(plan.allow, label=label, carried=plan.carried)
     port = PROXY_PORT if plan.carried is None or plan.carried[1] != PROXY_PORT else 3129
     served: list[tuple[SocketListener, Handler]] = []
@@ -169,7 +144,7 @@ async def opened(
             for listener, handler in served:
                 tg.start_soon(listener.serve, handler)
             try:
-                yield Route(folder, python, port, plan.carried)
+                yield Route(folder, port, plan.carried)
             except Exception as exc:
                 failure = exc  # raised below, as itself: a task group would wrap it in a group
             finally:

@@ -22,11 +22,13 @@ probe runs bwrap itself (verified on this machine: see the team's sandboxing not
 from __future__ import annotations
 
 import functools
+import json
 import os
 import pwd
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,15 +36,20 @@ from typing import TYPE_CHECKING, Literal
 
 from executive.home import Home
 from executive.settings import Settings
+from executive.workers import launcher
 
 if TYPE_CHECKING:
     from executive.workers.egress import Route
 
 Mode = Literal["sandbox", "user", "none"]
+Forward = tuple[str, int, str, bool]  # listen host, port, Unix socket inside, required
 Requested = Literal["auto", "sandbox", "user", "none"]
 PROBE_TIMEOUT_SECONDS = 10.0
 # The order a path is searched for in the worker: plain system folders only.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+LAUNCHER = Path(launcher.__file__).read_text()
+# Unix sockets are filtered where the launcher knows the machine's system calls.
+CONFINED = os.uname().machine in launcher.CONFINABLE
 
 
 class IsolationUnavailable(RuntimeError):
@@ -59,6 +66,7 @@ class Isolation:
     bwrap: str | None = None
     account: str | None = None  # the worker account in ``user`` mode
     ids: tuple[int, int] | None = field(default=None, compare=False)
+    launcher: str | None = None  # the Python that runs launcher.py inside (sandbox mode)
     # One run's way out of the sandbox (the egress proxy); None: no network at all.
     route: Route | None = field(default=None, compare=False)
 
@@ -68,9 +76,28 @@ class Isolation:
         """The argv that runs ``argv`` inside this isolation (unchanged outside ``sandbox``)."""
         if self.mode != "sandbox":
             return list(argv)
-        assert self.bwrap is not None
-        inner = self.route.launch(argv) if self.route is not None else list(argv)
+        assert self.bwrap is not None and self.launcher is not None
+        forwards = self.route.forwards() if self.route is not None else []
+        inner = launch(self.launcher, argv, forwards)
         return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
+
+
+def launch(python: str, argv: Sequence[str], forwards: Sequence[Forward] = ()) -> list[str]:
+    """``argv`` behind the launcher: the run's ports, the confinement, then ``argv`` (exec)."""
+    spec = {"forwards": list(forwards), "confine": CONFINED}
+    return [python, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
+
+
+def interpreter(hidden: Sequence[Path]) -> str | None:
+    """A Python the sandbox can run: the daemon's own (its real file), or the system's."""
+    for candidate in (sys.executable, shutil.which("python3", path="/usr/local/bin:/usr/bin")):
+        if not candidate:
+            continue
+        real = Path(os.path.realpath(candidate))
+        covered = any(real.is_relative_to(h) for h in (*hidden, Path("/tmp")))
+        if real.is_file() and os.access(real, os.X_OK) and not covered:
+            return str(real)
+    return None
 
 
 def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
@@ -116,6 +143,10 @@ def probe(bwrap: str) -> str | None:
     if os.geteuid() == 0:
         argv += ["--cap-drop", "ALL"]
     argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
+    return _run_probe(argv, bwrap)
+
+
+def _run_probe(argv: list[str], bwrap: str) -> str | None:
     try:
         done = subprocess.run(
             argv,
@@ -135,6 +166,28 @@ def probe(bwrap: str) -> str | None:
 @functools.cache
 def _probe_cached(bwrap: str) -> str | None:
     return probe(bwrap)
+
+
+@functools.cache
+def _launch_probe(bwrap: str, python: str) -> str | None:
+    """None when the launcher runs (and confines) inside bwrap; otherwise why not."""
+    argv = [bwrap, *namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--", *launch(python, ["/bin/true"])]
+    return _run_probe(argv, bwrap)
+
+
+def _ready(bwrap: str, hidden: Sequence[Path]) -> tuple[str | None, str]:
+    """(the launcher's Python, "") when a sandbox can run here, else (None, why not)."""
+    failure = _probe_cached(bwrap)
+    if failure is not None:
+        return None, f"bubblewrap cannot create namespaces here: {failure}"
+    python = interpreter(hidden)
+    if python is None:
+        return None, f"no Python the sandbox can see for its launcher ({sys.executable} is hidden)"
+    failure = _launch_probe(bwrap, python)
+    if failure is not None:
+        return None, f"the sandbox's launcher cannot run: {failure}"
+    return python, ""
 
 
 def account_ids(name: str) -> tuple[int, int] | None:
@@ -163,10 +216,10 @@ def choose(
     common = {"network": network, "hidden": tuple(hidden), "writable": tuple(writable)}
     why_not_sandbox = "bwrap is not installed (apt-get install bubblewrap)"
     if found is not None and requested in ("auto", "sandbox"):
-        failure = _probe_cached(found)
-        if failure is None:
-            return Isolation("sandbox", f"bubblewrap works ({found})", bwrap=found, **common)
-        why_not_sandbox = f"bubblewrap cannot create namespaces here: {failure}"
+        python, why_not_sandbox = _ready(found, hidden)
+        if python is not None:
+            reason = f"bubblewrap works ({found})"
+            return Isolation("sandbox", reason, bwrap=found, launcher=python, **common)
     if requested == "sandbox":
         raise IsolationUnavailable(f"worker isolation 'sandbox' is unavailable: {why_not_sandbox}")
     ids = account_ids(account)
