@@ -163,7 +163,7 @@ async def opened(plan: Plan, folder: Path, *, label: str) -> AsyncIterator[Route
 
 def _fresh(folder: Path) -> None:
     """``folder`` new and private (a leftover of a killed daemon is removed first)."""
-    folder.parent.mkdir(mode=0o700, exist_ok=True)
+    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(mode=0o700)
 
