@@ -61,7 +61,7 @@ class Isolation:
     mode: Mode
     reason: str
     network: bool = True
-    hidden: tuple[Path, ...] = ()  # folders the worker must not see (home, .state, socket)
+    hidden: tuple[Path, ...] = ()  # folders the worker must not see (see from_settings)
     writable: tuple[Path, ...] = ()  # extra writable folders the operator allowed
     bwrap: str | None = None
     account: str | None = None  # the worker account in ``user`` mode
