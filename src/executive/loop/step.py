@@ -7,8 +7,9 @@ import functools
 import os
 import shutil
 import stat
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ParamSpec
@@ -22,6 +23,7 @@ from executive.settings import Settings
 from executive.untrusted import clean, fence, one_line
 from executive.workers import (
     claude_md,
+    egress,
     environment,
     process,
     record,
@@ -215,6 +217,41 @@ async def attempt(
             f"cannot start the worker ({argv[0]}): no such program on the worker's PATH",
             fatal=True,
         )
+    try:
+        async with _routed(settings, home, iso, env, contract_id) as (iso, env):
+            return await _spawn(settings, home, bundle, vendor, contract_id, argv, out, env, iso)
+    except egress.EgressUnavailable as exc:
+        log.error("worker.refused", contract_id=contract_id, reason=str(exc))
+        return Attempt(contract_id, False, str(exc), fatal=True)
+
+
+@asynccontextmanager
+async def _routed(
+    settings: Settings, home: Home, iso: Isolation, env: dict[str, str], contract_id: str
+) -> AsyncIterator[tuple[Isolation, dict[str, str]]]:
+    """The isolation and environment with the run's way out: the egress route of a sandbox
+    whose network is on (every other case is unchanged: no route, no proxy variables)."""
+    if iso.mode != "sandbox" or not iso.network:
+        yield iso, env
+        return
+    plan = egress.plan_for(settings, env)
+    folder = home.state / "egress" / contract_id
+    async with egress.opened(plan, folder, label=contract_id) as route:
+        yield replace(iso, route=route), {**env, **route.env(env)}
+
+
+async def _spawn(
+    settings: Settings,
+    home: Home,
+    bundle: Bundle,
+    vendor: str,
+    contract_id: str,
+    argv: list[str],
+    out: Path,
+    env: dict[str, str],
+    iso: Isolation,
+) -> Attempt:
+    """Run the worker, then its verifiers; the attempt's outcome."""
     before = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     day = datetime.now(UTC).date().isoformat()
     try:
