@@ -168,3 +168,19 @@ def test_the_brief_the_ledger_keeps_is_small_and_reads_back():
     assert again.fixes == found.fixes and again.changed == found.changed
     assert all(c.failed and not c.tail for c in again.commands)
     assert brief(Experience(source="command")) is None
+
+
+def test_searches_and_silent_failures_are_not_fixes():
+    lines = [
+        r.init(CWD),
+        r.call("a", "Bash", command="grep -rn ASGI tests"),
+        r.result("a", "", exit_code=1),
+        r.call("b", "Bash", command="grep -rn asgi tests"),
+        r.result("b", "tests/x.py:1: asgi"),
+        r.call("c", "Bash", command="make build"),
+        r.result("c", "", exit_code=2),
+        r.call("d", "Bash", command="make build"),
+        r.result("d", "ok"),
+        r.done("done"),
+    ]
+    assert read(lines).fixes == []

@@ -52,3 +52,11 @@ def test_the_counts_are_what_the_runner_said_last():
     )
     assert shell.test_counts("Ran 3 tests in 0.002s\n\nOK\n") == "3 tests: OK"
     assert shell.test_counts("nothing to see") == ""
+
+
+def test_a_command_that_only_looks_is_never_half_of_a_fix():
+    assert shell.only_looks("grep -rn parse src | head")
+    assert shell.only_looks("cd app && ls -la")
+    assert shell.only_looks("git -C repo diff")
+    assert not shell.only_looks("python -m pytest")
+    assert not shell.only_looks("sed -i s/a/b/ x.py")

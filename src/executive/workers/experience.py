@@ -268,10 +268,11 @@ class _Walk:
         open_failures: dict[str, int] = {}  # key -> index of the first failure not yet fixed
         for index, command in enumerate(self.commands):
             name = shell.key(command.command)
-            if not name:
+            if not name or shell.only_looks(command.command):
                 continue
             if command.failed:
-                open_failures.setdefault(name, index)
+                if command.error:  # a silent failure names nothing to learn from
+                    open_failures.setdefault(name, index)
                 continue
             first = open_failures.pop(name, None)
             if first is None:

@@ -74,6 +74,44 @@ _RUNNERS = frozenset(
 _EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)\b")
 _RUNNER_LINE = re.compile(r"^=*\s*\d+ \w+(?:, \d+ \w+)* in [\d.]+s")
 _PYTEST_MARK = re.compile(r"^E\s+")
+# Commands that only look (a search that finds nothing exits 1): never half of a fix.
+_LOOKING = frozenset(
+    [
+        "find",
+        "grep",
+        "egrep",
+        "rg",
+        "ag",
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "wc",
+        "which",
+        "type",
+        "echo",
+        "printf",
+        "pwd",
+        "cd",
+        "tree",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "awk",
+        "sort",
+        "uniq",
+        "diff",
+        "git status",
+        "git log",
+        "git diff",
+        "git show",
+        "git grep",
+        "git blame",
+        "export",
+    ]
+)
 _NAMES_ERROR = re.compile(
     r"error|exception|fail|fatal|denied|refused|timeout|timed out|not found|no such|cannot", re.I
 )
@@ -110,6 +148,12 @@ def key(command: str) -> str:
         sub = next((w for w in rest if not w.startswith("-")), "")
         return f"{program} {sub}".strip()
     return program
+
+
+def only_looks(command: str) -> bool:
+    """Whether ``command`` only looks around (a search, a listing, a print): its failing is
+    not a failure to learn from (``grep`` exits 1 when it finds nothing)."""
+    return key(command) in _LOOKING
 
 
 def is_test(command: str) -> bool:
