@@ -14,6 +14,7 @@ Then the memories of the project about a file this run changed are marked possib
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,12 +24,14 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.limits import MAX_TEXT_CHARS
 from executive.memory.taxonomy import MAX_FILES, WorkerVendor
+from executive.untrusted import one_line
 from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
 from executive.workspace.signals import root_signal, signal_tag
 
 SLOW_FACTOR = 2.0
 MAX_WRITES = 3
 ACCOUNT_CHARS = 600
+_MARKUP = re.compile(r"#{1,6}\s+|\*\*")
 _NOTE_PREFIXES = ("note:", "warning:", "warn:")
 _VENDORS = {v.value for v in WorkerVendor}
 
@@ -64,7 +67,8 @@ def _what_was_done(experience: Experience | None) -> str:
     said += "".join(
         f" Tests: `{t.command}`" + (f" ({t.counts})." if t.counts else ".") for t in tests
     )
-    account = experience.summary
+    # One line: the account's own headings and emphasis would be noise inside a memory.
+    account = _MARKUP.sub("", one_line(experience.summary)).strip()
     if account:
         cut = account if len(account) <= ACCOUNT_CHARS else account[: ACCOUNT_CHARS - 1] + "…"
         said += f" The worker's account: “{cut}”"
