@@ -239,12 +239,9 @@ def test_what_the_workers_did_is_in_the_ledger_and_in_memory(scenario):
         run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "flaky").stdout
     )["results"]
     [lesson] = [m for m in flaky if m["metadata"]["type"] == "procedural"]
-    # The retry changed .n and wrote out.txt: a fix across attempts, not "retry it".
-    assert lesson["text"].startswith(
-        "When bundle flaky (step 1 “Bundle flaky”) fails with "
-        "“error: ECONNRESET talking to mirror 2”: change out.txt"
-    )
-    assert lesson["metadata"]["files"] == ["out.txt", ".n"]
+    # A command worker runs the same script each attempt: what its pass wrote is its work,
+    # not a fix, so the lesson stays "retry it".
+    assert "retry it" in lesson["text"]
 
     state = json.loads((home / "workspace/blocked/doomed/STEPS.json").read_text())
     # (The step keeps the diagnosis's last lines: this attempt's is among them.)

@@ -155,8 +155,14 @@ def test_a_fix_across_attempts_needs_a_change():
     fix = fix_across("the worker exited with code 1:\nKeyError: 'city'", found)
     assert fix is not None and fix.error == "KeyError: 'city'" and fix.files == found.changed
     assert fix.then == "PYTHONPATH=src python -m pytest -q"
-    nothing = of_command(command="sh work.sh", exit_code=0, output="ok", changes=[])
-    assert fix_across("boom", nothing) is None
+    command = of_command(
+        command="sh work.sh",
+        exit_code=0,
+        output="ok",
+        changes=[FileChange(path="out.txt", change="created")],
+    )
+    assert fix_across("boom", command) is None  # the same command again: not a fix
+    assert fix_across("boom", Experience(source="stream-json")) is None  # nothing changed
     assert fix_across("boom", None) is None
 
 

@@ -160,6 +160,12 @@ def _tail(text: str, limit: int) -> str:
     return kept if len(kept) <= limit else "…" + kept[-(limit - 1) :]
 
 
+def _last_lines(output: str, count: int = 5, limit: int = SUMMARY_CHARS // 3) -> str:
+    """How a command's output ended: its last few non-empty lines, each whole if it can be."""
+    lines = [line for line in output.splitlines()[-50:] if line.strip()][-count:]
+    return _tail("\n".join(lines), limit).lstrip("…")
+
+
 def _command(text: str) -> str:
     return _head(one_line(text), COMMAND_CHARS)
 
@@ -352,7 +358,7 @@ def of_command(
                 tail=_tail(output, TAIL_CHARS) if failed else "",
             )
         ],
-        summary=_tail(output, SUMMARY_CHARS // 3),
+        summary=_last_lines(output),
         notes=[f"{more} more files, left out"] if more else [],
     )
 
@@ -360,12 +366,13 @@ def of_command(
 def fix_across(previous_error: str, experience: Experience | None) -> Fix | None:
     """The fix across attempts: the last one failed with ``previous_error``, this one passed
     after changing these files and running these commands. None when it changed nothing (a
-    pass on a plain retry is luck, not a fix)."""
-    if experience is None:
+    pass on a plain retry is luck, not a fix), and for a command worker: it runs the same
+    command every attempt, so what changed was the world, not the way through."""
+    if experience is None or experience.source == "command":
         return None
     passed = [c for c in experience.commands if not c.failed and c.exit_code == 0]
     test = next((t.command for t in reversed(experience.tests) if t.passed), "")
-    then = test or (passed[-1].command if passed and experience.source != "command" else "")
+    then = test or (passed[-1].command if passed else "")
     if not experience.changed and not then:
         return None
     return Fix(

@@ -117,7 +117,7 @@ def test_the_episode_says_what_was_done_and_where_and_a_fix_is_a_procedural_less
 def test_a_retry_that_changed_files_is_a_fix_and_one_that_changed_nothing_is_retry_it():
     from executive.workers.experience import Experience, FileChange
 
-    changed = Experience(source="command", files=[FileChange(path="app.py", change="modified")])
+    changed = Experience(source="stream-json", files=[FileChange(path="app.py", change="modified")])
     payloads, _ = decide(
         post_run(attempts=2, prior_errors=["Traceback\nKeyError: 'city'"], experience=changed)
     )
@@ -126,8 +126,12 @@ def test_a_retry_that_changed_files_is_a_fix_and_one_that_changed_nothing_is_ret
         "When bundle greeting-page (step 1 “Write the page”) fails with “KeyError: 'city'”: "
         "change app.py."
     )
-    unchanged = Experience(source="command")
+    unchanged = Experience(source="stream-json")
     payloads, _ = decide(post_run(attempts=2, prior_errors=["boom"], experience=unchanged))
+    assert "retry it" in payloads[1]["text"]
+    # A command runs the same way every attempt: what it wrote is its work, not a fix.
+    same = Experience(source="command", files=[FileChange(path="out.txt", change="created")])
+    payloads, _ = decide(post_run(attempts=2, prior_errors=["boom"], experience=same))
     assert "retry it" in payloads[1]["text"]
 
 

@@ -67,9 +67,10 @@ def _what_was_done(experience: Experience | None) -> str:
     said += "".join(
         f" Tests: `{t.command}`" + (f" ({t.counts})." if t.counts else ".") for t in tests
     )
-    # One line: the account's own headings and emphasis would be noise inside a memory.
+    # A claude worker's closing account, in one line (its headings and bold are noise in a
+    # memory). A command's output is not an account: it may echo anything, the pack included.
     account = _MARKUP.sub("", one_line(experience.summary)).strip()
-    if account:
+    if account and experience.source != "command":
         cut = account if len(account) <= ACCOUNT_CHARS else account[: ACCOUNT_CHARS - 1] + "…"
         said += f" The worker's account: “{cut}”"
     return said
