@@ -8,8 +8,12 @@ Maintenance jobs hold the harvester's gate: no harvest write lands in the middle
 
 ``restore`` and ``rebuild`` put every record through the same ``classify`` as ``add`` (and
 this installation's user id) and report what they refused instead of writing it: a snapshot
-or a ledger line is data, not a trusted write. A principle is admitted only as the
-constitution sync wrote it; ``drift --fix`` never changes an immutable memory's type or text.
+or a ledger line is data, not a trusted write. A principle is admitted only while a trusted
+file holds its rule (:mod:`executive.memory.principles`), whatever the line says wrote it;
+``drift --fix`` never changes an immutable memory's type or text.
+
+A store may be shared (Postgres, by executives of other installations): every tool here
+reads, wipes and counts only this installation's memories (its user id), never another's.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from pydantic import ValidationError
 from executive.logs import get_logger
 from executive.memory.classify import Rejection, classify
 from executive.memory.envelope import Payload
-from executive.memory.harvester import PRINCIPLE_SYNC_ACTOR, Harvester
+from executive.memory.harvester import Harvester
 from executive.memory.ledger import KeyState, LedgerSource
+from executive.memory.principles import TrustedRules
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, Store, StoreError
 from executive.memory.taxonomy import MemoryType
 
@@ -61,23 +66,30 @@ def _refusal(where: dict[str, Any], rejections: list[Rejection]) -> dict[str, An
     return {**where, "rejections": [{"field": r.field, "reason": r.reason} for r in rejections]}
 
 
-def _ledger_rejections(state: KeyState, user_id: str | None) -> list[Rejection]:
-    """What is wrong with a ledger payload, by the rules of ``add``."""
-    out = classify(state.payload, user_id=user_id)
+def _rejections(
+    payload: dict[str, Any] | None, user_id: str | None, trusted: TrustedRules
+) -> list[Rejection]:
+    """What is wrong with a ledger payload or a snapshot record, by the rules of ``add``;
+    a principle, besides, must be a rule a trusted file holds now."""
+    out = classify(payload, user_id=user_id)
     if (
         not out
-        and state.payload is not None
-        and state.payload["metadata"].get("type") == MemoryType.PRINCIPLE
-        and state.actor != PRINCIPLE_SYNC_ACTOR
+        and payload is not None
+        and payload["metadata"].get("type") == MemoryType.PRINCIPLE
+        and not trusted.holds(payload)
     ):
-        out.append(
-            Rejection(
-                "metadata.type",
-                f"a principle written by {state.actor or 'an unknown actor'}, not the "
-                "constitution sync",
-            )
-        )
+        out.append(trusted.refusal())
     return out
+
+
+def installation(user_id: str | None, what: str) -> Filter:
+    """This installation's memories: what a wipe, a count or a listing may touch."""
+    if not user_id:
+        raise RebuildError(
+            f"{what} needs this installation's user id (V3_MEM0_USER_ID): without it, it "
+            "would act on every installation's memories in a shared store"
+        )
+    return Filter(user_id=user_id)
 
 
 def as_payload(record: MemoryRecord) -> dict[str, Any]:
@@ -95,7 +107,9 @@ def as_payload(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
-def _snapshot_entry(entry: Any, user_id: str | None) -> tuple[MemoryRecord | None, list[Rejection]]:
+def _snapshot_entry(
+    entry: Any, user_id: str | None, trusted: TrustedRules
+) -> tuple[MemoryRecord | None, list[Rejection]]:
     """A snapshot entry as a record, or why it may not be restored."""
     if not isinstance(entry, dict) or not isinstance(entry.get("memory"), dict):
         return None, [Rejection("memory", "must be an object")]
@@ -105,11 +119,7 @@ def _snapshot_entry(entry: Any, user_id: str | None) -> tuple[MemoryRecord | Non
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "memory"
         return None, [Rejection(f"memory.{where}", first["msg"])]
-    out = classify(as_payload(record), user_id=user_id)
-    if not out and record.type == MemoryType.PRINCIPLE:
-        # Principles come from constitution.md through the sync, which rewrites them next.
-        out.append(Rejection("metadata.type", "a principle is restored by the constitution sync"))
-    return record, out
+    return record, _rejections(as_payload(record), user_id, trusted)
 
 
 async def _write_all(
@@ -159,16 +169,23 @@ def _keeping_ids(states: Iterable[KeyState]) -> list[NewMemory]:
 
 
 async def rebuild(
-    store: Store, harvester: Harvester, ledger: LedgerSource, progress: Progress | None = None
+    store: Store,
+    harvester: Harvester,
+    ledger: LedgerSource,
+    trusted: TrustedRules,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Wipe the store and replay the ledgers: the store then holds what the repository says."""
+    """Wipe this installation's memories and replay the ledgers: the store then holds what
+    the repository (and, for principles, the trusted files) says."""
     started = time.monotonic()
-    live, refused = admitted(ledger, harvester.defaults.user_id)
+    user_id = harvester.defaults.user_id
+    mine = installation(user_id, "rebuild")
+    live, refused = admitted(ledger, user_id, trusted)
     items = _keeping_ids(live.values())
     async with harvester.gate.exclusive():
-        await store.wipe()
+        await store.wipe(mine.user_id)
         written = await _write_all(store, items, progress, "rebuild")
-        count = await store.count(None)
+        count = await store.count(mine)
     if count != len(items):
         raise RebuildError(f"rebuild wrote {written} memories but the store counts {count}")
     result = {
@@ -178,26 +195,40 @@ async def rebuild(
         "ledger_files": len(ledger.files()),
         "ms": round((time.monotonic() - started) * 1000),
     }
-    log.info("rebuild.finished", **{**result, "refused": len(refused)})
-    if refused:
-        log.warning("rebuild.refused", refused=refused)
+    _finished("rebuild", result)
     return result
 
 
+def _finished(what: str, result: dict[str, Any]) -> None:
+    """One line with the counts; the refusals, each with its reasons, on a warning."""
+    refused = result["refused"]
+    log.info(f"{what}.finished", **{**result, "refused": len(refused)})
+    if refused:
+        log.warning(f"{what}.refused", count=len(refused), refused=refused)
+
+
 async def restore(
-    store: Store, harvester: Harvester, document: dict[str, Any], progress: Progress | None = None
+    store: Store,
+    harvester: Harvester,
+    document: dict[str, Any],
+    trusted: TrustedRules,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Load a snapshot into an empty store (keys, texts, metadata and creation times)."""
+    """Load a snapshot into a store that holds none of this installation's memories (keys,
+    texts, metadata and creation times); another installation's may be there."""
+    user_id = harvester.defaults.user_id
+    mine = installation(user_id, "restore")
     async with harvester.gate.exclusive():
-        present = await store.count(None)
+        present = await store.count(mine)
         if present:
             raise RebuildError(
-                f"the store is not empty ({present} memories); restore loads into an empty store"
+                f"the store holds {present} memories of this installation; restore loads "
+                "into a store that holds none"
             )
         items: list[NewMemory] = []
         refused: list[dict[str, Any]] = []
         for index, entry in enumerate(document["memories"]):
-            record, rejections = _snapshot_entry(entry, harvester.defaults.user_id)
+            record, rejections = _snapshot_entry(entry, user_id, trusted)
             if record is None or rejections:
                 where = {"index": index, **({"id": record.id} if record else {})}
                 refused.append(_refusal(where, rejections))
@@ -215,10 +246,9 @@ async def restore(
                 )
             )
         written = await _write_all(store, items, progress, "restore")
-    log.info("restore.finished", memories=written, refused=len(refused))
-    if refused:
-        log.warning("restore.refused", refused=refused)
-    return {"ok": True, "memories": written, "refused": refused}
+    result = {"ok": True, "memories": written, "refused": refused}
+    _finished("restore", result)
+    return result
 
 
 @dataclass
@@ -257,16 +287,17 @@ class Drift:
 
 
 def admitted(
-    ledger: LedgerSource, user_id: str | None
+    ledger: LedgerSource, user_id: str | None, trusted: TrustedRules
 ) -> tuple[dict[str, KeyState], list[dict[str, Any]]]:
-    """The ledger's live keys that pass ``add``'s rules, and the refusals of the others.
+    """The ledger's live keys that pass ``add``'s rules (a principle: a rule the trusted
+    files hold now), and the refusals of the others.
 
     Rebuild, drift and its fix all start here, so they agree on what the store should hold.
     """
     keep: dict[str, KeyState] = {}
     refused: list[dict[str, Any]] = []
     for key, state in ledger.state().live().items():
-        rejections = _ledger_rejections(state, user_id)
+        rejections = _rejections(state.payload, user_id, trusted)
         if rejections:
             refused.append(_refusal({"key": key}, rejections))
         else:
@@ -282,12 +313,14 @@ def _differs(record: MemoryRecord, state: KeyState) -> bool:
 
 
 async def drift(
-    store: Store, ledger: LedgerSource, user_id: str | None = None
+    store: Store, ledger: LedgerSource, user_id: str | None, trusted: TrustedRules
 ) -> tuple[Drift, dict[str, list[MemoryRecord]], dict[str, KeyState]]:
-    live, refused = admitted(ledger, user_id)
+    """The store against the ledgers: this installation's memories only (with no user id,
+    every memory: each then shows as extra, since ``add``'s rules refuse every line)."""
+    live, refused = admitted(ledger, user_id, trusted)
     by_key: dict[str, list[MemoryRecord]] = {}
     unkeyed: list[MemoryRecord] = []
-    for record in await store.list(None):
+    for record in await store.list(Filter(user_id=user_id) if user_id else None):
         if record.key:
             by_key.setdefault(record.key, []).append(record)
         else:
@@ -315,12 +348,15 @@ async def drift(
     return report, by_key, live
 
 
-async def fix_drift(store: Store, harvester: Harvester, ledger: LedgerSource) -> dict[str, Any]:
+async def fix_drift(
+    store: Store, harvester: Harvester, ledger: LedgerSource, trusted: TrustedRules
+) -> dict[str, Any]:
     """Make the store match the repository: add what is missing, drop extras, restore changes."""
     user_id = harvester.defaults.user_id
+    installation(user_id, "drift --fix")
     kept: list[dict[str, Any]] = []
     async with harvester.gate.exclusive():
-        report, by_key, live = await drift(store, ledger, user_id)
+        report, by_key, live = await drift(store, ledger, user_id, trusted)
         await _write_all(
             store,
             _keeping_ids(live[k] for k in report.missing),
@@ -343,7 +379,7 @@ async def fix_drift(store: Store, harvester: Harvester, ledger: LedgerSource) ->
                 )
                 continue
             await store.update(stored.id, text=payload.text, metadata=payload.flat_metadata())
-        after, _, _ = await drift(store, ledger, user_id)
+        after, _, _ = await drift(store, ledger, user_id, trusted)
     log.info(
         "drift.fixed",
         before=report.as_dict()
@@ -369,10 +405,12 @@ def _immutable(record: MemoryRecord) -> bool:
 
 
 async def purge(store: Store, harvester: Harvester, where: Filter, reason: str) -> dict[str, Any]:
-    """Delete every memory matching ``where``, each one recorded in the ledger as a deletion."""
+    """Delete every memory of this installation matching ``where``, each one recorded in the
+    ledger as a deletion."""
     if not (where.env or where.cohort or where.app_ids):
         raise RebuildError("purge needs --env, --cohort or --app-id")
-    matching = await store.list(where)
+    mine = installation(harvester.defaults.user_id, "purge")
+    matching = await store.list(where.narrowed(user_id=mine.user_id))
     deleted = failed = 0
     for record in matching:
         try:
