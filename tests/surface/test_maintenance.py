@@ -18,6 +18,7 @@ from executive.memory.envelope import Defaults, stamp
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, NewMemory
 from executive.surface.build import build_surface
+from executive.surface.maintenance import Maintenance
 from executive.surface.operations import SurfaceError
 from tests.conftest import scaffolded, set_env
 from tests.hooks.conftest import settings_for
@@ -84,8 +85,11 @@ async def test_a_principle_exists_only_while_a_trusted_file_holds_it(scene, tmp_
     )
     assert (await store.add(theirs)).confirmed
 
-    rebuilt = await surface.call("rebuild")
-    assert rebuilt["memories"] == 9  # 7 shared rules, the peer's rule 8 and its PEER.md rule
+    progress: list[tuple[int, int]] = []  # what the CLI's progress bar is told, on a terminal
+    rebuilt = await Maintenance(runtime).rebuild(lambda done, total: progress.append((done, total)))
+    assert rebuilt["memories"] == 9 and progress == [
+        (9, 9)
+    ]  # 7 shared rules, the peer's rule 8 and its PEER.md rule
     assert {r["key"] for r in rebuilt["refused"]} == forged | stale
     assert all("no trusted file holds" in r["rejections"][0]["reason"] for r in rebuilt["refused"])
     assert await store.count(Filter(user_id="someone-else")) == 1

@@ -85,13 +85,17 @@ class Maintenance:
         except (snapshots.SnapshotError, rebuilding.RebuildError) as exc:
             raise SurfaceError(str(exc)) from exc
 
-    async def rebuild(self) -> dict[str, Any]:
+    async def rebuild(self, progress: rebuilding.Progress | None = None) -> dict[str, Any]:
         if (off := self._off()) is not None:
             return off
         store = await self.runtime.store()
         try:
             return await rebuilding.rebuild(
-                store, await self.runtime.harvester(), self.runtime.ledgers(), self._trusted()
+                store,
+                await self.runtime.harvester(),
+                self.runtime.ledgers(),
+                self._trusted(),
+                progress,
             )
         except rebuilding.RebuildError as exc:
             raise SurfaceError(str(exc)) from exc
