@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from executive.memory import ledger as L
+from executive.memory.drift import drift
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger
-from executive.memory.rebuild import drift, purge, rebuild
+from executive.memory.rebuild import purge, rebuild
 from executive.memory.store.base import Filter, MemoryRecord
 from tests.memory.conftest import open_store
 from tests.memory.payloads import DEFAULTS, TRUSTED, partial

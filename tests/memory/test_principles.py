@@ -6,8 +6,9 @@ import pytest
 
 from executive.memory import ledger as L
 from executive.memory.classify import Rejected
+from executive.memory.drift import drift, fix_drift
 from executive.memory.harvester import PRINCIPLE_SYNC_ACTOR
-from executive.memory.rebuild import drift, fix_drift, rebuild
+from executive.memory.rebuild import rebuild
 from executive.memory.store.base import Filter
 from tests.memory.payloads import DEFAULTS, TRUSTED, partial, stamped
 

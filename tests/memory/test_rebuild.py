@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from executive.memory.drift import drift, fix_drift
 from executive.memory.harvester import Harvester
-from executive.memory.rebuild import drift, fix_drift, purge, rebuild
+from executive.memory.rebuild import purge, rebuild
 from executive.memory.store.base import Filter, NewMemory
 from tests.memory.payloads import DEFAULTS, TRUSTED, partial
 

@@ -1,16 +1,15 @@
-"""Git is the source of truth: restore, rebuild, drift and purge.
+"""Git is the source of truth: restore, rebuild and purge (drift has its own module).
 
 The harvest ledger says what the store must hold (folded in order, deletions included).
-``rebuild`` wipes the store and replays it; ``drift`` compares by content key and, with
-``fix``, makes the store match; ``restore`` loads a snapshot into an empty store; ``purge``
-deletes by env, cohort or app id *through the ledger*, so a rebuild does not bring them back.
+``rebuild`` wipes this installation's memories and replays it; ``restore`` loads a snapshot
+into a store that holds none of this installation's memories; ``purge`` deletes by env,
+cohort or app id *through the ledger*, so a rebuild does not bring them back.
 Maintenance jobs hold the harvester's gate: no harvest write lands in the middle of one.
 
 ``restore`` and ``rebuild`` put every record through the same ``classify`` as ``add`` (and
 this installation's user id) and report what they refused instead of writing it: a snapshot
 or a ledger line is data, not a trusted write. A principle is admitted only while a trusted
-file holds its rule (:mod:`executive.memory.principles`), whatever the line says wrote it;
-``drift --fix`` never changes an immutable memory's type or text.
+file holds its rule (:mod:`executive.memory.principles`), whatever the line says wrote it.
 
 A store may be shared (Postgres, by executives of other installations): every tool here
 reads, wipes and counts only this installation's memories (its user id), never another's.
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -122,7 +120,7 @@ def _snapshot_entry(
     return record, _rejections(as_payload(record), user_id, trusted)
 
 
-async def _write_all(
+async def write_all(
     store: Store, items: list[NewMemory], progress: Progress | None, what: str
 ) -> int:
     written = 0
@@ -148,7 +146,7 @@ def _store_id(memory_id: str) -> bool:
         return False
 
 
-def _keeping_ids(states: Iterable[KeyState]) -> list[NewMemory]:
+def keeping_ids(states: Iterable[KeyState]) -> list[NewMemory]:
     """What to write back: each memory under the id it had, with its history.
 
     An id the ledger never saw, one two keys claim, or one no store gives (a ledger line is
@@ -181,10 +179,10 @@ async def rebuild(
     user_id = harvester.defaults.user_id
     mine = installation(user_id, "rebuild")
     live, refused = admitted(ledger, user_id, trusted)
-    items = _keeping_ids(live.values())
+    items = keeping_ids(live.values())
     async with harvester.gate.exclusive():
         await store.wipe(mine.user_id)
-        written = await _write_all(store, items, progress, "rebuild")
+        written = await write_all(store, items, progress, "rebuild")
         count = await store.count(mine)
     if count != len(items):
         raise RebuildError(f"rebuild wrote {written} memories but the store counts {count}")
@@ -245,45 +243,10 @@ async def restore(
                     record.created_at,
                 )
             )
-        written = await _write_all(store, items, progress, "restore")
+        written = await write_all(store, items, progress, "restore")
     result = {"ok": True, "memories": written, "refused": refused}
     _finished("restore", result)
     return result
-
-
-@dataclass
-class Drift:
-    missing: list[str] = field(default_factory=list)  # in the ledger, not in the store
-    extra: list[str] = field(default_factory=list)  # in the store, not in the ledger (ids)
-    changed: list[str] = field(default_factory=list)  # same key, different text or metadata
-    # Ledger keys a rebuild would refuse (classify, or a principle not from the sync): not
-    # expected in the store, so a stored copy is extra. A person reads why in the rebuild.
-    refused: list[str] = field(default_factory=list)
-    # Each difference (a key, or an extra's id) -> the home it belongs to: several homes may
-    # share one store (EXECUTIVE_PEER_HOMES), and each fixes what its own ledger says.
-    owners: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def clean(self) -> bool:
-        return not (self.missing or self.extra or self.changed)
-
-    def by_home(self) -> dict[str, dict[str, list[str]]]:
-        out: dict[str, dict[str, list[str]]] = {}
-        for kind in ("missing", "extra", "changed"):
-            for item in getattr(self, kind):
-                home = self.owners.get(item, "unknown")
-                out.setdefault(home, {"missing": [], "extra": [], "changed": []})[kind].append(item)
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "clean": self.clean,
-            "missing": self.missing,
-            "extra": self.extra,
-            "changed": self.changed,
-            "refused": self.refused,
-            "by_home": self.by_home(),
-        }
 
 
 def admitted(
@@ -303,105 +266,6 @@ def admitted(
         else:
             keep[key] = state
     return keep, refused
-
-
-def _differs(record: MemoryRecord, state: KeyState) -> bool:
-    payload = Payload.model_validate(state.payload)
-    expected = payload.flat_metadata()
-    stored = {k: v for k, v in record.metadata.items() if k in expected}
-    return record.text != payload.text or stored != expected
-
-
-async def drift(
-    store: Store, ledger: LedgerSource, user_id: str | None, trusted: TrustedRules
-) -> tuple[Drift, dict[str, list[MemoryRecord]], dict[str, KeyState]]:
-    """The store against the ledgers: this installation's memories only (with no user id,
-    every memory: each then shows as extra, since ``add``'s rules refuse every line)."""
-    live, refused = admitted(ledger, user_id, trusted)
-    by_key: dict[str, list[MemoryRecord]] = {}
-    unkeyed: list[MemoryRecord] = []
-    for record in await store.list(Filter(user_id=user_id) if user_id else None):
-        if record.key:
-            by_key.setdefault(record.key, []).append(record)
-        else:
-            unkeyed.append(record)
-    report = Drift(
-        missing=sorted(k for k in live if k not in by_key),
-        extra=sorted(
-            [r.id for k, rs in by_key.items() if k not in live for r in rs]
-            + [
-                r.id for rs in by_key.values() for r in rs[1:]
-            ]  # a key stored twice: the copy is extra
-            + [r.id for r in unkeyed]
-        ),
-        changed=sorted(k for k, rs in by_key.items() if k in live and _differs(rs[0], live[k])),
-        refused=sorted(r["key"] for r in refused),
-    )
-    for key in report.missing + report.changed:
-        report.owners[key] = ledger.owner(live[key])
-    stored = {r.id: r for rs in by_key.values() for r in rs} | {r.id: r for r in unkeyed}
-    for memory_id in report.extra:
-        record = stored[memory_id]
-        report.owners[memory_id] = ledger.owner(
-            live.get(record.key or ""), record.metadata.get("executive")
-        )
-    return report, by_key, live
-
-
-async def fix_drift(
-    store: Store, harvester: Harvester, ledger: LedgerSource, trusted: TrustedRules
-) -> dict[str, Any]:
-    """Make the store match the repository: add what is missing, drop extras, restore changes."""
-    user_id = harvester.defaults.user_id
-    installation(user_id, "drift --fix")
-    kept: list[dict[str, Any]] = []
-    async with harvester.gate.exclusive():
-        report, by_key, live = await drift(store, ledger, user_id, trusted)
-        await _write_all(
-            store,
-            _keeping_ids(live[k] for k in report.missing),
-            None,
-            "drift.fix",
-        )
-        for memory_id in report.extra:
-            await store.delete(memory_id)
-        for key in report.changed:
-            payload = Payload.model_validate(live[key].payload)
-            stored = by_key[key][0]
-            if _immutable(stored) and (stored.text != payload.text or stored.type != payload.type):
-                kept.append(
-                    {
-                        "key": key,
-                        "id": stored.id,
-                        "reason": "immutable: its type and text are never changed by a fix; "
-                        "the constitution sync owns principles",
-                    }
-                )
-                continue
-            await store.update(stored.id, text=payload.text, metadata=payload.flat_metadata())
-        after, _, _ = await drift(store, ledger, user_id, trusted)
-    log.info(
-        "drift.fixed",
-        before=report.as_dict()
-        | {
-            "missing": len(report.missing),
-            "extra": len(report.extra),
-            "changed": len(report.changed),
-        },
-        clean=after.clean,
-    )
-    if kept:
-        log.warning("drift.kept_immutable", kept=kept)
-    return {
-        "ok": after.clean,
-        "fixed": report.as_dict(),
-        "kept_immutable": kept,
-        "after": after.as_dict(),
-    }
-
-
-def _immutable(record: MemoryRecord) -> bool:
-    return record.metadata.get("immutable") is True or record.type == MemoryType.PRINCIPLE
 
 
 async def purge(store: Store, harvester: Harvester, where: Filter, reason: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from executive import git
 from executive.corpus import backfill
 from executive.logs import get_logger
+from executive.memory import drift as drifting
 from executive.memory import rebuild as rebuilding
 from executive.memory import snapshot as snapshots
 from executive.memory.principles import TrustedRules
@@ -107,12 +108,12 @@ class Maintenance:
             if (off := self._off()) is not None:
                 return off
             try:
-                return await rebuilding.fix_drift(
+                return await drifting.fix_drift(
                     store, await self.runtime.harvester(), self.runtime.ledgers(), trusted
                 )
             except rebuilding.RebuildError as exc:
                 raise SurfaceError(str(exc)) from exc
-        report, _, _ = await rebuilding.drift(
+        report, _, _ = await drifting.drift(
             store, self.runtime.ledgers(), self.runtime.settings.user_id, trusted
         )
         return report.as_dict()
