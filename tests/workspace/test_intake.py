@@ -49,6 +49,10 @@ def deep_state(folder: Path, outside: Path) -> None:
     (folder / "STEPS.json").write_text("[" * 50_000 + "]" * 50_000)
 
 
+def numeric_state(folder: Path, outside: Path) -> None:
+    (folder / "STEPS.json").write_text('{"slug": "bad", "steps": [{"number": ' + "9" * 5000 + "}]}")
+
+
 def fifo_state(folder: Path, outside: Path) -> None:
     os.mkfifo(folder / "STEPS.json")
 
@@ -100,6 +104,7 @@ BAD: list[tuple[str, Callable[[Path, Path], None], str, str]] = [
     ("state-invalid", invalid_state, "STEPS.json", "not a bundle state"),
     ("state-deep", deep_state, "STEPS.json", "levels deep"),
     ("state-fifo", fifo_state, "STEPS.json", "FIFO"),
+    ("state-numeric", numeric_state, "STEPS.json", "a value cannot be read"),
     ("state-escaping", escaping_state, "STEPS.json", "priority: Input should be 'P0'"),
     ("log-linked", linked_log, "PROGRESS_LOG.md", "PROGRESS_LOG.md cannot be appended"),
     ("folder-linked", linked_folder, "PROMPT.md", "symbolic link"),
