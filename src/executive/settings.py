@@ -216,6 +216,12 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard):
         validation_alias="UNHEALTHY_SLEEP_SECONDS",
         description="pause after a failed health check",
     )
+    unhealthy_after_failures: int = Field(
+        3,
+        ge=1,
+        validation_alias="EXECUTIVE_UNHEALTHY_AFTER_FAILURES",
+        description="failed iterations in a row after which /healthz and status report unhealthy",
+    )
     worker_vendor: Literal["claude", "command"] = Field(
         "claude",
         validation_alias="WORKER_VENDOR",
