@@ -106,3 +106,53 @@ def test_a_failed_api_call_ends_the_run_with_an_error_result(tmp_path: Path):
     result = run.lines()[-1]
     assert run.exit_code == 1 and result["type"] == "result" and result["is_error"] is True
     assert result["result"].startswith("API Error: 400") and "no second turn" in result["result"]
+
+
+# --- the experience digest of these real records ------------------------------------------------
+def _digest(log: bytes, cwd: Path):
+    from executive.workers import runlog
+    from executive.workers.experience import digest, within
+
+    return digest(runlog.read_lines(log.splitlines(keepends=True)), relative=within(str(cwd)))
+
+
+def test_the_digest_of_a_real_run_names_the_file_the_failure_and_the_way_through(full):
+    run, _ = full
+    cwd = Path(run.lines()[0]["cwd"])
+    found = _digest(run.log, cwd)
+    assert found.complete and found.source == "stream-json"
+    assert [(f.path, f.change) for f in found.files] == [("src/weather/parser.py", "created")]
+    [fix] = found.fixes
+    assert (fix.failed, fix.error, fix.files, fix.then) == (
+        FAILING,
+        "ModuleNotFoundError: No module named 'weather'",
+        ["src/weather/parser.py"],
+        PASSING,
+    )
+    assert found.summary == ACCOUNT
+
+
+def test_the_digest_of_a_real_transcript_matches_its_stream_json(full):
+    run, home = full
+    session = run.lines()[0]["session_id"]
+    [transcript] = (home / ".claude" / "projects").glob(f"*/{session}.jsonl")
+    cwd = Path(run.lines()[0]["cwd"])
+    from_transcript = _digest(transcript.read_bytes(), cwd)
+    from_stream = _digest(run.log, cwd)
+    assert from_transcript.source == "transcript"
+    assert (from_transcript.files, from_transcript.fixes, from_transcript.commands) == (
+        from_stream.files,
+        from_stream.fixes,
+        from_stream.commands,
+    )
+
+
+def test_the_digest_of_a_killed_run_and_of_a_cut_line_is_partial_and_says_so(killed):
+    cwd = Path(killed.lines()[0]["cwd"])
+    found = _digest(killed.log, cwd)
+    assert not found.complete and any("cut short" in note for note in found.notes)
+    [command] = found.commands
+    assert (command.command, command.exit_code, command.failed) == ("echo started; exit 3", 3, True)
+    # Killed in the middle of a line (as a full disk or a SIGKILL leaves it): still no error.
+    cut = _digest(killed.log[: len(killed.log) - 40], cwd)
+    assert not cut.complete and any("not JSON" in note for note in cut.notes)

@@ -2,8 +2,9 @@
 scripted Messages API on loopback: the worker's run log is the CLI's own stream-json.
 
 The scripted worker fails a command, writes the missing module with ``Write``, runs the
-command again (it passes) and gives its account; the bundle's verifiers pass. One daemon
-run, shared by the tests of this file.
+command again (it passes) and gives its account; the bundle's verifiers pass. Hook C harvests
+what it did; then a second bundle of the same project (a second daemon start, a second
+script) gets a pack that names the file and the way through. Shared by the tests of this file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from executive.memory.pack import END_MARK
 from executive.workers import sandbox
 from tests.claude_cli import API_KEY, CLI, needs_cli
+from tests.conftest import run_cli
 from tests.daemonproc import Daemon
 from tests.loop.homes import MEMORY_ON, add_bundle, events, make_home, outputs
 from tests.messages_api import CLI_ENV, MessagesAPI
@@ -58,6 +60,29 @@ def script(out: Path) -> list[Turn]:
     ]
 
 
+NEXT = "weather-cli"
+NEXT_GOAL = "Add a command line to the parser: src/weather/cli.py reads lines and prints them."
+
+
+def _run(home: Path, turns: list[Turn], slug: str) -> tuple[MessagesAPI, Daemon, int | None]:
+    """One daemon start against one scripted API, until ``slug`` completes; then SIGTERM."""
+    with MessagesAPI(turns, api_key=API_KEY) as api:
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": API_KEY, **CLI_ENV}
+        daemon = Daemon(home, env)
+        try:
+            try:
+                daemon.wait_for("goal.completed", timeout=300, bundle=slug)
+            except AssertionError as exc:
+                raise AssertionError(
+                    f"{exc}\nthe scripted API's failures: {api.failures}"
+                ) from None
+            daemon.signal(signal.SIGTERM)
+            code = daemon.wait(60)
+        finally:
+            daemon.kill()
+    return api, daemon, code
+
+
 @pytest.fixture(scope="module")
 def scene(tmp_path_factory: pytest.TempPathFactory):
     home = make_home(
@@ -83,21 +108,29 @@ def scene(tmp_path_factory: pytest.TempPathFactory):
             {"name": "parses", "run": PASSING},
         ],
     )
-    with MessagesAPI(script(outputs(home) / SLUG), api_key=API_KEY) as api:
-        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": API_KEY, **CLI_ENV}
-        daemon = Daemon(home, env)
-        try:
-            try:
-                daemon.wait_for("goal.completed", timeout=300, bundle=SLUG)
-            except AssertionError as exc:
-                raise AssertionError(
-                    f"{exc}\nthe scripted API's failures: {api.failures}"
-                ) from None
-            daemon.signal(signal.SIGTERM)
-            code = daemon.wait(60)
-        finally:
-            daemon.kill()
-    return {"home": home, "api": api, "daemon": daemon, "code": code}
+    api, daemon, code = _run(home, script(outputs(home) / SLUG), SLUG)
+    add_bundle(
+        home,
+        NEXT,
+        "",
+        title="Weather command line",
+        app_id=SLUG,
+        vendor="claude",
+        command=None,
+        max_turns=4,
+        max_attempts=1,
+        timeout_seconds=120,
+        goal=NEXT_GOAL,
+    )
+    next_api, _, next_code = _run(home, [Turn([Text("Read the pack; nothing to do.")])], NEXT)
+    return {
+        "home": home,
+        "api": api,
+        "daemon": daemon,
+        "code": code,
+        "next_api": next_api,
+        "next_code": next_code,
+    }
 
 
 def _run_log(home: Path) -> tuple[Path, list[dict[str, Any]]]:
@@ -178,3 +211,33 @@ def test_the_generated_claude_md_reached_the_model(scene):
     assert "principles from constitution.md left out here" in claude_md  # the pack's own note
     assert claude_md[: claude_md.index(END_MARK)].strip() in sent
     assert END_MARK in claude_md and END_MARK not in sent
+
+
+def _memories(home: Path) -> dict[str, dict[str, Any]]:
+    listed = run_cli("--home", str(home), "mem", "list", "--json", "--app-id", SLUG)
+    return {m["metadata"]["type"]: m for m in json.loads(listed.stdout)["results"]}
+
+
+def test_hook_c_remembers_what_the_worker_did_and_the_way_through(scene):
+    memories = _memories(scene["home"])
+    episode, lesson = memories["episodic"], memories["procedural"]
+    assert episode["metadata"]["files"] == ["src/weather/parser.py"]
+    assert "It created src/weather/parser.py." in episode["text"]
+    assert f"The worker's account: “{ACCOUNT}”" in episode["text"]
+    assert lesson["metadata"]["files"] == ["src/weather/parser.py"]
+    assert lesson["text"] == (
+        f"In bundle {SLUG} (step 1 “Weather parser ({GOAL_MARK})”), when `{FAILING}` fails "
+        "with “ModuleNotFoundError: No module named 'weather'”: change src/weather/parser.py, "
+        f"then run `{PASSING}`. That made it pass."
+    )
+
+
+def test_the_next_bundle_of_the_project_gets_the_file_and_the_way_through(scene):
+    assert scene["next_code"] == 0
+    claude_md = (outputs(scene["home"]) / NEXT / "CLAUDE.md").read_text()
+    pack = claude_md[claude_md.index("## Memory Pack") :]
+    assert "Files: `src/weather/parser.py`" in pack
+    assert "PYTHONPATH=src" in pack and "ModuleNotFoundError" in pack
+    # ...and the model was sent it.
+    sent = scene["next_api"].conversation[0].text()
+    assert "Files: `src/weather/parser.py`" in sent and "PYTHONPATH=src" in sent
