@@ -226,7 +226,7 @@ def test_hook_c_remembers_what_the_worker_did_and_the_way_through(scene):
     assert f"The worker's account: “{ACCOUNT}”" in episode["text"]
     assert lesson["metadata"]["files"] == ["src/weather/parser.py"]
     assert lesson["text"] == (
-        f"In bundle {SLUG} (step 1 “Weather parser ({GOAL_MARK})”), when `{FAILING}` fails "
+        f"In bundle {SLUG}, when `{FAILING}` fails "
         "with “ModuleNotFoundError: No module named 'weather'”: change src/weather/parser.py, "
         f"then run `{PASSING}`. That made it pass."
     )
@@ -236,8 +236,8 @@ def test_the_next_bundle_of_the_project_gets_the_file_and_the_way_through(scene)
     assert scene["next_code"] == 0
     claude_md = (outputs(scene["home"]) / NEXT / "CLAUDE.md").read_text()
     pack = claude_md[claude_md.index("## Memory Pack") :]
-    assert "Files: `src/weather/parser.py`" in pack
+    assert "change src/weather/parser.py" in pack and "It created src/weather/parser.py" in pack
     assert "PYTHONPATH=src" in pack and "ModuleNotFoundError" in pack
     # ...and the model was sent it.
     sent = scene["next_api"].conversation[0].text()
-    assert "Files: `src/weather/parser.py`" in sent and "PYTHONPATH=src" in sent
+    assert "change src/weather/parser.py" in sent and "PYTHONPATH=src" in sent
