@@ -30,7 +30,7 @@ from executive.observe import Observer
 from executive.redact import redactor
 from executive.saferead import UnsafeFile
 from executive.settings import Settings
-from executive.untrusted import one_line
+from executive.untrusted import one_line, opening
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
 from executive.workspace.bundle import Bundle
@@ -50,6 +50,7 @@ from executive.workspace.state import (
 log = get_logger(__name__)
 
 FAIL_DIAG_FROM = 3
+DIAGNOSIS_CHARS = 2500
 KEEP_ERRORS = 10
 
 
@@ -290,9 +291,11 @@ class Executive:
                 ),
             )
             if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
-                step.diagnosis = redactor().scrub(diagnosed.tail)
+                # Whole, from its start (a person reads it in needs-you and bundle show).
+                step.diagnosis = opening(redactor().scrub(diagnosed.final_text), DIAGNOSIS_CHARS)
                 self.workspace.save(active)
         if attempt.fatal or step.attempts >= self._limit(bundle):
+            step.retry_after = ""  # blocked: nothing waits for a time any more
             reason = (
                 f"cannot run: {one_line(attempt.error)[:300]}"
                 if attempt.fatal
