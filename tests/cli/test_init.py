@@ -137,3 +137,16 @@ def test_doctor_warns_about_a_misspelt_key_and_names_the_real_one(tmp_path):
     result = run_cli("--home", str(home), "doctor")
     assert "[warn] unknown key V3_MEM_HOOK_POSTRUN" in result.stdout
     assert "did you mean V3_MEM_HOOK_POST_RUN?" in result.stdout
+
+
+def test_a_command_prints_its_answer_on_stdout_and_no_log_line_there(tmp_path):
+    from tests.loop.homes import add_bundle, make_home
+
+    home = make_home(tmp_path)
+    add_bundle(home, "stuck", "exit 1\n")
+    blocked = home / "workspace" / "blocked"
+    blocked.mkdir(parents=True, exist_ok=True)
+    (home / "workspace" / "ondeck" / "stuck").rename(blocked / "stuck")
+    result = run_cli("--home", str(home), "bundle", "retry", "stuck")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["queued workspace/ondeck/stuck again (attempts reset)"]
