@@ -447,7 +447,9 @@ def test_every_command_of_the_deploy_guide_that_can_run_here_runs(tmp_path):
             capture_output=True,
             text=True,
             timeout=120,
-            env=clean_env({}),
+            # The operator's edit of .env.executive, which the guide asks for: no Claude Code
+            # CLI here, so its workers are command workers.
+            env=clean_env({"WORKER_VENDOR": "command"}),
             check=False,
         )
         assert done.returncode == 0, (command, done.stdout[-1500:], done.stderr[-1500:])

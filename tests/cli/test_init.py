@@ -10,7 +10,12 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
     home = tmp_path / "agent"
     created = run_cli("init", str(home))
     assert created.returncode == 0, created.stderr
-    doctor = run_cli("--home", str(home), "doctor", "--json")
+    # A fresh home's workers are Claude Code: with no CLI here, doctor fails and says how.
+    refused = run_cli("--home", str(home), "doctor")
+    assert refused.returncode == 1
+    assert "[FAIL] claude worker CLI: claude not on PATH" in refused.stdout
+    assert "EXECUTIVE_CLAUDE_BIN" in refused.stdout and "WORKER_VENDOR=command" in refused.stdout
+    doctor = run_cli("--home", str(home), "doctor", "--json", env={"WORKER_VENDOR": "command"})
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     checks = json.loads(doctor.stdout)
     assert all(c["ok"] or c["warning"] for c in checks)

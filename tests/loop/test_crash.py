@@ -136,8 +136,9 @@ def test_naming_a_memory_key_for_workers_stops_start_up(tmp_path):
     home = make_home(tmp_path, EXECUTIVE_WORKER_ENV="V3_MEM0_API_KEY,EXTRA_OK")
     result = run_cli("--home", str(home), "run", "--once")
     assert result.returncode == 2
-    assert "EXECUTIVE_WORKER_ENV" in result.stderr
-    assert "never reach a worker: V3_MEM0_API_KEY" in result.stderr
+    [problem] = json.loads(result.stdout)["problems"]  # the log is JSON: so is the error
+    assert problem["variable"] == "EXECUTIVE_WORKER_ENV"
+    assert "never reach a worker: V3_MEM0_API_KEY" in problem["why"]
 
 
 def test_a_memory_key_under_another_name_is_refused_at_spawn(tmp_path):
@@ -153,3 +154,13 @@ def test_a_memory_key_under_another_name_is_refused_at_spawn(tmp_path):
     [blocked] = events(home, "GOAL_BLOCKED", bundle="leaky")
     assert "executive-tier variables would reach the worker: COPIED_KEY" in blocked["reason"]
     assert key not in result.stdout
+
+
+def test_a_worker_that_cannot_start_blocks_its_bundle_with_the_fix(tmp_path):
+    home = make_home(tmp_path, EXECUTIVE_CLAUDE_BIN="/nowhere/claude")
+    add_bundle(home, "needs-claude", "", vendor="claude", command=None)
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 0, result.stderr
+    entry = (home / "workspace" / "needs-you.md").read_text()
+    assert "cannot start the worker (/nowhere/claude): no such program" in entry
+    assert "EXECUTIVE_CLAUDE_BIN" in entry and "vendor: command" in entry

@@ -40,6 +40,12 @@ class Check:
 CheckFn = Callable[[Settings], list[Check]]
 
 
+CLAUDE_MISSING_FIX = (
+    "install Claude Code and set EXECUTIVE_CLAUDE_BIN to its path, or set "
+    "WORKER_VENDOR=command (or `vendor: command` in a bundle's PROMPT.md)"
+)
+
+
 def check_home(settings: Settings) -> list[Check]:
     home = Home(settings.home)
     if not home.root.is_dir():
@@ -111,7 +117,15 @@ def check_postgres(settings: Settings) -> list[Check]:
     try:
         found = probe(url, timeout=min(settings.store_timeout_seconds, 10))
     except Exception as exc:
-        return [Check("postgres", False, f"cannot connect to {redacted(url)}: {exc}")]
+        return [
+            Check(
+                "postgres",
+                False,
+                f"cannot connect to {redacted(url)}: {exc}",
+                "start the server or correct EXECUTIVE_STORE_URL (host, port, user, database); "
+                "`psql` with the same URL shows the same error",
+            )
+        ]
     where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
     wanted = ".".join(map(str, MIN_PGVECTOR))
     version = found["pgvector"] or found["pgvector_available"]
@@ -129,14 +143,13 @@ def check_workers(settings: Settings) -> list[Check]:
     if settings.worker_vendor != "claude":
         return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
     found = shutil.which(settings.claude_bin)
+    # Every bundle that names no vendor would be blocked at its first spawn: a failure.
     return [
         Check(
             "claude worker CLI",
             found is not None,
-            found or f"{settings.claude_bin} not on PATH (WORKER_VENDOR=claude)",
-            "" if found else "install Claude Code, or set WORKER_VENDOR=command",
-            # Only bundles that use the claude vendor need it; command bundles still run.
-            warning=found is None,
+            found or f"{settings.claude_bin} not on PATH (WORKER_VENDOR=claude, the default)",
+            "" if found else CLAUDE_MISSING_FIX,
         )
     ]
 
@@ -193,11 +206,20 @@ def check_store(settings: Settings) -> list[Check]:
         try:
             report = anyio.run(RemoteSurface(home.socket).call, "status")
         except SurfaceError as exc:
-            return [Check("memory store", False, f"the running daemon did not answer: {exc}")]
+            return [
+                Check(
+                    "memory store",
+                    False,
+                    f"the running daemon did not answer: {exc}",
+                    "see the daemon's log (`executive status` says whether it runs); restart it "
+                    "if it hangs",
+                )
+            ]
         store = report.get("store", {})
         if "total" not in store:
             detail = store.get("error") or "the daemon has not opened it (memory hooks off)"
-            return [Check("memory store (via the daemon)", "error" not in store, detail)]
+            fix = "" if "error" not in store else "see the daemon's log; `executive mem rebuild`"
+            return [Check("memory store (via the daemon)", "error" not in store, detail, fix)]
         return [Check("memory store (via the daemon)", True, _counts(store))]
     try:
         store = anyio.run(_open_and_count, settings)
@@ -295,10 +317,18 @@ def failed(checks: list[Check]) -> bool:
 
 
 def run_checks(settings: Settings, checks: list[CheckFn] | None = None) -> list[Check]:
+    """Every check's result; a failure always carries its fix."""
     results = [Check("configuration", True, "all variables valid")]
     for fn in checks or DEFAULT_CHECKS:
         try:
             results.extend(fn(settings))
         except Exception as exc:  # a broken check is a failed check, not a crash
-            results.append(Check(fn.__name__, False, f"check raised {exc!r}", "report this"))
+            results.append(
+                Check(
+                    fn.__name__,
+                    False,
+                    f"check raised {exc!r}",
+                    "run `executive doctor` again; if it repeats, report it with this line",
+                )
+            )
     return results

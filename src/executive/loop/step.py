@@ -120,6 +120,18 @@ def _findable(program: str, env: dict[str, str], cwd: Path) -> bool:
     return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
 
 
+def missing_program(program: str, vendor: str) -> str:
+    """Why a worker could not start, and what to do about it."""
+    fix = (
+        "install Claude Code and set EXECUTIVE_CLAUDE_BIN to its path, or run this bundle with "
+        "a command worker (`vendor: command` in its PROMPT.md, or WORKER_VENDOR=command)"
+        if vendor == "claude"
+        else "name a program the worker can run in the bundle's `command:` (an absolute path, "
+        f"or one in {sandbox.SANDBOX_PATH})"
+    )
+    return f"cannot start the worker ({program}): no such program on the worker's PATH. Fix: {fix}"
+
+
 def _redacted(run: Callable[P, Awaitable[Attempt]]) -> Callable[P, Awaitable[Attempt]]:
     """The edge where worker and verifier text enters the record: every attempt ``run``
     returns is scrubbed once, here, whichever way it ended."""
@@ -211,12 +223,7 @@ async def attempt(
     if iso.mode != "none" and not _findable(argv[0], env, out):
         # Inside bwrap a missing program is bwrap's exit 1, not an OSError: say it first.
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0])
-        return Attempt(
-            contract_id,
-            False,
-            f"cannot start the worker ({argv[0]}): no such program on the worker's PATH",
-            fatal=True,
-        )
+        return Attempt(contract_id, False, missing_program(argv[0], vendor), fatal=True)
     try:
         async with _routed(settings, home, iso, env, contract_id) as (iso, env):
             return await _spawn(settings, home, bundle, vendor, contract_id, argv, out, env, iso)
@@ -268,9 +275,12 @@ async def _spawn(
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))
-        return Attempt(
-            contract_id, False, f"cannot start the worker ({argv[0]}): {exc}", fatal=True
+        why = (
+            missing_program(argv[0], vendor)
+            if isinstance(exc, FileNotFoundError)
+            else f"cannot start the worker ({argv[0]}): {exc}"
         )
+        return Attempt(contract_id, False, why, fatal=True)
 
     after = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     result = Attempt(
