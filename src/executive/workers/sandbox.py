@@ -19,6 +19,7 @@ probe runs bwrap itself (verified on this machine: see the team's sandboxing not
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import pwd
@@ -32,6 +33,7 @@ from typing import Literal
 
 from executive.home import Home
 from executive.settings import Settings
+from executive.workers.limits import Limits, tmpfs_size_supported
 
 Mode = Literal["sandbox", "user", "none"]
 Requested = Literal["auto", "sandbox", "user", "none"]
@@ -54,6 +56,7 @@ class Isolation:
     bwrap: str | None = None
     account: str | None = None  # the worker account in ``user`` mode
     ids: tuple[int, int] | None = field(default=None, compare=False)
+    limits: Limits = field(default_factory=Limits)  # what the tree may use (workers.limits)
 
     def wrap(
         self, argv: Sequence[str], *, workdir: Path, readonly: Sequence[Path] = ()
@@ -75,7 +78,10 @@ def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) 
     if not iso.network:
         # Also the only way to keep abstract Unix sockets (a network-namespace thing) away.
         args += ["--unshare-net"]
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if iso.limits.file_max_bytes and iso.bwrap and tmpfs_size_supported(iso.bwrap):
+        args += ["--size", str(iso.limits.file_max_bytes)]  # /tmp is memory: bounded too
+    args += ["--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for folder in iso.hidden:
         # Under /tmp or under another hidden folder it is already gone (hiding it again
@@ -202,7 +208,7 @@ def from_settings(settings: Settings) -> Isolation:
     """The isolation the settings ask for, hiding the home, its state and the socket folder."""
     home = Home(settings.home)
     hidden = [home.root, home.state, home.socket.parent, *_paths(settings.sandbox_hide)]
-    return choose(
+    chosen = choose(
         settings.worker_isolation,
         account=settings.worker_user,
         network=settings.worker_network,
@@ -210,6 +216,12 @@ def from_settings(settings: Settings) -> Isolation:
         writable=_paths(settings.sandbox_writable),
         workdir=settings.outputs,
     )
+    limits = Limits(
+        max_processes=settings.worker_max_processes,
+        file_max_bytes=settings.worker_file_max_bytes,
+        log_max_bytes=settings.worker_log_max_bytes,
+    )
+    return dataclasses.replace(chosen, limits=limits)
 
 
 def _paths(value: str) -> list[Path]:
