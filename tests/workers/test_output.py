@@ -59,3 +59,20 @@ async def test_a_tail_keeps_only_the_end():
     await _through_pipe(tail, f"seq 1 100000; echo 'last {TOKEN}'")
     text = tail.text()
     assert len(text) <= 1000 and text.endswith(f"100000\nlast {REDACTED}\n")
+
+
+async def test_a_chunk_read_as_the_run_is_being_ended_is_still_written(tmp_path):
+    # The pump read the worker's last line just as the run's end cancelled it: the thread
+    # hop checks for cancellation first, and the line was lost (the error tail with it).
+    log = tmp_path / "run.log"
+    read_end, write_end = os.pipe()
+    sink = LogFile(log, None)
+    pump = Pump(read_end, sink)
+    os.write(write_end, b"the last line\n")
+    os.close(write_end)
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await pump.run()
+    await pump.finish()
+    sink.close()
+    assert log.read_text() == "the last line\n"

@@ -152,5 +152,8 @@ class Pump:
             self.total += len(data)
             if self.sink.full:
                 await anyio.lowlevel.checkpoint()  # dropped, but the loop still gets turns
-            else:
+                continue
+            # Shielded: a chunk read is a chunk written, even when the run is being ended
+            # (the thread call would otherwise check for cancellation first and lose it).
+            with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self.sink.write, data)
