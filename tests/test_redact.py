@@ -53,6 +53,19 @@ def test_values_nested_in_structures_are_scrubbed_and_short_ones_ignored():
     }
 
 
+def test_the_redactor_learns_every_homes_secrets(tmp_path, monkeypatch):
+    from executive import redact
+
+    monkeypatch.setattr(redact, "_redactor", Redactor())
+    own, peer = tmp_path / "own", tmp_path / "peer"
+    for home, value in ((own, "own-token-123456"), (peer, "peer-token-654321")):
+        home.mkdir()
+        (home / ".env.executive").write_text(f"GITHUB_TOKEN={value}\n")
+    redact.learn(homes=[own, peer, tmp_path / "gone"], secrets=["given-secret-42"])
+    text = "own-token-123456 peer-token-654321 given-secret-42"
+    assert redact.scrub(text) == " ".join([REDACTED] * 3)
+
+
 def _streamed(redactor: Redactor, text: str, cuts: list[int]) -> str:
     stream, out, at = redactor.stream(), [], 0
     for cut in [*cuts, len(text)]:

@@ -5,7 +5,8 @@ Text from a worker or a verifier is untrusted and may carry a secret it read som
 file it was given). Everything the daemon records passes :func:`scrub` first: the log, the
 work ledger, ``STEPS.json``, ``PROGRESS_LOG.md``, ``needs-you.md``, the next attempt's
 prompt and ``CLAUDE.md``, hook contexts and so memory. Known values come from the process
-environment and ``.env.executive`` (by variable name); shapes catch the rest.
+environment and the ``.env.executive`` of this home and of every peer home (by variable
+name); shapes catch the rest.
 """
 
 from __future__ import annotations
@@ -213,9 +214,13 @@ def scrub(text: str) -> str:
     return _redactor.scrub(text)
 
 
-def learn(*, home: Path | None = None, secrets: Iterable[str] = ()) -> None:
-    """Teach the process-wide redactor the environment's, a home's and given secrets."""
+def learn(*, homes: Iterable[Path] = (), secrets: Iterable[str] = ()) -> None:
+    """Teach the process-wide redactor the environment's, the homes' and given secrets.
+
+    ``homes`` are this home and its peers: a worker that finds a peer's token somewhere
+    must not get it recorded here either.
+    """
     _redactor.add(secrets_from_environment())
-    if home is not None:
+    for home in homes:
         _redactor.add(secrets_from_env_file(home / ".env.executive"))
     _redactor.add(secrets)

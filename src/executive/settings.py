@@ -217,6 +217,12 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, Wor
         validation_alias="UNHEALTHY_SLEEP_SECONDS",
         description="pause after a failed health check",
     )
+    unhealthy_after_failures: int = Field(
+        3,
+        ge=1,
+        validation_alias="EXECUTIVE_UNHEALTHY_AFTER_FAILURES",
+        description="failed iterations in a row after which /healthz and status report unhealthy",
+    )
     worker_vendor: Literal["claude", "command"] = Field(
         "claude",
         validation_alias="WORKER_VENDOR",
@@ -305,7 +311,12 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, Wor
     worker_network: Flag = Field(
         True,
         validation_alias="EXECUTIVE_WORKER_NETWORK",
-        description="whether a sandboxed worker has the network (claude workers need it); false gives it loopback only",
+        description="whether a sandboxed worker reaches the network (claude workers need it): only through the daemon's egress proxy, to EXECUTIVE_WORKER_ALLOW_HOSTS; false: none at all",
+    )
+    worker_allow_hosts: str = Field(
+        "api.anthropic.com",
+        validation_alias="EXECUTIVE_WORKER_ALLOW_HOSTS",
+        description="comma-separated hosts a sandboxed worker may reach through the egress proxy: name, *.domain or IP, optional :port (default ports 443 and 80), e.g. api.anthropic.com,pypi.org,files.pythonhosted.org",
     )
     worker_user: str = Field(
         "nobody",

@@ -52,3 +52,15 @@ def test_the_reader_skill_forbids_writes_and_the_harvester_explains_them():
     assert "never write" in reader and "Never `add`" in reader
     harvester = skills.body("memory-harvester")
     assert "add --payload" in harvester and "principle" in harvester
+
+
+def test_the_post_run_prompt_shows_the_model_what_the_worker_did_as_data():
+    from tests.hooks.builtin.test_post_run import _experience
+
+    text = skills.render(
+        HookName.POST_RUN, post_run(vendor="claude", experience=_experience()), mem_command="mem"
+    )
+    assert "`experience` is what the worker did" in text
+    context = text[text.index("## Context") :]
+    assert '"path": "src/weather/parser.py"' in context
+    assert '"then": "PYTHONPATH=src python -m pytest -q"' in context

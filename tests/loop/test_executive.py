@@ -211,3 +211,41 @@ def test_a_bundle_added_from_the_cli_runs(tmp_path):
     assert (outputs(home) / "write-a-poem" / "poem.txt").read_text() == "roses\n"
     bad = run_cli("--home", str(home), "bundle", "add", "X", "--priority", "P9")
     assert bad.returncode == 1 and "priority" in bad.stderr
+
+
+def test_what_the_workers_did_is_in_the_ledger_and_in_memory(scenario):
+    home, _ = scenario
+    [done] = events(home, "STEP_COMPLETED", bundle="passes")
+    assert done["experience"]["files"] == [
+        {"path": "env.txt", "change": "created"},
+        {"path": "out.txt", "change": "created"},
+    ]
+    [episode] = json.loads(
+        run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "passes").stdout
+    )["results"]
+    assert episode["metadata"]["files"] == ["env.txt", "out.txt"]
+    assert "created env.txt, out.txt" in episode["text"]
+    # The human listing shows the files too, and a file finds its memories.
+    listed = run_cli(
+        "--home", str(home), "mem", "list", "--app-id", "passes", "--file", "out.txt"
+    ).stdout
+    assert "files=env.txt, out.txt" in listed and "1 result(s)." in listed
+
+    failed = events(home, "STEP_FAILED", bundle="flaky")
+    assert (
+        failed[0]["experience"]["commands"][0]["error"] == "error: ECONNRESET talking to mirror 1"
+    )
+    flaky = json.loads(
+        run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "flaky").stdout
+    )["results"]
+    [lesson] = [m for m in flaky if m["metadata"]["type"] == "procedural"]
+    # A command worker runs the same script each attempt: what its pass wrote is its work,
+    # not a fix, so the lesson stays "retry it".
+    assert "retry it" in lesson["text"]
+
+    state = json.loads((home / "workspace/blocked/doomed/STEPS.json").read_text())
+    # (The step keeps the diagnosis's last lines: this attempt's is among them.)
+    assert (
+        "ran `sh {bundle_dir}/work.sh`, which failed with “fatal: permission"
+        in (state["steps"][0]["diagnosis"])
+    )

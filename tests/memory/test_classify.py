@@ -276,4 +276,49 @@ def test_defaults_stamp_fills_and_explicit_values_win():
     assert payload["metadata"]["actor"] == "executive"
     assert payload["agent_id"] == "executive"
     assert payload["metadata"]["harvest_run"] == payload["run_id"]
-    assert payload["metadata"]["schema_version"] == "1.1.0"
+    assert payload["metadata"]["schema_version"] == "1.2.0"
+
+
+def test_files_are_optional_relative_bounded_and_an_older_memory_stays_valid():
+    about = stamped("procedural", metadata={"files": ["src/weather/parser.py", "README.md"]})
+    assert classify(about) == []
+    assert validate(about).metadata.files == ["src/weather/parser.py", "README.md"]
+    older = stamped("procedural", metadata={"schema_version": "1.1.0"})
+    assert classify(older) == [] and validate(older).metadata.files is None
+    marked = stamped(
+        "episodic",
+        metadata={
+            "files": ["a.py"],
+            "outdated_files": ["a.py"],
+            "outdated_by": "2026-12-04-weather-abc",
+        },
+    )
+    assert classify(marked) == []
+
+
+@pytest.mark.parametrize(
+    ("files", "words"),
+    [
+        ("src/a.py", "must be a list"),
+        (["/etc/passwd"], "is absolute"),
+        (["../other/x.py"], "not in plain form"),
+        (["./x.py"], "not in plain form"),
+        (["a//b.py"], "not in plain form"),
+        (["a\\b.py"], "backslash"),
+        (["a\nb.py"], "control character"),
+        ([""], "is empty"),
+        ([3], "is not a string"),
+        (["x" * 201], "at most 200"),
+        ([f"f{i}.py" for i in range(21)], "at most 20 paths"),
+    ],
+)
+def test_a_path_that_is_not_plain_and_relative_is_refused_by_name(files, words):
+    [problem] = classify(stamped("procedural", metadata={"files": files}))
+    assert problem.field == "metadata.files" and words in problem.reason
+    [problem] = classify(stamped("procedural", metadata={"outdated_files": files}))
+    assert problem.field == "metadata.outdated_files"
+
+
+def test_outdated_by_is_a_run_id():
+    [problem] = classify(stamped("episodic", metadata={"outdated_by": "yesterday"}))
+    assert problem.field == "metadata.outdated_by"

@@ -341,3 +341,22 @@ def test_the_ranking_is_the_one_that_copied_every_candidate(candidates, limit):
     before = _rank_before(scores, seen, best, now)[:limit]
     assert [(r.id, r.score) for r in after] == [(r.id, r.score) for r in before]
     assert best_first(scores) == sorted(scores, key=lambda m: (-scores[m], m))
+
+
+async def test_a_named_file_brings_a_question_about_the_files_beside_it():
+    beside = mem(1, 0.6, "the units module rounds wrong", files=["src/weather/units.py"])
+
+    def answers(query, where, n):
+        return [beside] if n == 1 else []
+
+    view = ScriptedView(answers)
+    asks = replace(request(1, enough=None), paths=("src/weather/parser.py",))
+    result = await Reader(view, user_id="u").read(asks)
+    assert result.questions[1] == (
+        "What do we know about src/weather/units.py: what was changed there, what failed, "
+        "and what fixed it?"
+    )
+    assert result.hops[1].why == "files beside named ones"
+    # Without a named path nothing is asked about files.
+    plain = await Reader(ScriptedView(answers), user_id="u").read(request(1, enough=None))
+    assert all("What do we know about" not in q for q in plain.questions)

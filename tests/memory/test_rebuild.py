@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from executive.memory.harvester import Harvester
@@ -182,3 +184,40 @@ async def test_a_ledger_id_no_store_gives_gets_a_new_id_and_the_rest_keep_theirs
     assert {after[k] for k in added}.isdisjoint({"m0", "7"})
     report, _, _ = await drift(store, ledger)
     assert report.clean
+
+
+async def test_a_memorys_files_and_outdated_mark_survive_a_rebuild_and_a_snapshot(
+    harvester, store, ledger, tmp_path
+):
+    from executive.memory import snapshot as snapshots
+    from executive.memory.rebuild import restore
+    from tests.memory.conftest import open_store
+
+    await harvester.add(
+        [partial("procedural", metadata={"files": ["src/weather/parser.py", "setup.cfg"]})]
+    )
+    [about] = await store.list(None)
+    await harvester.update(
+        about.id,
+        metadata={"outdated_files": ["setup.cfg"], "outdated_by": "2026-12-04-weather-abc"},
+    )
+
+    def carried(records) -> list[tuple]:
+        return [
+            (r.metadata["files"], r.metadata["outdated_files"], r.metadata["outdated_by"])
+            for r in records
+        ]
+
+    expected = [(["src/weather/parser.py", "setup.cfg"], ["setup.cfg"], "2026-12-04-weather-abc")]
+    assert carried(await store.list(None)) == expected
+    await store.wipe()
+    await rebuild(store, harvester, ledger)
+    assert carried(await store.list(None)) == expected
+
+    taken = await snapshots.take(store, tmp_path / "snaps", user_id=DEFAULTS.user_id)
+    empty = await open_store(tmp_path / "empty")
+    try:
+        await restore(empty, harvester, snapshots.load(Path(taken["path"])))
+        assert carried(await empty.list(None)) == expected
+    finally:
+        await empty.close()

@@ -20,7 +20,7 @@ out=$1; home=$2
 cat "$home/.env.executive" 2>&1 | head -1
 ls -A "$home" 2>/dev/null | wc -l
 ls -A "$home/.state" 2>/dev/null | wc -l
-python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$home/.state/d.sock" 2>&1 | tail -1
+test -e "$home/.state/d.sock" && echo socket-there || echo socket-gone
 echo ok > "$out/written.txt" && echo wrote-out
 touch "$home/../outside.txt" 2>&1 | tail -1
 echo private > /tmp/private.txt
@@ -66,7 +66,7 @@ def test_the_sandbox_hides_the_home_state_and_socket_and_keeps_writes_in_the_out
     lines = done.stdout.splitlines()
     assert "No such file or directory" in lines[0]  # .env.executive is not there
     assert lines[1:3] == ["0", "0"]  # the home and .state list empty
-    assert "FileNotFoundError" in lines[3]  # the socket is gone with its folder
+    assert lines[3] == "socket-gone"  # with its folder
     assert lines[4] == "wrote-out" and (out / "written.txt").read_text() == "ok\n"
     assert "Read-only file system" in lines[5] and not (tmp_path / "outside.txt").exists()
     assert not Path("/tmp/private.txt").exists()
@@ -77,17 +77,87 @@ def test_the_sandbox_hides_the_home_state_and_socket_and_keeps_writes_in_the_out
 
 
 @needs_bwrap
-def test_the_network_setting_keeps_the_hosts_interfaces(tmp_path):
+@pytest.mark.parametrize("network", [True, False])
+def test_a_sandbox_never_has_the_hosts_interfaces(tmp_path, network):
+    # The network setting decides whether a run gets an egress route, never the host's
+    # interfaces: only the sandbox's own loopback is there.
     _, out = _tree(tmp_path)
-    iso = sandbox.choose("sandbox", network=True)
+    iso = sandbox.choose("sandbox", network=network)
     done = subprocess.run(
         iso.wrap(["sh", "-c", "grep -c : /proc/net/dev"], workdir=out),
         capture_output=True,
         text=True,
         check=True,
     )
-    host = Path("/proc/net/dev").read_text().count(":")
-    assert int(done.stdout) == host
+    assert done.stdout == "1\n"
+
+
+@needs_bwrap
+def test_a_worker_sees_its_own_folder_and_no_other_bundles_or_peer_homes(tree_root, home):
+    from executive.settings import load_settings
+
+    outputs, peer = tree_root / "outputs", tree_root / "peer"
+    (outputs / "mine").mkdir(parents=True)
+    (outputs / "theirs").mkdir()
+    (outputs / "theirs" / "CLAUDE.md").write_text("another bundle's pack\n")
+    peer.mkdir()
+    (peer / ".env.executive").write_text("GITHUB_TOKEN=peer-secret-value\n")
+    settings = load_settings(
+        home,
+        worker_isolation="sandbox",
+        output_root=outputs,
+        peer_homes=str(peer),
+        sandbox_hide=str(tree_root / "hidden"),
+    )
+    (tree_root / "hidden").mkdir()
+    (tree_root / "hidden" / "key").write_text("x")
+    iso = sandbox.from_settings(settings)
+    script = f"ls -A {outputs}; ls -A {peer} | wc -l; ls -A {tree_root}/hidden | wc -l; pwd"
+    done = subprocess.run(
+        iso.wrap(["sh", "-c", script], workdir=outputs / "mine"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines() == ["mine", "0", "0", str(outputs / "mine")]
+
+
+UNIX = r"""
+import os, socket, stat, sys
+print("visible", stat.S_ISSOCK(os.stat(sys.argv[1]).st_mode))
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1])
+    print("connected")
+except OSError as exc:
+    print(type(exc).__name__, exc.errno)
+a, b = socket.socketpair()  # a pipe between its own processes is fine
+a.sendall(b"x")
+print("pair", b.recv(1).decode())
+socket.socket(socket.AF_INET).close()
+print("inet ok")
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(not sandbox.CONFINED, reason="no seccomp filter for this machine")
+def test_no_unix_socket_the_sandbox_can_see_can_be_reached(tree_root):
+    # A database's or a container engine's socket somewhere under the read-only "/".
+    tmp_path = tree_root
+    _, out = _tree(tmp_path)
+    (tmp_path / "run").mkdir()
+    import socket
+
+    visible = socket.socket(socket.AF_UNIX)
+    visible.bind(str(tmp_path / "run" / "service.sock"))
+    visible.listen()
+    visible.setblocking(False)
+    iso = sandbox.choose("sandbox", network=False)
+    argv = iso.wrap(["python3", "-c", UNIX, str(tmp_path / "run" / "service.sock")], workdir=out)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    expected = ["visible True", "PermissionError 1", "pair x", "inet ok"]
+    assert done.stdout.splitlines() == expected, done.stderr
+    with pytest.raises(BlockingIOError):
+        visible.accept()  # nothing ever arrived
 
 
 @needs_bwrap

@@ -90,9 +90,10 @@ def status(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """The running daemon's view (hooks and where their values came from, queue, store, jobs).
+    """The running daemon's view (health, hooks and where their values came from, queue, store, jobs).
 
-    Asked of the daemon over its control socket; with no daemon, the files' view.
+    Asked of the daemon over its control socket; with no daemon, the files' view. Exits 1 when
+    the daemon runs but is unhealthy (its last iterations all failed).
     """
     settings = load(ctx)
     home = Home(settings.home)
@@ -105,9 +106,11 @@ def status(
     report, note = _status_report(settings, home)
     if as_json:
         emit_json(report)
-        return
-    for line in status_mod.render(report, note):
-        typer.echo(line)
+    else:
+        for line in status_mod.render(report, note):
+            typer.echo(line)
+    if status_mod.unhealthy(report):
+        raise typer.Exit(1)
 
 
 def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]:

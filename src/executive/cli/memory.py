@@ -73,6 +73,13 @@ def print_records(records: list[dict[str, Any]], empty: str = "(no memories matc
         score = f"[{r['score']:.3f}] " if r.get("score") is not None else ""
         typer.echo(f"{score}({meta.get('type', '?')}/{meta.get('importance', '?')}) {r['text']}")
         typer.echo(f"    id={r['id']}  app={r.get('app_id', '-')}  run={r.get('run_id', '-')}")
+        if meta.get("files"):
+            typer.echo(f"    files={', '.join(meta['files'])}")
+        if meta.get("outdated_files"):
+            typer.echo(
+                f"    possibly outdated: {', '.join(meta['outdated_files'])} changed in run "
+                f"{meta.get('outdated_by', '?')}"
+            )
     typer.echo(f"{len(records)} result(s).")
 
 
@@ -128,10 +135,13 @@ def list_(
     ctx: typer.Context,
     app_id: Annotated[str | None, typer.Option(help="Only this app id.")] = None,
     env: Annotated[str | None, typer.Option(help="Only this env.")] = None,
+    file: Annotated[
+        str | None, typer.Option(help="Only memories about this file (a relative path).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Every memory of this installation: complete, no silent cap."""
-    args = {k: v for k, v in {"app_id": app_id, "env": env}.items() if v is not None}
+    args = {k: v for k, v in {"app_id": app_id, "env": env, "file": file}.items() if v is not None}
     result = call(ctx, "list", args)
     empty = "(no memories matched)" if args else "(the store is empty)"
     show(result, as_json, lambda r: print_records(r["results"], empty))

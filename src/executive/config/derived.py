@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from executive import hosts
 from executive.config.rules import dashboard_address, split
 
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ class Derived:
     @property
     def worker_env_names(self: Settings) -> list[str]:
         return split(self.worker_env)
+
+    @property
+    def worker_allow_list(self: Settings) -> list[hosts.Entry]:
+        return hosts.parse(self.worker_allow_hosts)
 
     @property
     def spec_file_list(self: Settings) -> list[str]:

@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings
 
+from executive import hosts
+
 if TYPE_CHECKING:
     from executive.settings import Settings
 
@@ -50,6 +52,12 @@ class Rules(BaseSettings):
         relative = [p for p in split(value) if not Path(p).expanduser().is_absolute()]
         if relative:
             raise ValueError(f"must be absolute folders: {', '.join(relative)}")
+        return value
+
+    @field_validator("worker_allow_hosts", check_fields=False)
+    @classmethod
+    def _hosts(cls, value: str) -> str:
+        hosts.parse(value)  # raises ValueError naming each entry that is not a host
         return value
 
     @field_validator("store_url", check_fields=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from functools import partial
@@ -36,8 +37,13 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
     for key, close in unknown_keys(home.env_file):
         log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
-    # Every secret value the operator gave us, by name, is redacted wherever text is recorded.
-    redact.learn(home=home.root, secrets=settings.secret_values())
+    # Every secret value the operator gave us, by name, is redacted wherever text is recorded;
+    # so are the peer homes' (a worker may come across one of their tokens).
+    for peer in settings.peer_home_list:
+        env_file = Home(peer).env_file
+        if env_file.exists() and not os.access(env_file, os.R_OK):
+            log.warning("redact.peer_secrets_unreadable", file=str(env_file))
+    redact.learn(homes=[home.root, *settings.peer_home_list], secrets=settings.secret_values())
     runtime = MemoryRuntime(settings)
     maintenance = Maintenance(runtime)
     observer = Observer()

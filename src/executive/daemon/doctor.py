@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from executive.memory.store.base import Filter
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
-from executive.workers import cgroup, limits, sandbox
+from executive.workers import cgroup, egress, environment, limits, sandbox
 
 
 @dataclass(frozen=True)
@@ -255,8 +256,8 @@ def check_isolation(settings: Settings) -> list[Check]:
                 warning=True,
             )
         ]
-    network = "network on" if iso.network else "network off"
-    checks = [Check("worker isolation", True, f"{iso.mode}: {iso.reason}; {network}")]
+    detail = f"{iso.mode}: {iso.reason}; {_network(settings, iso)}"
+    checks = [Check("worker isolation", True, detail)]
     home = Home(settings.home)
     if iso.mode == "user" and iso.ids is not None and home.root.is_dir():
         exposed = sandbox.reachable(home.root, *iso.ids)
@@ -271,6 +272,25 @@ def check_isolation(settings: Settings) -> list[Check]:
             )
         )
     return checks
+
+
+def _network(settings: Settings, iso: sandbox.Isolation) -> str:
+    """Where a worker's connections can go, in this mode."""
+    if iso.mode == "user":
+        # No network namespace without bubblewrap: see README, Security, user mode.
+        return (
+            "network: the host's (no namespace in user mode); the dashboard refuses the worker "
+            "account, other services on this host must check who connects"
+        )
+    unix = (
+        "Unix sockets refused (seccomp)"
+        if sandbox.CONFINED
+        else f"Unix sockets not filtered (no seccomp filter for {os.uname().machine})"
+    )
+    if not iso.network:
+        return f"network off: no way out of the sandbox (EXECUTIVE_WORKER_NETWORK=false); {unix}"
+    env = environment.build(os.environ, passthrough=settings.worker_env_names)
+    return f"network {egress.plan_for(settings, env).describe()}; {unix}"
 
 
 def check_limits(settings: Settings) -> list[Check]:

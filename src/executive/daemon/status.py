@@ -97,12 +97,29 @@ def next_snapshot(settings: Settings, now: datetime | None = None) -> str:
     return fire.isoformat() if fire else ""
 
 
-def recent_iterations(home: Home) -> list[dict[str, Any]]:
+def _status_file(home: Home) -> dict[str, Any]:
+    """What the daemon wrote after its last iteration (the daemon's own file, 0600)."""
     try:
         data = json.loads(home.status_file.read_text())
     except (OSError, json.JSONDecodeError):
-        return []
-    return list(data.get("recent_iterations", []))
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recent_iterations(home: Home) -> list[dict[str, Any]]:
+    return list(_status_file(home).get("recent_iterations", []))
+
+
+def recorded_health(home: Home) -> dict[str, Any] | None:
+    """The health the running daemon recorded after its last iteration; None when unknown."""
+    health = _status_file(home).get("health")
+    return health if isinstance(health, dict) and isinstance(health.get("ok"), bool) else None
+
+
+def unhealthy(report: dict[str, Any]) -> bool:
+    """Whether ``executive status`` must exit non-zero: the daemon runs and is unhealthy."""
+    health = report.get("health")
+    return isinstance(health, dict) and health.get("ok") is False
 
 
 def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -114,6 +131,8 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
         "source": "files",
         "home": str(home.root),
         "daemon": {"running": pid is not None, "pid": pid},
+        # Only a running daemon's: a stopped one's last words are history, not its health.
+        "health": recorded_health(home) if pid is not None else None,
         "memory": {
             "enabled": settings.hooks_master_on,
             "store": settings.store_backend,
@@ -150,6 +169,9 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(f"daemon   {state}")
     if note:
         lines.append(f"         ({note})")
+    health = report.get("health")
+    if health:
+        lines.append(f"health   {'ok' if health['ok'] else 'UNHEALTHY'}: {health['detail']}")
     mem = report["memory"]
     lines.append(
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
@@ -180,9 +202,10 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
     for job, when in (report.get("next_jobs") or {}).items():
         lines.append(f"  job {job:<24} next {when}")
     for it in report["recent_iterations"][-5:]:
+        error = f": {it['error']}" if it.get("error") else ""
         lines.append(
             f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms "
-            f"at {it['finished_at']}"
+            f"at {it['finished_at']}{error}"
         )
     return lines
 

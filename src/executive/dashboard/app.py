@@ -26,12 +26,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from executive.dashboard import health, pages, sources
+from executive.dashboard.callers import AccountGate
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
 from executive.dashboard.scrub import learn, scrub
 from executive.home import Home
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.settings import Settings
+from executive.workers import sandbox
 
 COOKIE = "executive_dashboard_token"
 T = TypeVar("T")
@@ -154,4 +156,19 @@ def build_app(ctx: Context) -> Starlette:
     ]
     token = ctx.settings.dashboard_token
     middleware = [Middleware(_TokenGate, token=token.get_secret_value())] if token else []
+    worker = _worker_account(ctx.settings)
+    if worker is not None:
+        # Outermost: the worker account is refused before a token is even looked at.
+        middleware.insert(0, Middleware(AccountGate, uid=worker[0], account=worker[1]))
     return Starlette(routes=routes, middleware=middleware)
+
+
+def _worker_account(settings: Settings) -> tuple[int, str] | None:
+    """The worker account's uid and name when workers run as one (``user`` mode)."""
+    try:
+        iso = sandbox.from_settings(settings)
+    except sandbox.IsolationUnavailable:
+        return None  # no worker runs at all
+    if iso.mode != "user" or iso.ids is None or iso.account is None:
+        return None
+    return iso.ids[0], iso.account

@@ -1,4 +1,8 @@
-"""``/healthz``: is the loop ticking, and does the store answer (when memory is on)?
+"""``/healthz``: is the loop ticking and succeeding, and does the store answer (when memory is on)?
+
+A loop that ticks but fails every iteration is not healthy: from
+``EXECUTIVE_UNHEALTHY_AFTER_FAILURES`` failed iterations in a row it is unhealthy, with the
+last error, until one succeeds.
 
 The loop ticks when an iteration starts and when it ends. Between iterations it waits at most
 the idle interval, so a tick older than twice that interval means it is stuck. An iteration in
@@ -42,6 +46,9 @@ def loop_state(
         return False, "stopping"
     if observer.last_tick is None:
         return False, "no iteration has started yet"
+    failing = observer.failing(settings.unhealthy_after_failures)
+    if failing is not None:
+        return False, failing
     if observer.in_flight is not None:
         number, since = observer.in_flight
         bound = (

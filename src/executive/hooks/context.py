@@ -10,6 +10,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from executive.memory.taxonomy import harvest_run_id
+from executive.workers.experience import Experience
+
+MAX_RUN_EXPERIENCES = 20
 
 
 class _Model(BaseModel):
@@ -51,6 +54,17 @@ class PriorAttempt(_Model):
     error: str = ""
     signal: str = ""
     at: str = ""
+    experience: Experience | None = None  # what it tried (the ledger's brief digest)
+
+
+class RunExperience(_Model):
+    """One step outcome of a retrospective's period, with what the worker did."""
+
+    bundle_slug: str
+    step: int
+    contract_id: str = ""
+    outcome: Literal["passed", "failed"]
+    experience: Experience
 
 
 class FailureSignals(_Model):
@@ -104,6 +118,7 @@ class PostRunContext(_Model):
     duration_seconds: float = 0.0
     contract_id: str = ""
     output_changed: bool = True
+    experience: Experience | None = None  # what the worker did, read from its record
 
 
 class FailDiagContext(_Model):
@@ -116,6 +131,7 @@ class FailDiagContext(_Model):
     prior_attempts: list[PriorAttempt] = Field(default_factory=list)
     harvest_run: str
     max_retries: int = 10
+    experience: Experience | None = None  # what this failing attempt did
 
 
 class PostRetroContext(_Model):
@@ -125,6 +141,8 @@ class PostRetroContext(_Model):
     retro_type: Literal["weekly", "per-run"] = "weekly"
     related_bundle_slugs: list[str] = Field(default_factory=list)
     harvest_run: str
+    # What the period's runs did (the work ledger's brief digests), the latest last.
+    experiences: list[RunExperience] = Field(default_factory=list, max_length=MAX_RUN_EXPERIENCES)
 
 
 HookContext = PreWorkContext | PreSpawnContext | PostRunContext | FailDiagContext | PostRetroContext

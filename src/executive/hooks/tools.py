@@ -14,6 +14,7 @@ from executive.memory.harvester import HarvestSummary
 from executive.memory.reader import Reader
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, ReadView, StoreError
+from executive.memory.taxonomy import MAX_FILES, MemoryType
 from executive.settings import Settings
 
 
@@ -78,12 +79,48 @@ class HookTools:
             indexes=self.memory.lexicon,
         )
 
-    async def add(self, items: Sequence[dict[str, Any]]) -> HarvestSummary:
-        """Write through the harvester (write hooks only). Rejections raise."""
+    def _writer(self) -> None:
         if not self.spec.writes:
             raise PermissionError(f"hook {self.spec.name} is read-only")
+
+    async def add(self, items: Sequence[dict[str, Any]]) -> HarvestSummary:
+        """Write through the harvester (write hooks only). Rejections raise."""
+        self._writer()
         self.calls.append("memory.add")
         harvester = await self.memory.harvester()
         summary = await harvester.add(items, actor=f"hook:{self.spec.name}")
         self.summaries.append(summary)
         return summary
+
+    async def mark_outdated(self, app_id: str, changed: Sequence[str], run_id: str) -> int:
+        """Mark the project's memories about a file ``run_id`` changed as possibly outdated
+        (through the harvester, so the ledger and a rebuild keep it); never deletes one.
+        A memory this hook run wrote or found said again (a duplicate) is current: left as
+        it is. Returns how many memories were marked."""
+        self._writer()
+        if not changed:
+            return 0
+        view = await self.view()
+        confirmed = {r.memory_id for s in self.summaries for r in s.results if r.memory_id}
+        found: dict[str, tuple[MemoryRecord, set[str]]] = {}
+        for path in list(dict.fromkeys(changed))[:MAX_FILES]:
+            about = await view.list(
+                Filter(user_id=self.user_id, app_ids=(app_id,), metadata=(("files", path),))
+            )
+            for record in about:
+                current = record.run_id == run_id or record.id in confirmed
+                if not current and record.type != MemoryType.PRINCIPLE:
+                    found.setdefault(record.id, (record, set()))[1].add(path)
+        harvester = await self.memory.harvester()
+        for record, paths in found.values():
+            known = record.metadata.get("outdated_files") or []
+            self.calls.append("memory.update")
+            await harvester.update(
+                record.id,
+                metadata={
+                    "outdated_files": sorted({*known, *paths})[:MAX_FILES],
+                    "outdated_by": run_id,
+                },
+                actor=f"hook:{self.spec.name}",
+            )
+        return len(found)

@@ -6,7 +6,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from executive.hooks.context import (
+    MAX_RUN_EXPERIENCES,
     FailDiagContext,
     FailureSignals,
     Outcome,
@@ -14,17 +17,22 @@ from executive.hooks.context import (
     PreSpawnContext,
     PreWorkContext,
     PriorAttempt,
+    RunExperience,
     Step,
     ValidationReport,
     VerifierReport,
     WorkItem,
     new_harvest_run,
 )
+from executive.logs import get_logger
+from executive.workers.experience import Experience
 from executive.workers.verifiers import VerifierResult
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.lifecycle import Active
 from executive.workspace.signals import root_signal
 from executive.workspace.state import StepState
+
+log = get_logger(__name__)
 
 RECENT = 5
 
@@ -107,6 +115,7 @@ def post_run(
     *,
     contract_id: str,
     output_changed: bool,
+    experience: Experience | None = None,
 ) -> PostRunContext:
     return PostRunContext(
         work_item=item,
@@ -124,11 +133,17 @@ def post_run(
         duration_seconds=step.duration_seconds,
         contract_id=contract_id,
         output_changed=output_changed,
+        experience=experience,
     )
 
 
 def fail_diag(
-    item: WorkItem, step: StepState, vendor: str, ledger: WorkLedger, max_retries: int
+    item: WorkItem,
+    step: StepState,
+    vendor: str,
+    ledger: WorkLedger,
+    max_retries: int,
+    experience: Experience | None = None,
 ) -> FailDiagContext:
     failed = [
         e
@@ -153,9 +168,49 @@ def fail_diag(
                 error=str(e.get("error", "")),
                 signal=str(e.get("signal", "")),
                 at=str(e.get("ts", "")),
+                experience=recorded_experience(e),
             )
             for e in earlier
         ],
         harvest_run=new_harvest_run(f"fail-{item.bundle_slug}-{step.attempts}"),
         max_retries=max_retries,
+        experience=experience,
     )
+
+
+def recorded_experience(event: dict[str, Any]) -> Experience | None:
+    """The brief digest a ledger event keeps; a hand-edited one that no longer reads is
+    logged and left out (the hook still runs on the rest)."""
+    kept = event.get("experience")
+    if kept is None:
+        return None
+    try:
+        return Experience.model_validate(kept)
+    except ValidationError as exc:
+        log.warning(
+            "experience.ledger_unreadable",
+            contract_id=str(event.get("contract_id", "")),
+            error=str(exc)[:300],
+        )
+        return None
+
+
+def run_experiences(ledger: WorkLedger, since: str) -> list[RunExperience]:
+    """The step outcomes after ``since`` that kept what their worker did, the latest last."""
+    found = []
+    for event in ledger.events():
+        kind = event.get("event")
+        if kind not in ("STEP_COMPLETED", "STEP_FAILED") or str(event.get("ts", "")) <= since:
+            continue
+        experience = recorded_experience(event)
+        if experience is not None:
+            found.append(
+                RunExperience(
+                    bundle_slug=str(event.get("bundle", "")),
+                    step=int(event.get("step", 0) or 0),
+                    contract_id=str(event.get("contract_id", "")),
+                    outcome="passed" if kind == "STEP_COMPLETED" else "failed",
+                    experience=experience,
+                )
+            )
+    return found[-MAX_RUN_EXPERIENCES:]

@@ -205,6 +205,7 @@ class Executive:
                 retro_type="weekly",
                 related_bundle_slugs=retro.related(document),
                 harvest_run=f"{document.date}-retro-weekly",
+                experiences=contexts.run_experiences(self.ledger, is_due.since),
             ),
         )
 
@@ -270,6 +271,7 @@ class Executive:
                 attempt.results,
                 contract_id=attempt.contract_id,
                 output_changed=attempt.output_changed,
+                experience=attempt.experience,
             ),
         )
         if state.next_step() is None:
@@ -288,7 +290,9 @@ class Executive:
         if step.attempts >= FAIL_DIAG_FROM:
             diagnosed = await self._hook(
                 HookName.FAIL_DIAG,
-                lambda: contexts.fail_diag(item, step, vendor, self.ledger, self._limit(bundle)),
+                lambda: contexts.fail_diag(
+                    item, step, vendor, self.ledger, self._limit(bundle), attempt.experience
+                ),
             )
             if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
                 step.diagnosis = redactor().scrub(diagnosed.tail)

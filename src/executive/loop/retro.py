@@ -18,6 +18,9 @@ from typing import Any
 from executive.dates import parse_instant
 from executive.files import atomic_write
 from executive.home import Home
+from executive.loop.contexts import recorded_experience
+from executive.untrusted import one_line
+from executive.workers.experience import listed
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.retrospective import Lesson, Retrospective
 
@@ -166,6 +169,7 @@ def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retros
                     f"To complete “{e.get('title', '')}” (bundle {e['bundle']}): {ordered}.",
                 )
             )
+    lessons += _fix_lessons(steps_done)
     for e in blocked:
         lessons.append(
             Lesson(
@@ -187,8 +191,33 @@ def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retros
         outcomes=outcomes,
         failures=failures,
         slow_steps=slow_lines,
+        changes=_changes(steps_done),
         lessons=lessons,
     )
+
+
+def _fix_lessons(steps_done: list[dict[str, Any]]) -> list[Lesson]:
+    """Each failure→fix a passing run's record showed, once, as a lesson of its bundle."""
+    lessons: dict[str, Lesson] = {}
+    for e in steps_done:
+        experience = recorded_experience(e)
+        where = f"bundle {e['bundle']} (step {e.get('step')} “{e.get('step_title', '')}”)"
+        for fix in experience.fixes if experience else []:
+            lesson = Lesson("steps", str(e["bundle"]), one_line(fix.lesson(where)))
+            lessons.setdefault(lesson.text, lesson)
+    return list(lessons.values())
+
+
+def _changes(steps_done: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for e in steps_done:
+        experience = recorded_experience(e)
+        if experience is not None and experience.changed:
+            lines.append(
+                f"- {e['bundle']} step {e.get('step')} (run {e.get('contract_id')}): "
+                f"changed {listed(experience.changed)}"
+            )
+    return lines
 
 
 def write(home: Home, retro: Retrospective) -> Path:

@@ -7,18 +7,32 @@ import functools
 import os
 import shutil
 import stat
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ParamSpec
+
+import anyio
 
 from executive.home import Home
 from executive.logs import get_logger
 from executive.redact import scrub
 from executive.settings import Settings
 from executive.untrusted import clean, fence, one_line
-from executive.workers import claude_md, environment, process, safefs, sandbox, vendors, verifiers
+from executive.workers import (
+    claude_md,
+    egress,
+    environment,
+    process,
+    record,
+    safefs,
+    sandbox,
+    vendors,
+    verifiers,
+)
+from executive.workers.experience import Experience
 from executive.workers.sandbox import Isolation
 from executive.workers.verifiers import Check, VerifierResult
 from executive.workspace.bundle import Bundle, CommandVerifier, OutputExists
@@ -40,6 +54,7 @@ class Attempt:
     duration_seconds: float = 0.0
     output_changed: bool = True
     log_path: Path | None = None
+    experience: Experience | None = None  # what the worker did, from its record
 
 
 def output_dir(settings: Settings, bundle: Bundle) -> Path:
@@ -79,22 +94,6 @@ def goal_text(bundle: Bundle, step: StepState) -> str:
             fence(scrub(step.last_error[-800:])),
         ]
     return "\n".join(lines).strip() + "\n"
-
-
-def _snapshot(folder: Path) -> set[tuple[str, int, int]]:
-    seen = set()
-    for root, dirs, files in os.walk(folder):  # never descends into a linked folder
-        dirs[:] = [d for d in dirs if d not in {".git", ".executive"}]
-        for name in files:
-            path = Path(root) / name
-            if path.name == claude_md.FILE_NAME and path.parent == folder:
-                continue
-            try:
-                stat = path.lstat()  # a planted link is noted, never followed
-            except OSError:
-                continue
-            seen.add((str(path.relative_to(folder)), stat.st_mtime_ns, stat.st_size))
-    return seen
 
 
 def exposed(iso: Isolation, home: Home) -> None:
@@ -229,7 +228,42 @@ async def attempt(
             f"cannot start the worker ({argv[0]}): no such program on the worker's PATH",
             fatal=True,
         )
-    before = _snapshot(out)
+    try:
+        async with _routed(settings, home, iso, env, contract_id) as (iso, env):
+            return await _spawn(settings, home, bundle, vendor, contract_id, argv, out, env, iso)
+    except egress.EgressUnavailable as exc:
+        log.error("worker.refused", contract_id=contract_id, reason=str(exc))
+        return Attempt(contract_id, False, str(exc), fatal=True)
+
+
+@asynccontextmanager
+async def _routed(
+    settings: Settings, home: Home, iso: Isolation, env: dict[str, str], contract_id: str
+) -> AsyncIterator[tuple[Isolation, dict[str, str]]]:
+    """The isolation and environment with the run's way out: the egress route of a sandbox
+    whose network is on (every other case is unchanged: no route, no proxy variables)."""
+    if iso.mode != "sandbox" or not iso.network:
+        yield iso, env
+        return
+    plan = egress.plan_for(settings, env)
+    folder = home.state / "egress" / contract_id
+    async with egress.opened(plan, folder, label=contract_id) as route:
+        yield replace(iso, route=route), {**env, **route.env(env)}
+
+
+async def _spawn(
+    settings: Settings,
+    home: Home,
+    bundle: Bundle,
+    vendor: str,
+    contract_id: str,
+    argv: list[str],
+    out: Path,
+    env: dict[str, str],
+    iso: Isolation,
+) -> Attempt:
+    """Run the worker, then its verifiers; the attempt's outcome."""
+    before = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     day = datetime.now(UTC).date().isoformat()
     try:
         run = await process.run(
@@ -249,10 +283,25 @@ async def attempt(
             contract_id, False, f"cannot start the worker ({argv[0]}): {exc}", fatal=True
         )
 
+    after = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     result = Attempt(
-        contract_id, False, duration_seconds=run.duration_seconds, log_path=run.log_path
+        contract_id,
+        False,
+        duration_seconds=run.duration_seconds,
+        log_path=run.log_path,
+        output_changed=after != before,
+        experience=await anyio.to_thread.run_sync(
+            functools.partial(
+                record.read,
+                run.log_path,
+                vendor=vendor,
+                workdir=out,
+                folder_changes=record.changes(before, after),
+                command=" ".join(bundle.spec.command or []),
+                exit_code=None if run.timed_out else run.exit_code,
+            )
+        ),
     )
-    result.output_changed = _snapshot(out) != before
     if run.timed_out:
         result.error = f"the worker timed out after {bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000:g}s"
         return result

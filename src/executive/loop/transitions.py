@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from executive.logs import get_logger
 from executive.loop.step import Attempt
+from executive.workers.experience import brief
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
@@ -131,11 +132,17 @@ def step_completed(bundle: Bundle, step: StepState, attempt: Attempt) -> Transit
             "duration_seconds": step.duration_seconds,
             "estimated_seconds": step.estimated_seconds,
             "verifiers": [r.as_dict() for r in attempt.results],
+            **_experience(attempt),
         },
         "step.completed",
         ("step", "contract_id", "attempts"),
         progress=f"step {step.number} passed ({attempt.contract_id})",
     )
+
+
+def _experience(attempt: Attempt) -> dict[str, Any]:
+    kept = brief(attempt.experience)
+    return {"experience": kept} if kept else {}
 
 
 def goal_completed(active: Active, contract_id: str, *, recovered: bool = False) -> Transition:
@@ -171,6 +178,7 @@ def step_failed(bundle: Bundle, step: StepState, attempt: Attempt, signal: str) 
             "error": attempt.error[-1000:],
             "signal": signal,
             "verifiers": [r.as_dict() for r in attempt.results],
+            **_experience(attempt),
         },
         "step.failed",
         ("step", "attempt", "contract_id", "signal"),

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from executive import relpath
 from executive.memory.envelope import METADATA_FIELDS, TOP_LEVEL_FIELDS, Payload
 from executive.memory.limits import (
     MAX_COHORT_CHARS,
@@ -36,6 +37,7 @@ from executive.memory.limits import (
 from executive.memory.taxonomy import (
     AGENT_ID,
     CONTENT_KEY,
+    MAX_FILES,
     MAX_TAGS,
     RESERVED_APP_IDS,
     SKILL_APP_PREFIX,
@@ -251,6 +253,10 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
     out += _harvest_run(meta.get("harvest_run"), raw.get("run_id"))
     _enum(out, meta, "outcome", Outcome, required=False)
     out += _tags(meta.get("tags"))
+    for name in ("files", "outdated_files"):
+        out += _paths(name, meta.get(name))
+    if "outdated_by" in meta:
+        out += _run_id("metadata.outdated_by", meta["outdated_by"])
     expires = meta.get("expires_at")
     if expires is not None and (not isinstance(expires, str) or timestamp(expires) is None):
         out.append(
@@ -331,6 +337,22 @@ def _tags(tags: Any) -> list[Rejection]:
             )
         elif len(tag) > MAX_TAG_CHARS:
             out.append(Rejection("metadata.tags", f"a tag is at most {MAX_TAG_CHARS} characters"))
+    return out
+
+
+def _paths(name: str, paths: Any) -> list[Rejection]:
+    if paths is None:
+        return []
+    where = f"metadata.{name}"
+    if not isinstance(paths, list):
+        return [Rejection(where, "must be a list of relative paths")]
+    if len(paths) > MAX_FILES:
+        return [Rejection(where, f"at most {MAX_FILES} paths")]
+    out = []
+    for path in paths:
+        problem = relpath.problem(path) if isinstance(path, str) else "is not a string"
+        if problem is not None:
+            out.append(Rejection(where, f"{show(path)} {problem}"))
     return out
 
 

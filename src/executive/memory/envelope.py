@@ -58,6 +58,11 @@ class Envelope(BaseModel):
     # Which executive wrote it (EXECUTIVE_NAME): several may share one store. Not part of the
     # content key, so two executives writing the same lesson write the same key.
     executive: str | None = None
+    # The files it is about (relative to the project), and those of them a later run of the
+    # project changed, with that run: the memory may be outdated (1.2.0).
+    files: list[str] | None = None
+    outdated_files: list[str] | None = None
+    outdated_by: str | None = None
 
 
 METADATA_FIELDS = frozenset(Envelope.model_fields)

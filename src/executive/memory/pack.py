@@ -31,6 +31,7 @@ ENTRY_TOKENS = 300
 # Principles inside this share of the cap are the last entries a tight pack drops.
 PRINCIPLE_SHARE = 0.4
 SOURCE_CHARS = 80
+SHOWN_FILES = 8  # of a memory's files, in its heading lines
 END_MARK = "<!-- end of memory pack -->"
 
 _BACKTICKS = re.compile(r"`+")
@@ -93,6 +94,29 @@ def entry_tokens(record: MemoryRecord) -> int:
     return estimate(render_entry(record))
 
 
+def _paths(value: object) -> list[str]:
+    """A metadata list of paths, each in path characters only (it stands outside the fence)."""
+    if not isinstance(value, list):
+        return []
+    return [_NOT_PATH.sub("?", p)[:SOURCE_CHARS] for p in value[:SHOWN_FILES] if isinstance(p, str)]
+
+
+def _about(record: MemoryRecord, shown: str) -> list[str]:
+    """Which files the memory is about (unless its text, as shown, names each already), and
+    which of them a later run changed."""
+    files = _paths(record.metadata.get("files"))
+    named = all(p in shown for p in files)
+    lines = [f"Files: {', '.join(f'`{p}`' for p in files)}"] if files and not named else []
+    outdated = _paths(record.metadata.get("outdated_files"))
+    if outdated:
+        run = _NOT_PATH.sub("", str(record.metadata.get("outdated_by", "")))[:SOURCE_CHARS]
+        lines.append(
+            f"_Possibly outdated: {', '.join(f'`{p}`' for p in outdated)} changed in a later "
+            f"run{f' ({run})' if run else ''}; check the file before relying on this._"
+        )
+    return lines
+
+
 def render_entry(record: MemoryRecord, budget: int = ENTRY_TOKENS) -> str:
     shown = cut_text(record.text, budget)
     fence = _fence(shown)
@@ -100,6 +124,7 @@ def render_entry(record: MemoryRecord, budget: int = ENTRY_TOKENS) -> str:
     lines = [
         f"### [{_type(record)}] {short_id(record.id)} · Source: {_source(record)}",
         f"Score: {score}",
+        *_about(record, shown),
         "",
         f"{fence}text",
         shown,

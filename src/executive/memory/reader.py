@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 
+from executive.memory import about
 from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts
 from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
@@ -104,6 +105,9 @@ class ReadRequest:
     # its own yardstick, as a benchmark does).
     fill_tokens: int | None = None
     entry_cost: Callable[[MemoryRecord], int] = entry_tokens
+    # Files the consumer's work names: the project's memories about files beside them
+    # (the same folder) get a question of their own after the first.
+    paths: tuple[str, ...] = ()
 
 
 @dataclass
@@ -329,6 +333,12 @@ class Reader:
                     first_terms + new_terms, cfg.hop_k, cfg.w_refine, dict.fromkeys(new_terms, 0.5)
                 )
             asked += 1
+            if asked == 1 and request.paths:
+                neighbours = about.near(request.paths, seen.values())
+                if neighbours:
+                    queue.append(
+                        (about.files_question(neighbours), cfg.w_angle, "files beside named ones")
+                    )
             ranking = best_first(fusion)
             top = set(ranking[: cfg.stable_top])
             stable, previous_top = top == previous_top, top

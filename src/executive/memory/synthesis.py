@@ -20,8 +20,8 @@ def gist(record: MemoryRecord, limit: int = QUOTE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def bullet(record: MemoryRecord) -> str:
-    return f"- {cite(record)} ({record.type}) {gist(record)}"
+def bullet(record: MemoryRecord, limit: int = QUOTE_CHARS) -> str:
+    return f"- {cite(record)} ({record.type}) {gist(record, limit)}"
 
 
 def render(

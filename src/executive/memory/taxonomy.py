@@ -2,6 +2,9 @@
 
 Schema history (``SCHEMA_VERSION``): 1.0.0 is the original's taxonomy. 1.1.0 (minor: new
 optional field and enum value) adds the content ``key`` and the worker vendor ``command``.
+1.2.0 (minor: new optional fields) adds ``files``, the repository-relative paths a memory is
+about, and ``outdated_files``/``outdated_by``: which of them a later run changed, and which
+run. A memory without them stays valid.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import StrEnum
 
-SCHEMA_VERSION = "1.1.0"
+SCHEMA_VERSION = "1.2.0"
 SUPPORTED_SCHEMA_MAJOR = "1"
 
 AGENT_ID = "executive"
@@ -23,6 +26,7 @@ SKILL_APP_PREFIX = "_skill-"
 RESERVED_APP_IDS = frozenset({GLOBAL_APP, EXECUTIVE_APP})
 
 MAX_TAGS = 8
+MAX_FILES = 20
 
 
 class MemoryType(StrEnum):

@@ -23,7 +23,6 @@ import json
 import os
 import socket
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from executive import boundedjson, peers
 from executive.logs import get_logger
 from executive.surface.operations import MemorySurface, SurfaceError
+from executive.unixpath import address
 
 log = get_logger(__name__)
 
@@ -42,7 +42,6 @@ MAX_REQUEST = 1024 * 1024
 MAX_DEPTH = 32
 REQUEST_SECONDS = 30.0
 MAX_DRAIN = 16 * 1024 * 1024
-_SUN_PATH_MAX = 100  # sun_path holds 108 bytes on Linux (104 on macOS)
 PRINCIPLE = "principle"
 
 
@@ -73,24 +72,6 @@ def _prepare(path: Path) -> None:
         if not stat.S_ISSOCK(path.lstat().st_mode):
             raise UnsafeSocketFolder(f"{path} exists and is not a socket; refusing to replace it")
         path.unlink()
-
-
-@contextlib.contextmanager
-def address(path: Path) -> Iterator[str]:
-    """A ``sun_path`` for ``path``: itself, or through a held folder fd when it is too long."""
-    if len(os.fsencode(path)) < _SUN_PATH_MAX:
-        yield str(path)
-        return
-    if not Path("/proc/self/fd").is_dir():
-        raise UnsafeSocketFolder(
-            f"{path} is too long for a Unix socket and this system has no /proc/self/fd; "
-            "use a shorter home path"
-        )
-    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        yield f"/proc/self/fd/{fd}/{path.name}"
-    finally:
-        os.close(fd)
 
 
 async def serve(

@@ -147,9 +147,16 @@ class MemorySurface:
         rows = await (await self.runtime.view()).history(record.id)
         return {"id": record.id, "count": len(rows), "history": rows}
 
-    async def list(self, app_id: str | None = None, env: str | None = None) -> dict[str, Any]:
-        """Every memory of this installation (no cap), optionally one app or env."""
-        where = Filter(user_id=self._user(), app_ids=(app_id,) if app_id else (), env=env)
+    async def list(
+        self, app_id: str | None = None, env: str | None = None, file: str | None = None
+    ) -> dict[str, Any]:
+        """Every memory of this installation (no cap), optionally one app, env or file."""
+        where = Filter(
+            user_id=self._user(),
+            app_ids=(app_id,) if app_id else (),
+            env=env,
+            metadata=(("files", file),) if file else (),
+        )
         records = await (await self.runtime.view()).list(where)
         return {"count": len(records), "results": [record_dict(r) for r in records]}
 

@@ -3,11 +3,13 @@
 A worker is an LLM with a shell or any command a bundle names, so it is treated as hostile:
 
 - ``sandbox`` (bubblewrap): the output folder is the only writable place; the agent home,
-  its ``.state/`` and the control socket's folder are hidden behind empty tmpfs mounts;
-  ``/tmp`` is private; its own user, pid, ipc and uts namespaces (so the whole tree dies
-  with it and its processes never see ours); every capability dropped (required when the
-  daemon is root, where bwrap would otherwise keep them all); the network off unless a
-  setting allows it.
+  its ``.state/``, the control socket's folder, the outputs root (every other bundle's
+  folder), the peer homes and ``EXECUTIVE_SANDBOX_HIDE`` are hidden behind empty tmpfs
+  mounts, and the bundle's own folders are bound back; ``/tmp`` is private; its own user,
+  pid, ipc, uts and network namespaces (so the whole tree dies with it, its processes never
+  see ours and nothing listening on this host is reachable); every capability dropped
+  (required when the daemon is root, where bwrap would otherwise keep them all). Its one way
+  out is the run's egress route (:mod:`executive.workers.egress`), when the network is on.
 - ``user``: run as a separate unprivileged account (hosts without user namespaces). The
   home must not be readable by that account; the socket (0600 in a 0700 folder) is not.
 - ``none``: the daemon's own user, beside its files. Documented as unsafe; doctor warns.
@@ -21,25 +23,35 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import pwd
 import shutil
 import stat
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from executive.home import Home
 from executive.settings import Settings
+from executive.workers import launcher
 from executive.workers.limits import Limits, tmpfs_size_supported
 
+if TYPE_CHECKING:
+    from executive.workers.egress import Route
+
 Mode = Literal["sandbox", "user", "none"]
+Forward = tuple[str, int, str, bool]  # listen host, port, Unix socket inside, required
 Requested = Literal["auto", "sandbox", "user", "none"]
 PROBE_TIMEOUT_SECONDS = 10.0
 # The order a path is searched for in the worker: plain system folders only.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+LAUNCHER = Path(launcher.__file__).read_text()
+# Unix sockets are filtered where the launcher knows the machine's system calls.
+CONFINED = os.uname().machine in launcher.CONFINABLE
 
 
 class IsolationUnavailable(RuntimeError):
@@ -51,11 +63,14 @@ class Isolation:
     mode: Mode
     reason: str
     network: bool = True
-    hidden: tuple[Path, ...] = ()  # folders the worker must not see (home, .state, socket)
+    hidden: tuple[Path, ...] = ()  # folders the worker must not see (see from_settings)
     writable: tuple[Path, ...] = ()  # extra writable folders the operator allowed
     bwrap: str | None = None
     account: str | None = None  # the worker account in ``user`` mode
     ids: tuple[int, int] | None = field(default=None, compare=False)
+    launcher: str | None = None  # the Python that runs launcher.py inside (sandbox mode)
+    # One run's way out of the sandbox (the egress proxy); None: no network at all.
+    route: Route | None = field(default=None, compare=False)
     limits: Limits = field(default_factory=Limits)  # what the tree may use (workers.limits)
 
     def wrap(
@@ -64,21 +79,49 @@ class Isolation:
         """The argv that runs ``argv`` inside this isolation (unchanged outside ``sandbox``)."""
         if self.mode != "sandbox":
             return list(argv)
-        assert self.bwrap is not None
-        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *argv]
+        assert self.bwrap is not None and self.launcher is not None
+        forwards = self.route.forwards() if self.route is not None else []
+        inner = launch(self.launcher, argv, forwards)
+        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
+
+
+def launch(python: str, argv: Sequence[str], forwards: Sequence[Forward] = ()) -> list[str]:
+    """``argv`` behind the launcher: the run's ports, the confinement, then ``argv`` (exec)."""
+    spec = {"forwards": list(forwards), "confine": CONFINED}
+    return [python, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
+
+
+def interpreter(hidden: Sequence[Path]) -> str | None:
+    """A Python the sandbox can run: the daemon's own (its real file), or the system's."""
+    for candidate in (sys.executable, shutil.which("python3", path="/usr/local/bin:/usr/bin")):
+        if not candidate:
+            continue
+        real = Path(os.path.realpath(candidate))
+        covered = any(real.is_relative_to(h) for h in (*hidden, Path("/tmp")))
+        if real.is_file() and os.access(real, os.X_OK) and not covered:
+            return str(real)
+    return None
 
 
 def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
-    """bwrap options. Mounts apply in order and later ones cover earlier ones."""
+    """bwrap options: the process's namespaces, then its mounts."""
+    return [*namespace_args(), *mount_args(iso, workdir=workdir, readonly=readonly)]
+
+
+def namespace_args() -> list[str]:
     args = ["--die-with-parent", "--new-session"]  # PDEATHSIG; setsid against TIOCSTI
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]  # as root bwrap keeps every capability otherwise
     args += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    args += ["--unshare-cgroup-try"]
-    if not iso.network:
-        # Also the only way to keep abstract Unix sockets (a network-namespace thing) away.
-        args += ["--unshare-net"]
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # Always its own network: this host's loopback (the dashboard, a database) and its
+    # abstract Unix sockets (a network-namespace thing) stay out; the way out is the route.
+    args += ["--unshare-net", "--unshare-cgroup-try"]
+    return args
+
+
+def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
+    """Mounts apply in order and later ones cover earlier ones: hide, then bind back."""
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if iso.limits.file_max_bytes and iso.bwrap and tmpfs_size_supported(iso.bwrap):
         args += ["--size", str(iso.limits.file_max_bytes)]  # /tmp is memory: bounded too
     args += ["--tmpfs", "/tmp"]
@@ -89,6 +132,8 @@ def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) 
         covered = any(folder != o and folder.is_relative_to(o) for o in iso.hidden)
         if folder.is_dir() and not covered and not folder.is_relative_to(tmp):
             args += ["--tmpfs", str(folder)]
+    if iso.route is not None:
+        args += iso.route.bind_args()
     for path in readonly:
         args += ["--ro-bind", str(path), str(path)]
     for path in iso.writable:
@@ -104,6 +149,10 @@ def probe(bwrap: str) -> str | None:
     if os.geteuid() == 0:
         argv += ["--cap-drop", "ALL"]
     argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
+    return _run_probe(argv, bwrap)
+
+
+def _run_probe(argv: list[str], bwrap: str) -> str | None:
     try:
         done = subprocess.run(
             argv,
@@ -123,6 +172,28 @@ def probe(bwrap: str) -> str | None:
 @functools.cache
 def _probe_cached(bwrap: str) -> str | None:
     return probe(bwrap)
+
+
+@functools.cache
+def _launch_probe(bwrap: str, python: str) -> str | None:
+    """None when the launcher runs (and confines) inside bwrap; otherwise why not."""
+    argv = [bwrap, *namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--", *launch(python, ["/bin/true"])]
+    return _run_probe(argv, bwrap)
+
+
+def _ready(bwrap: str, hidden: Sequence[Path]) -> tuple[str | None, str]:
+    """(the launcher's Python, "") when a sandbox can run here, else (None, why not)."""
+    failure = _probe_cached(bwrap)
+    if failure is not None:
+        return None, f"bubblewrap cannot create namespaces here: {failure}"
+    python = interpreter(hidden)
+    if python is None:
+        return None, f"no Python the sandbox can see for its launcher ({sys.executable} is hidden)"
+    failure = _launch_probe(bwrap, python)
+    if failure is not None:
+        return None, f"the sandbox's launcher cannot run: {failure}"
+    return python, ""
 
 
 def account_ids(name: str) -> tuple[int, int] | None:
@@ -151,10 +222,10 @@ def choose(
     common = {"network": network, "hidden": tuple(hidden), "writable": tuple(writable)}
     why_not_sandbox = "bwrap is not installed (apt-get install bubblewrap)"
     if found is not None and requested in ("auto", "sandbox"):
-        failure = _probe_cached(found)
-        if failure is None:
-            return Isolation("sandbox", f"bubblewrap works ({found})", bwrap=found, **common)
-        why_not_sandbox = f"bubblewrap cannot create namespaces here: {failure}"
+        python, why_not_sandbox = _ready(found, hidden)
+        if python is not None:
+            reason = f"bubblewrap works ({found})"
+            return Isolation("sandbox", reason, bwrap=found, launcher=python, **common)
     if requested == "sandbox":
         raise IsolationUnavailable(f"worker isolation 'sandbox' is unavailable: {why_not_sandbox}")
     ids = account_ids(account)
@@ -205,9 +276,12 @@ def reachable(folder: Path, uid: int, gid: int) -> bool:
 
 
 def from_settings(settings: Settings) -> Isolation:
-    """The isolation the settings ask for, hiding the home, its state and the socket folder."""
+    """The isolation the settings ask for. Hidden: the home, its state, the socket folder,
+    the outputs root (each worker gets its own folder back), the peer homes and the
+    operator's list."""
     home = Home(settings.home)
-    hidden = [home.root, home.state, home.socket.parent, *_paths(settings.sandbox_hide)]
+    hidden = [home.root, home.state, home.socket.parent, settings.outputs]
+    hidden += [*settings.peer_home_list, *_paths(settings.sandbox_hide)]
     chosen = choose(
         settings.worker_isolation,
         account=settings.worker_user,

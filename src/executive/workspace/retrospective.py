@@ -36,6 +36,7 @@ class Retrospective:
     outcomes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     slow_steps: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)  # what the passing runs changed
     lessons: list[Lesson] = field(default_factory=list)
 
     def render(self) -> str:
@@ -50,6 +51,7 @@ class Retrospective:
             *section("Outcomes", self.outcomes, "No outcomes in this period."),
             *section("Failures by root signal", self.failures, "No failures."),
             *section("Slow steps", self.slow_steps, "No step took more than twice its estimate."),
+            *section("What the runs changed", self.changes, "No run's record named a file."),
             *section(
                 "Lessons", [lesson.line() for lesson in self.lessons], "No lessons this time."
             ),

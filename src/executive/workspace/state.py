@@ -31,6 +31,8 @@ LOG_FILE = "PROGRESS_LOG.md"
 STATE_MAX_BYTES = 4 * 1024 * 1024
 
 StepStatus = Literal["pending", "in_progress", "done"]
+# Named, not any string: intake moves the bundle into ``in-progress/<priority>``.
+Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 
 
 class StateError(ValueError):
@@ -62,7 +64,7 @@ class StepState(BaseModel):
 class BundleState(BaseModel):
     slug: str
     title: str
-    priority: str
+    priority: Priority
     status: Literal["active", "completed", "blocked"] = "active"
     queued_at: str = Field(default_factory=now_iso)
     started_at: str = ""

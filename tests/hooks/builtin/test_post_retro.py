@@ -86,3 +86,42 @@ async def test_a_per_run_retro_is_held_to_its_budget(env, runtime, settings):
     result = await run_memory_hook("post-retro-harvest", ctx, env)
     assert result.writes.attempted == 3
     assert result.final_text.count("over the per-run budget") == 3
+
+
+async def test_a_fix_a_run_showed_becomes_a_lesson_and_e_writes_it_with_its_files(
+    env, runtime, settings
+):
+    from executive.home import Home
+    from executive.loop import contexts, retro
+    from executive.workers.experience import brief
+    from tests.hooks.builtin.test_post_run import _experience
+
+    ledger = env.work_ledger
+    ledger.append(
+        "STEP_COMPLETED",
+        bundle="weather",
+        step=1,
+        step_title="Parse the feed",
+        contract_id="contract-9",
+        attempts=1,
+        experience=brief(_experience()),
+    )
+    document = retro.build(ledger, "")
+    assert "- weather step 1 (run contract-9): changed src/weather/parser.py" in document.changes
+    [lesson] = [x for x in document.lessons if x.kind == "steps"]
+    assert lesson.scope == "weather" and "`PYTHONPATH=src python -m pytest -q`" in lesson.text
+    rendered = document.render()
+    assert "## What the runs changed" in rendered
+    path = retro.write(Home(settings.home), document)
+
+    context = PostRetroContext(
+        retro_path=str(path.relative_to(settings.home)),
+        harvest_run=f"{document.date}-retro-weekly",
+        experiences=contexts.run_experiences(ledger, ""),
+    )
+    assert [r.contract_id for r in context.experiences] == ["contract-9"]
+    result = await run_memory_hook("post-retro-harvest", context, env)
+    assert result.outcome == "ok", result.error
+    [written] = [r for r in await (await runtime.view()).list() if r.type == "procedural"]
+    assert written.metadata["files"] == ["src/weather/parser.py"]
+    assert written.app_id == "weather"

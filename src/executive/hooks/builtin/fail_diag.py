@@ -13,11 +13,55 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory import plan, synthesis
 from executive.memory.store.base import Filter
-from executive.memory.taxonomy import WorkerVendor
+from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES, WorkerVendor
+from executive.workers.experience import Experience, listed
+from executive.workers.shell import error_line
 from executive.workspace.signals import root_signal, signal_tag
 
 SAME_SIGNAL_BEFORE = 2
+FIX_CHARS = 600
+MAX_TRIED = 5  # attempts shown in "what the failing attempts tried", the latest
 NEAR_LIMIT = 2  # escalate when this few attempts remain
+
+
+def attempt_line(label: str, experience: Experience | None, error: str) -> str:
+    """One attempt as its record shows it: the files it changed, the commands that failed."""
+    if experience is None or experience.empty:
+        return f"- {label}: no record of what it did; it failed with “{error_line(error) or 'no output'}”."
+    parts = []
+    if experience.changed:
+        parts.append(f"changed {listed(experience.changed)}")
+    for command in [c for c in experience.commands if c.failed][-2:]:
+        parts.append(
+            f"ran `{command.command}`, which failed"
+            + (f" with “{command.error}”" if command.error else "")
+        )
+    if not parts:
+        parts.append("ran nothing that failed; the verifiers refused its result")
+    return f"- {label}: " + "; ".join(parts) + "."
+
+
+def tried(ctx: FailDiagContext) -> list[str]:
+    """What the failing attempts tried, earliest first, from their records."""
+    lines = [
+        attempt_line(f"attempt {p.attempt}", p.experience, p.error)
+        for p in ctx.prior_attempts[-(MAX_TRIED - 1) :]
+    ]
+    lines.append(
+        attempt_line(
+            f"attempt {ctx.failure_signals.attempts} (this one)",
+            ctx.experience,
+            ctx.failure_signals.last_error,
+        )
+    )
+    return ["", "What the failing attempts tried:", *lines]
+
+
+def tried_files(ctx: FailDiagContext) -> list[str]:
+    """The files the failing attempts changed: what the pattern is about."""
+    records = [p.experience for p in ctx.prior_attempts] + [ctx.experience]
+    paths = [path for e in records if e is not None for path in e.changed]
+    return list(dict.fromkeys(paths))[:MAX_FILES]
 
 
 async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
@@ -41,6 +85,15 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
             user_id=tools.user_id,
             app_ids=(item.app_id,),
             types=("reflective",),
+            metadata=(("tags", tag),),
+        )
+    )
+    # What fixed this failure before (Hook C tags each failure→fix with its signal).
+    fixed_before = await view.list(
+        Filter(
+            user_id=tools.user_id,
+            app_ids=(item.app_id, GLOBAL_APP),
+            types=("procedural",),
             metadata=(("tags", tag),),
         )
     )
@@ -72,6 +125,7 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
                         **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
                         "outcome": "failure",
                         "tags": ["failure-pattern", tag],
+                        **({"files": files} if (files := tried_files(ctx)) else {}),
                     },
                 }
             ]
@@ -88,6 +142,14 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
         body.append(
             f"Memory already records this pattern: {', '.join(synthesis.cite(r) for r in recorded)}; it came back."
         )
+    body += tried(ctx)
+    if fixed_before:
+        body += [
+            "",
+            "What fixed this failure before:",
+            # Whole enough to follow: the failing command, the change and the command.
+            *(synthesis.bullet(m, FIX_CHARS) for m in fixed_before[:3]),
+        ]
     if result.memories:
         body += ["", "What memory says:", *(synthesis.bullet(m) for m in result.memories[:6])]
     body += [

@@ -16,6 +16,7 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.store.base import Filter
 from executive.memory.synthesis import cite
+from executive.memory.taxonomy import MAX_FILES
 from executive.workspace.retrospective import parse_lessons
 
 BUDGET = {"weekly": 8, "per-run": 3}
@@ -28,6 +29,8 @@ async def run(ctx: PostRetroContext, tools: HookTools) -> EngineOutput:
     lessons = parse_lessons(path.read_text())
     view = await tools.view()
     budget = BUDGET[ctx.retro_type]
+    # The files the period's runs changed: a lesson that names one is about it.
+    known = sorted({path for run in ctx.experiences for path in run.experience.changed})
     payloads: list[dict[str, Any]] = []
     notes: list[str] = []
     for lesson in lessons:
@@ -36,6 +39,9 @@ async def run(ctx: PostRetroContext, tools: HookTools) -> EngineOutput:
             notes.append(f"skipped ({distilled.why}): {lesson.text[:80]}")
             continue
         payload = distilled.payload
+        files = [path for path in known if path in lesson.text][:MAX_FILES]
+        if files:
+            payload["metadata"]["files"] = files
         where = Filter(
             user_id=tools.user_id,
             app_ids=(payload["app_id"],),

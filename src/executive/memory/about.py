@@ -1,0 +1,59 @@
+"""The files a memory is about, and the files a goal names: how a pack reaches code.
+
+A memory's envelope may list repository-relative ``files`` (Hook C fills it from what the
+worker changed). A goal or step that names a path, or whose project holds memories about
+files beside it (the same folder), makes the pack ask about those files too.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+
+from executive import relpath
+from executive.memory.store.base import MemoryRecord
+
+MAX_NAMED = 4
+_EXTENSIONS = (
+    "py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh|bash|"
+    "toml|yaml|yml|json|cfg|ini|sql|md|rst|html|css|scss|vue|svelte|lock|txt"
+)
+# ``src/weather/parser.py`` or ``parser.py``: not part of a URL, an address or a version.
+_PATH = re.compile(
+    rf"(?<![\w/.:@-])((?:[\w.-]+/)+[\w.-]+\.(?:{_EXTENSIONS})|[\w-]+\.(?:{_EXTENSIONS}))(?![\w/-])"
+)
+
+
+def paths_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
+    """The file paths ``text`` names, in order, each once, in plain relative form."""
+    found = (relpath.normal(m.group(1).rstrip(".")) for m in _PATH.finditer(text))
+    return tuple(dict.fromkeys(p for p in found if p))[:limit]
+
+
+def files_of(record: MemoryRecord) -> list[str]:
+    value = record.metadata.get("files")
+    return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
+
+
+def near(
+    named: Iterable[str], records: Iterable[MemoryRecord], limit: int = MAX_NAMED
+) -> list[str]:
+    """Files the records are about that sit in a folder of a named path (not named ones),
+    most often mentioned first, then by path: the neighbours a change is likely to touch."""
+    wanted = list(named)
+    folders = {posixpath.dirname(p) for p in wanted if "/" in p}
+    counts: dict[str, int] = {}
+    for record in records:
+        for path in files_of(record):
+            if path not in wanted and posixpath.dirname(path) in folders:
+                counts[path] = counts.get(path, 0) + 1
+    return sorted(counts, key=lambda p: (-counts[p], p))[:limit]
+
+
+def files_question(paths: Iterable[str]) -> str:
+    """The question a pack asks about files: what changed there, what broke, what fixed it."""
+    return (
+        f"What do we know about {', '.join(paths)}: what was changed there, what failed, "
+        "and what fixed it?"
+    )

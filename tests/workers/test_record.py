@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from executive.workers import record, runlog
+from tests.workers import records as r
+
+
+def test_the_folder_changes_are_created_changed_and_deleted_without_noise(tmp_path):
+    (tmp_path / "keep.txt").write_text("a")
+    (tmp_path / "edit.py").write_text("a")
+    (tmp_path / "gone.md").write_text("a")
+    (tmp_path / "CLAUDE.md").write_text("generated")
+    before = record.snapshot(tmp_path, frozenset({"CLAUDE.md"}))
+    (tmp_path / "edit.py").write_text("longer")
+    (tmp_path / "gone.md").unlink()
+    (tmp_path / "src" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "src" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    (tmp_path / "src" / "new.py").write_text("x")
+    (tmp_path / "CLAUDE.md").write_text("generated again")
+    (tmp_path / "link").symlink_to("/etc/passwd")
+    after = record.snapshot(tmp_path, frozenset({"CLAUDE.md"}))
+    found = {(c.path, c.change) for c in record.changes(before, after)}
+    assert found == {
+        ("edit.py", "modified"),
+        ("gone.md", "deleted"),
+        ("src/new.py", "created"),
+        ("link", "created"),  # noted by lstat, never followed
+    }
+
+
+def test_a_line_over_the_limit_is_cut_and_the_rest_of_it_skipped(tmp_path):
+    log = tmp_path / "run.log"
+    with log.open("wb") as handle:
+        handle.write(b'{"type": "x", "pad": "' + b"a" * (runlog.MAX_LINE_BYTES + 10) + b'"}\n')
+        handle.write(r.init("/w"))
+    with log.open("rb") as handle:
+        got = list(record.lines(handle))
+    assert len(got[0]) == runlog.MAX_LINE_BYTES + 1 and got[1] == r.init("/w")
+    reading = runlog.read_lines(got)
+    assert reading.cwd == "/w" and reading.skipped == 1
+
+
+def test_a_claude_log_on_disk_is_read_whole_and_a_missing_one_is_a_partial_digest(tmp_path):
+    log = tmp_path / "contract-1.log"
+    log.write_bytes(b"".join(r.fixed_run(str(tmp_path))))
+    found = record.read(
+        log, vendor="claude", workdir=tmp_path, folder_changes=[], command="", exit_code=0
+    )
+    assert found.fixes and found.complete
+    missing = record.read(
+        tmp_path / "nope.log",
+        vendor="claude",
+        workdir=tmp_path,
+        folder_changes=[],
+        command="",
+        exit_code=0,
+    )
+    assert not missing.complete and "could not be read" in missing.notes[0]
+
+
+def test_a_claude_run_that_printed_no_stream_json_is_its_output(tmp_path):
+    log = tmp_path / "contract-2.log"
+    log.write_text("error: unknown option '--verbose'\n")
+    found = record.read(
+        log, vendor="claude", workdir=tmp_path, folder_changes=[], command="", exit_code=1
+    )
+    assert not found.complete and "unknown option" in found.summary
+
+
+def test_a_command_workers_digest_reads_only_the_tail_of_its_log(tmp_path):
+    log = tmp_path / "contract-3.log"
+    log.write_text("x" * 100_000 + "\nError: the build failed\n")
+    found = record.read(
+        log, vendor="command", workdir=tmp_path, folder_changes=[], command="sh w.sh", exit_code=2
+    )
+    assert found.commands[0].error == "Error: the build failed"
+    assert len(found.summary) < 1000
