@@ -10,27 +10,23 @@ import tempfile
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from executive.workers import account, sandbox
 
 IDS = sandbox.account_ids("nobody")
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or IDS is None, reason="needs root and the nobody account"
-)
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0 or IDS is None, reason="needs root and the nobody account")
+]
 
 
-def test_a_second_holder_of_the_account_waits_for_the_first():
+@pytest.mark.anyio
+async def test_while_a_run_holds_the_account_no_other_can_take_it():
     assert IDS is not None
-    first = account.try_lock(IDS[0])
-    assert first is not None
-    try:
+    # held() waits its turn: other tests' user-mode runs take the same account meanwhile.
+    async with account.held(IDS[0], "test"):
         assert account.try_lock(IDS[0]) is None  # another executive's run would wait here
-    finally:
-        os.close(first)
-    again = account.try_lock(IDS[0])
-    assert again is not None
-    os.close(again)
 
 
 def test_the_sweep_ends_a_detached_process_with_a_cleared_environment():
@@ -66,12 +62,12 @@ def _sweep_ends_what(pid_file: Path) -> None:
     pinned = os.pidfd_open(int(pid_file.read_text()))
     try:
         assert not select.select([pinned], [], [], 0)[0]  # alive
-        fd = account.try_lock(IDS[0])
-        assert fd is not None
-        try:
-            assert account.sweep(*IDS) == []
-        finally:
-            os.close(fd)
+
+        async def sweep() -> list[int]:
+            async with account.held(IDS[0], "test"):
+                return account.sweep(*IDS)
+
+        assert anyio.run(sweep) == []
         assert select.select([pinned], [], [], 0)[0]  # gone once the sweep returned
     finally:
         os.close(pinned)
