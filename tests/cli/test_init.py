@@ -39,6 +39,8 @@ def test_init_layout_git_and_private_env(tmp_path):
     ]:
         assert (home / folder).is_dir(), folder
     env = (home / ".env.executive").read_text()
+    # Private: no other account (user mode's worker account) reads ledgers or memory texts.
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
     assert stat.S_IMODE((home / ".env.executive").stat().st_mode) == 0o600
     user_line = next(line for line in env.splitlines() if line.startswith("V3_MEM0_USER_ID="))
     assert len(user_line.split("=", 1)[1]) > 6

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 from executive.home import Home
@@ -25,6 +26,13 @@ def alive(pid: int, started: int | None) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def _appears(path: Path, text: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and text in path.read_text()):
+        assert time.monotonic() < deadline, f"{text!r} never appeared in {path}"
+        time.sleep(0.02)
 
 
 def worker_pid(home) -> tuple[int, int]:
@@ -64,6 +72,9 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
     try:
         first.wait_for("worker.started", timeout=60)
         pid, started = worker_pid(home)
+        # Started is not yet running its script: the script must be read (and the slow sleep
+        # begun) before it is changed below, or this attempt runs the quick one.
+        _appears(outputs(home) / "sturdy" / "runs.log", "start 1")
         first.proc.send_signal(signal.SIGKILL)
         first.proc.wait(10)
     finally:

@@ -21,7 +21,7 @@ from executive.memory.store.base import Filter
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
-from executive.workers import egress, environment, sandbox
+from executive.workers import cgroup, egress, environment, limits, sandbox
 
 
 @dataclass(frozen=True)
@@ -278,7 +278,22 @@ def check_isolation(settings: Settings) -> list[Check]:
                 warning=True,
             )
         ]
-    return [Check("worker isolation", True, f"{iso.mode}: {iso.reason}; {_network(settings, iso)}")]
+    detail = f"{iso.mode}: {iso.reason}; {_network(settings, iso)}"
+    checks = [Check("worker isolation", True, detail)]
+    home = Home(settings.home)
+    if iso.mode == "user" and iso.ids is not None and home.root.is_dir():
+        exposed = sandbox.reachable(home.root, *iso.ids)
+        checks.append(
+            Check(
+                "the worker account cannot read the home",
+                not exposed,
+                f"{iso.account} can reach into {home.root} (its ledgers, its memory texts)"
+                if exposed
+                else f"{home.root} is closed to {iso.account}",
+                f"chmod 700 {home.root}" if exposed else "",
+            )
+        )
+    return checks
 
 
 def _network(settings: Settings, iso: sandbox.Isolation) -> str:
@@ -300,6 +315,34 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
     return f"network {egress.plan_for(settings, env).describe()}; {unix}"
 
 
+def check_limits(settings: Settings) -> list[Check]:
+    """Which of a worker's limits hold here, and how; one that does not is a warning."""
+    try:
+        iso = sandbox.from_settings(settings)
+    except sandbox.IsolationUnavailable:
+        return []  # check_isolation already fails, with the reason
+    found = cgroup.find(set_up=False)
+    return [
+        Check(
+            f"worker limit: {held.limit}",
+            held.holds,
+            held.how,
+            "" if held.holds else _LIMIT_FIXES.get(held.limit, ""),
+            warning=not held.holds,
+        )
+        for held in limits.report(iso.limits, iso.mode, found, iso.bwrap)
+    ]
+
+
+_LIMIT_FIXES = {
+    "processes": "run the daemon where it may make a pids cgroup (root, or a systemd service "
+    "with Delegate=yes), or in user mode",
+    "file size": "install util-linux (prlimit)",
+    "sandbox /tmp": "install bubblewrap 0.5 or later",
+    "output folder total": "put the output root (EXECUTIVE_OUTPUT_ROOT) on a file system of its own",
+}
+
+
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
@@ -308,6 +351,7 @@ DEFAULT_CHECKS: list[CheckFn] = [
     check_store,
     check_workers,
     check_isolation,
+    check_limits,
     check_llm_engine,
 ]
 

@@ -31,6 +31,7 @@ from executive.redact import redactor
 from executive.saferead import UnsafeFile
 from executive.settings import Settings
 from executive.untrusted import one_line, opening
+from executive.workers import sandbox
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
 from executive.workspace.bundle import Bundle
@@ -85,7 +86,11 @@ class Executive:
         """Crash recovery: end orphaned workers, return interrupted steps to pending, and
         complete the goals whose last step was done when the daemon stopped."""
         self.home.ensure()
-        for contract in reap_orphans(self.home.pids):
+        try:
+            iso = sandbox.from_settings(self.settings)
+        except sandbox.IsolationUnavailable:
+            iso = None  # no worker can run; every attempt says why
+        for contract in reap_orphans(self.home.pids, iso):
             self.ledger.append("WORKER_ORPHAN_ENDED", contract_id=contract)
         for active in self.workspace.active():
             try:

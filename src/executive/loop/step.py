@@ -96,6 +96,16 @@ def goal_text(bundle: Bundle, step: StepState) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
+def exposed(iso: Isolation, home: Home) -> None:
+    """Refuse ``user`` mode while the worker account can reach into the home (its ledgers,
+    its memory texts): ``executive init`` makes it 0700, and ``doctor`` says so too."""
+    if iso.mode == "user" and iso.ids is not None and sandbox.reachable(home.root, *iso.ids):
+        raise sandbox.IsolationUnavailable(
+            f"the worker account {iso.account!r} can read the home {home.root}; "
+            f"chmod 700 {home.root}"
+        )
+
+
 def prepare_output(out: Path, iso: Isolation) -> None:
     """The worker's folder: a real folder (a link planted in its place is removed), and in
     ``user`` mode owned by the worker account, so it can write there and nowhere else."""
@@ -162,6 +172,7 @@ async def attempt(
 ) -> Attempt:
     try:
         iso = sandbox.from_settings(settings)
+        exposed(iso, home)
     except sandbox.IsolationUnavailable as exc:
         log.error("worker.refused", contract_id=contract_id, reason=str(exc))
         return Attempt(contract_id, False, str(exc), fatal=True)
