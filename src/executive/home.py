@@ -120,6 +120,16 @@ class Home:
     def status_file(self) -> Path:
         return self.state / "status.json"
 
+    def not_a_home(self) -> str | None:
+        """Why this folder is no agent home (``executive init`` makes one), or None."""
+        if not self.root.exists():
+            return "it does not exist"
+        if not self.root.is_dir():
+            return "it is not a folder"
+        if not (self.workspace.is_dir() or self.env_file.is_file()):
+            return "it has no workspace/ and no .env.executive"
+        return None
+
     def queue_counts(self) -> dict[str, Any]:
         """How many bundles wait, run, completed and blocked (folders, counted by scandir)."""
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 import stat
 
+import pytest
+
 from tests.conftest import run_cli
 
 
@@ -61,13 +63,21 @@ def test_version_is_printed():
     assert result.stdout.strip() == f"executive {__version__}"
 
 
-def test_status_outside_a_home_fails_and_names_the_folder(tmp_path):
-    result = run_cli("--home", str(tmp_path), "status")
-    assert result.returncode == 1
-    assert f"{tmp_path} is not an agent home" in result.stderr
-    missing = run_cli("--home", str(tmp_path / "nowhere"), "status")
-    assert missing.returncode == 1
-    assert "nowhere" in missing.stderr
+COMMANDS = [["run", "--once"], ["run"], ["status"], ["doctor"], ["bundle", "list"], ["mem", "list"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c))
+def test_only_init_makes_a_home_every_other_command_refuses_and_writes_nothing(tmp_path, command):
+    plain = {"EXECUTIVE_LOG_FORMAT": "console"}
+    (tmp_path / "notes.txt").write_text("not a home")
+    for folder in (tmp_path, tmp_path / "nowhere"):
+        result = run_cli("--home", str(folder), *command, env=plain)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert (
+            f"EXECUTIVE_HOME='{folder}'" in result.stderr and "not an agent home" in result.stderr
+        )
+        assert f"fix: executive init {folder}" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
 def test_init_twice_keeps_what_exists(tmp_path):
@@ -78,13 +88,6 @@ def test_init_twice_keeps_what_exists(tmp_path):
     assert again.returncode == 0
     assert "kept    .env.executive" in again.stdout
     assert (home / ".env.executive").read_text() == before
-
-
-def test_doctor_fails_with_a_fix_when_the_home_is_missing(tmp_path):
-    result = run_cli("--home", str(tmp_path / "nowhere"), "doctor")
-    assert result.returncode == 1
-    assert "FAIL" in result.stdout
-    assert "fix: executive init" in result.stdout
 
 
 def test_status_reports_hooks_and_why(tmp_path):

@@ -14,6 +14,7 @@ import typer
 
 from executive import __version__
 from executive.config.sources import env_file_for, resolve_home
+from executive.home import Home
 from executive.logs import configure_logging
 from executive.redact import scrub
 from executive.settings import Settings, SettingsError, load_settings
@@ -70,11 +71,21 @@ def state(ctx: typer.Context) -> CliState:
 
 
 def load(ctx: typer.Context, **overrides: Any) -> Settings:
-    """Settings for this command, or exit 2 with one message naming every bad variable."""
+    """Settings for this command, or exit 2 with one message naming every bad variable.
+
+    Only ``init`` makes an agent home: any other command on a folder that is none (or on
+    none at all) is refused before anything is read or written, with the command that makes
+    one.
+    """
+    home = resolve_home(state(ctx).home)
+    why = Home(home).not_a_home()
+    if why is not None:
+        refused = SettingsError([("EXECUTIVE_HOME", str(home), f"not an agent home: {why}")])
+        configuration_error(refused, home, fix=f"fix: executive init {home} (or --home <a home>)")
     try:
         return load_settings(state(ctx).home, **overrides)
     except SettingsError as exc:
-        configuration_error(exc, resolve_home(state(ctx).home))
+        configuration_error(exc, home)
 
 
 CONFIG_FIX = (
@@ -83,10 +94,10 @@ CONFIG_FIX = (
 )
 
 
-def configuration_error(exc: SettingsError, home: Path) -> NoReturn:
+def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -> NoReturn:
     """Exit 2, said in the log's format: a supervisor's journal or a pipe gets one JSON object
     on stdout (where the daemon's log lines go); a terminal gets the plain message."""
-    plain = f"executive: {exc}\n{CONFIG_FIX}"
+    plain = f"executive: {exc}\n{fix}"
     fmt = _log_format(home)
     if fmt == "json" or (fmt == "auto" and not sys.stdout.isatty()):
         record = {
@@ -98,7 +109,7 @@ def configuration_error(exc: SettingsError, home: Path) -> NoReturn:
                 {"variable": v, "value": value, "why": why, "source": exc.sources.get(v)}
                 for v, value, why in exc.problems
             ],
-            "fix": CONFIG_FIX.removeprefix("fix: "),
+            "fix": fix.removeprefix("fix: "),
         }
         sys.stdout.write(scrub(json.dumps(record)) + "\n")
         sys.stdout.flush()

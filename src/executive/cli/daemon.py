@@ -56,10 +56,6 @@ def run(
         secrets=settings.secret_values(),
     )
     home = Home(settings.home)
-    if not home.root.is_dir():
-        fail(
-            f"the agent home {home.root} does not exist; create it with: executive init {home.root}"
-        )
     # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
     from executive.daemon import app as daemon_app
 
@@ -97,12 +93,6 @@ def status(
     """
     settings = load(ctx)
     home = Home(settings.home)
-    if not (home.workspace.is_dir() or home.env_file.is_file()):
-        # Reporting "memory off, queue empty" for a folder that is no home would look healthy.
-        fail(
-            f"{home.root} is not an agent home (no workspace/ and no .env.executive); "
-            f"pass --home, set EXECUTIVE_HOME, or create one with: executive init {home.root}"
-        )
     report, note = _status_report(settings, home)
     if as_json:
         emit_json(report)
