@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -343,6 +344,47 @@ _LIMIT_FIXES = {
 }
 
 
+def check_components(settings: Settings) -> list[Check]:
+    """The running daemon's parts (its dashboard); with no daemon, whether the dashboard's
+    address is free to bind."""
+    home = Home(settings.home)
+    if daemon_listening(home.socket):
+        try:
+            report = anyio.run(RemoteSurface(home.socket).call, "status")
+        except SurfaceError:
+            return []  # check_store reports a daemon that does not answer
+        health = report.get("health") or {}
+        degraded = health.get("degraded") or {}
+        return [
+            Check(f"daemon part: {name}", False, detail, _COMPONENT_FIX.get(name, ""))
+            for name, detail in degraded.items()
+        ] or [Check("daemon parts", True, "every part of the running daemon is up")]
+    if not settings.dashboard:
+        return []
+    host, port = settings.dashboard_host_port
+    if port == 0:
+        return [Check("dashboard address", True, f"{host}: any free port")]
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+    except OSError as exc:
+        return [
+            Check(
+                "dashboard address",
+                False,
+                f"cannot bind {settings.dashboard_bind}: {exc.strerror or exc}",
+                _COMPONENT_FIX["dashboard"],
+            )
+        ]
+    return [Check("dashboard address", True, f"{settings.dashboard_bind} is free")]
+
+
+_COMPONENT_FIX = {
+    "dashboard": "free the port (`ss -ltnp` shows who holds it) or set EXECUTIVE_DASHBOARD_BIND "
+    "to a free HOST:PORT; the daemon keeps trying to bind it",
+}
+
+
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
@@ -353,6 +395,7 @@ DEFAULT_CHECKS: list[CheckFn] = [
     check_isolation,
     check_limits,
     check_llm_engine,
+    check_components,
 ]
 
 

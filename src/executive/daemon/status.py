@@ -102,6 +102,12 @@ def recorded_health(home: Home) -> dict[str, Any] | None:
     return health if isinstance(health, dict) and isinstance(health.get("ok"), bool) else None
 
 
+def degraded(report: dict[str, Any]) -> bool:
+    """Whether the daemon runs, healthy, without a part of itself (exit 3 of ``status``)."""
+    health = report.get("health")
+    return isinstance(health, dict) and bool(health.get("degraded"))
+
+
 def unhealthy(report: dict[str, Any]) -> bool:
     """Whether ``executive status`` must exit non-zero: the daemon runs and is unhealthy."""
     health = report.get("health")
@@ -157,7 +163,8 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(f"         ({note})")
     health = report.get("health")
     if health:
-        lines.append(f"health   {'ok' if health['ok'] else 'UNHEALTHY'}: {health['detail']}")
+        state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
+        lines.append(f"health   {state}: {health['detail']}")
     mem = report["memory"]
     lines.append(
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "

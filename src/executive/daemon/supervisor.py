@@ -187,10 +187,15 @@ class Supervisor:
             detail = f"ok ({observer.failed_in_a_row} failed in a row; last: {last.error})"
         else:
             detail = failing or "ok"
+        degraded = observer.degraded()
+        if degraded and failing is None:
+            detail += "; degraded: " + "; ".join(f"{k}: {v}" for k, v in degraded.items())
         return {
             "ok": failing is None,
             "detail": detail,
             "failed_in_a_row": observer.failed_in_a_row,
+            # Parts that failed while the loop works (a dashboard that cannot bind).
+            "degraded": degraded,
         }
 
     # --- the loop ---------------------------------------------------------------------------
