@@ -103,15 +103,7 @@ async def run(
         pid_file=pid_dir / f"{contract_id}.json",
         label=contract_id,
     )
-    duration = time.monotonic() - started
-    log.info(
-        "worker.finished",
-        contract_id=contract_id,
-        exit_code=exit_code,
-        timed_out=timed_out,
-        duration_ms=round(duration * 1000),
-    )
-    return WorkerRun(exit_code, timed_out, duration, log_path)
+    return WorkerRun(exit_code, timed_out, time.monotonic() - started, log_path)
 
 
 async def supervise(
@@ -223,6 +215,7 @@ class _Job:
     async def watch(self, process: Process) -> tuple[int | None, bool]:
         peers.register(process.pid)  # the control socket refuses this tree from now on
         timed_out = False
+        started = time.monotonic()
         # From here on the tree is ours to end: a cancellation while the pid file is written
         # (its first await) left the worker running, so the try starts at once.
         try:
@@ -243,6 +236,15 @@ class _Job:
             raise
         finally:
             peers.unregister(process.pid)
+            # Every worker.started has its worker.finished: workers and verifiers, ended
+            # however (a cancelled run's exit code is what the kill left).
+            log.info(
+                "worker.finished",
+                contract_id=self.label,
+                exit_code=process.returncode,
+                timed_out=timed_out,
+                duration_ms=round((time.monotonic() - started) * 1000),
+            )
             if self.pid_file is not None:
                 with anyio.CancelScope(shield=True):
                     await anyio.Path(self.pid_file).unlink(missing_ok=True)
