@@ -9,6 +9,10 @@ PYTHON ?= python3
 # elsewhere, point this at a CPU index (https://download.pytorch.org/whl/cpu), or the
 # embedder's dependencies pull a multi-GB CUDA build.
 TORCH_INDEX ?=
+# The coding-memory benchmark's data: the `cases` folder of a copy of SWE-ContextBench
+# (git clone https://github.com/jiayuanz3/SWEContextBench; never copied into this repository).
+SWECB ?=
+SWECB_IDS ?= ../shared/data/swecontextbench/dev-related-ids.txt
 
 .PHONY: setup sandbox-tool browser run test lint format bench clean
 
@@ -77,6 +81,13 @@ bench: setup
 	$(PY) bench/pack.py
 	$(PY) bench/store.py
 	$(PY) bench/durability.py
+	@if [ -n "$(SWECB)" ] && [ -d "$(SWECB)/SWEContextBench Lite Past Experience" ]; then \
+	  $(PY) bench/experience.py "$(SWECB)" $(if $(wildcard $(SWECB_IDS)),--related-ids $(SWECB_IDS)); \
+	else \
+	  echo "bench/experience.py skipped: it needs SWE-ContextBench's cases folder. Run" >&2; \
+	  echo "  git clone https://github.com/jiayuanz3/SWEContextBench /tmp/swecb" >&2; \
+	  echo "  make bench SWECB=/tmp/swecb/cases" >&2; \
+	fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .import_linter_cache

@@ -32,3 +32,10 @@ def test_refuses_oversized_input():
 def test_malformed_input_is_a_value_error_that_names_it(raw):
     with pytest.raises(ValueError, match=r"UTF-8|not JSON"):
         boundedjson.loads(raw)
+
+
+def test_a_number_python_will_not_convert_is_a_json_limit_error():
+    # json.loads raises a plain ValueError here, which read_state did not catch: a STEPS.json
+    # holding one failed every iteration.
+    with pytest.raises(JsonLimitError, match="a value cannot be read: Exceeds the limit"):
+        boundedjson.loads('{"number": ' + "7" * 5000 + "}")

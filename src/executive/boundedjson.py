@@ -3,7 +3,8 @@
 ``json.loads`` recurses once per nesting level, so 50,000 ``[`` raise RecursionError deep in
 the parser, and a gigabyte of text is parsed before anyone looks at it. Both are checked
 here first, by a linear scan that never recurses, and refused with a ``ValueError`` that says
-which limit was hit.
+which limit was hit. An integer of more than 4,300 digits, which ``json.loads`` refuses with a
+plain ``ValueError``, is a :class:`JsonLimitError` too: callers catch that one class.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def loads(raw: str | bytes, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise JsonLimitError(f"not JSON: {exc}") from None
+    except ValueError as exc:  # a number Python will not convert (over 4,300 digits)
+        raise JsonLimitError(f"a value cannot be read: {exc}") from None
     except RecursionError:  # only reachable with a max_depth above the interpreter's limit
         raise JsonLimitError("JSON nests too deeply to parse") from None
 

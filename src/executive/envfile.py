@@ -65,6 +65,14 @@ _SECTIONS: list[tuple[str, list[str]]] = [
             "EXECUTIVE_DASHBOARD_REFRESH_SECONDS",
         ],
     ),
+    (
+        "What one worker's tree may use (`executive doctor` says which limits hold here).",
+        [
+            "EXECUTIVE_WORKER_MAX_PROCESSES",
+            "EXECUTIVE_WORKER_FILE_MAX_BYTES",
+            "EXECUTIVE_WORKER_LOG_MAX_BYTES",
+        ],
+    ),
 ]
 
 

@@ -73,6 +73,24 @@ class Iteration:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """The last iteration that raised: its number, its error (one line, redacted), when."""
+
+    number: int
+    error: str
+    at: str
+
+
+@dataclass(frozen=True)
+class Component:
+    """A part of the daemon besides the loop (the dashboard): up, or failed and why."""
+
+    ok: bool
+    detail: str
+    since: str
+
+
+@dataclass(frozen=True)
 class HookRun:
     id: int
     at: str
@@ -138,6 +156,10 @@ class Observer:
         self.last_tick: float | None = None
         self.in_flight: tuple[int, float] | None = None
         self.stopping = False
+        # Iterations that raised, in a row: a good one sets it back to zero.
+        self.failed_in_a_row = 0
+        self.last_failure: Failure | None = None
+        self.components: dict[str, Component] = {}
         self._next_id = 0
 
     # --- the supervisor ---------------------------------------------------------------------
@@ -146,11 +168,43 @@ class Observer:
         self.in_flight = (number, now)
         self.last_tick = now
 
-    def iteration_finished(self, number: int, pace: str, duration_ms: int) -> None:
+    def iteration_finished(
+        self, number: int, pace: str, duration_ms: int, error: str | None = None
+    ) -> None:
+        """``error`` is set when the iteration raised (its pace is then ``failed``)."""
         self.iterations.append(Iteration(number, pace, duration_ms, _now()))
         self.iteration_counts[pace] += 1
         self.in_flight = None
         self.last_tick = time.monotonic()
+        if error is None:
+            self.failed_in_a_row = 0
+        else:
+            self.failed_in_a_row += 1
+            self.last_failure = Failure(number, error, _now())
+
+    def failing(self, after: int) -> str | None:
+        """Why the loop is unhealthy when its last ``after`` iterations (or more) all raised.
+
+        None while fewer failed in a row: one failure may be passing (a full disk, a store
+        restart), and the next iteration clears it.
+        """
+        last = self.last_failure
+        if self.failed_in_a_row < after or last is None:
+            return None
+        return (
+            f"failing: the last {self.failed_in_a_row} iterations failed "
+            f"(unhealthy from {after} in a row); iteration {last.number} at {last.at}: {last.error}"
+        )
+
+    def component(self, name: str, ok: bool, detail: str) -> None:
+        """A component came up (``ok``) or failed; the time of the change is kept."""
+        known = self.components.get(name)
+        since = known.since if known is not None and known.ok == ok else _now()
+        self.components[name] = Component(ok, detail, since)
+
+    def degraded(self) -> dict[str, str]:
+        """The components that failed, with why: the daemon works, but without them."""
+        return {name: c.detail for name, c in sorted(self.components.items()) if not c.ok}
 
     # --- the hook runner --------------------------------------------------------------------
     def hook_finished(self, result: _Result, context: object | None = None) -> None:

@@ -62,6 +62,37 @@ class Redactor:
         # Longest first, so a secret that contains another is replaced whole.
         self._ordered = sorted(self._secrets, key=len, reverse=True)
 
+    @property
+    def longest(self) -> int:
+        """The length of the longest known secret (0 when none is known)."""
+        return len(self._ordered[0]) if self._ordered else 0
+
+    def spans(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
+        """Where ``text`` holds a secret or a shape from ``pos`` on, merged and in order.
+
+        The characters before ``pos`` still count as context: a look-behind or a word
+        boundary sees them, as it would in the whole text.
+        """
+        found = []
+        for secret in self._ordered:
+            at = text.find(secret, pos)
+            while at != -1:
+                found.append((at, at + len(secret)))
+                at = text.find(secret, at + 1)
+        for shape in SHAPES:
+            found += [m.span() for m in shape.finditer(text, pos) if m.end() > m.start()]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def stream(self) -> StreamScrubber:
+        """A scrubber for text that arrives in pieces (a worker's output)."""
+        return StreamScrubber(self)
+
     def scrub(self, text: str) -> str:
         for secret in self._ordered:
             if secret in text:
@@ -79,6 +110,68 @@ class Redactor:
         if isinstance(value, list | tuple | set):
             return [self.value(v) for v in value]
         return value
+
+
+class StreamScrubber:
+    """Scrubs text that arrives in pieces, so that a secret split between two is still caught.
+
+    The last ``window`` characters are held back (at least the longest known secret, and
+    longer than any shape's shortest match), and so is every match that reaches into them:
+    a token is recorded only once it is whole. The characters before the held text travel
+    with it as context (``authorization: `` before a bearer token). A match can grow without
+    end (a key block with no END line, base64 for ever): once it is ``MAX_HOLD`` long the
+    part so far is replaced and what continues it (key-block characters) is dropped too,
+    so memory stays bounded and no tail of it is ever recorded.
+    """
+
+    WINDOW = 256
+    CONTEXT = 64
+    MAX_HOLD = 64 * 1024
+    # What may continue a cut-off match: base64, a JWT's or a token's characters, the
+    # spaces and line breaks of a key block (literal or JSON-escaped), its END line.
+    CONTINUATION = re.compile(r"(?:[A-Za-z0-9+/=\s:,._-]|\\n)*")
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._context = ""  # the end of what was already given out, raw
+        self._pending = ""
+        self._continuing = False
+
+    def feed(self, text: str) -> str:
+        """``text`` appended; returns what can be recorded now, scrubbed."""
+        self._pending += text
+        return self._release(final=False)
+
+    def flush(self) -> str:
+        """The end of the stream: everything held back, scrubbed."""
+        return self._release(final=True)
+
+    def _release(self, *, final: bool) -> str:
+        buf, start = self._context + self._pending, len(self._context)
+        if self._continuing:
+            match = self.CONTINUATION.match(buf, start)
+            end = match.end() if match else start
+            self._continuing = end == len(buf) and not final
+            start = end
+        hold = 0 if final else max(self.WINDOW, self._redactor.longest)
+        cut = len(buf) - hold
+        spans = self._redactor.spans(buf, start) if cut > start else []
+        for begin, end in reversed(spans):
+            if begin < cut < end:
+                cut = begin  # the match is not known to be whole: it waits
+        if len(buf) - cut > self.MAX_HOLD:
+            cut = len(buf) - hold  # an over-long match: replaced up to here, the rest dropped
+            self._continuing = any(begin < cut < end for begin, end in spans)
+        cut = max(cut, start)
+        out, at = [], start
+        for begin, end in spans:
+            if begin >= cut:
+                break
+            out += [buf[at:begin], REDACTED]
+            at = min(end, cut)
+        out.append(buf[at:cut])
+        self._context, self._pending = buf[:cut][-self.CONTEXT :], buf[cut:]
+        return "".join(out)
 
 
 def secrets_from_environment(environ: Mapping[str, str] | None = None) -> list[str]:

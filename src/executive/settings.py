@@ -19,13 +19,14 @@ from pydantic_settings import SettingsConfigDict
 from executive.config.dashboard import Dashboard
 from executive.config.derived import Derived
 from executive.config.flags import Flag, MemoryGates
+from executive.config.limits import WorkerLimits
 from executive.config.rules import Rules
 from executive.config.shared import SharedStore
 from executive.config.sources import SettingsError as SettingsError  # importable from here
 from executive.config.sources import Sources, alias
 
 
-class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard):
+class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
     model_config = SettingsConfigDict(
@@ -215,6 +216,12 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard):
         gt=0,
         validation_alias="UNHEALTHY_SLEEP_SECONDS",
         description="pause after a failed health check",
+    )
+    unhealthy_after_failures: int = Field(
+        3,
+        ge=1,
+        validation_alias="EXECUTIVE_UNHEALTHY_AFTER_FAILURES",
+        description="failed iterations in a row after which /healthz and status report unhealthy",
     )
     worker_vendor: Literal["claude", "command"] = Field(
         "claude",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Awaitable, Callable
@@ -280,3 +281,68 @@ def test_idle_reports_come_every_five_minutes_of_ticks(sleep, every):
     from executive.daemon.supervisor import idle_report_every
 
     assert idle_report_every(sleep) == every
+
+
+class Scripted:
+    """Raises or returns one scripted outcome per iteration, noting the supervisor's health as
+    each iteration starts (so after the one before); stops the process after the last."""
+
+    def __init__(self, *outcomes: Pace | Exception) -> None:
+        self.outcomes = list(outcomes)
+        self.supervisor: Supervisor | None = None
+        self.seen: list[dict[str, object]] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def iterate(self, number: int) -> Pace:
+        assert self.supervisor is not None
+        self.seen.append(self.supervisor.health())
+        if number == len(self.outcomes):
+            os.kill(os.getpid(), signal.SIGTERM)
+        outcome = self.outcomes[number - 1]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    async def close(self) -> None:
+        return None
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+
+
+async def test_failures_in_a_row_make_the_daemon_unhealthy_until_one_succeeds(tmp_path):
+    boom = RuntimeError(f"the queue cannot be read (token {TOKEN})")
+    executive = Scripted(boom, boom, boom, boom, Pace.BUSY, Pace.IDLE)
+    sup, _ = supervisor(tmp_path, executive, idle_sleep_seconds=0.01, unhealthy_after_failures=3)
+    executive.supervisor = sup
+    with anyio.fail_after(HANG):
+        assert await sup.run() == 0
+    oks = [h["ok"] for h in executive.seen]
+    assert oks == [True, True, True, False, False, True]
+    assert [h["failed_in_a_row"] for h in executive.seen] == [0, 1, 2, 3, 4, 0]
+    unhealthy = str(executive.seen[3]["detail"])
+    assert unhealthy.startswith("failing: the last 3 iterations failed (unhealthy from 3 in a row)")
+    assert "iteration 3" in unhealthy and "RuntimeError: the queue cannot be read" in unhealthy
+    assert TOKEN not in unhealthy and "[REDACTED]" in unhealthy  # an error may quote a secret
+    assert "1 failed in a row" in str(executive.seen[1]["detail"])
+    # The status file (the files' view of `executive status`) says the same.
+    status = json.loads((tmp_path / ".state" / "status.json").read_text())
+    assert status["health"] == {"ok": True, "detail": "ok", "failed_in_a_row": 0, "degraded": {}}
+    failed = [i for i in status["recent_iterations"] if i["pace"] == "failed"]
+    assert len(failed) == 4 and all(i["error"].startswith("RuntimeError: ") for i in failed)
+    assert TOKEN not in json.dumps(status)
+
+
+@pytest.mark.parametrize(("outcome", "code"), [(RuntimeError("no"), 1), (Pace.IDLE, 0)])
+async def test_run_once_exits_1_when_its_iteration_failed(tmp_path, outcome, code):
+    class Once(Scripted):
+        async def iterate(self, number: int) -> Pace:
+            if isinstance(outcome, Exception):
+                raise outcome
+            return outcome
+
+    sup, _ = supervisor(tmp_path, Once())
+    with anyio.fail_after(HANG):
+        assert await sup.run_once() == code

@@ -42,6 +42,23 @@ def test_an_iteration_in_flight_is_busy_until_its_bound():
     assert not ok and why.startswith("stalled: iteration 7")
 
 
+def test_iterations_failing_in_a_row_are_unhealthy_with_the_last_error_until_one_succeeds():
+    observer = Observer()
+    s = settings(EXECUTIVE_UNHEALTHY_AFTER_FAILURES="2")
+    for number in (1, 2):
+        observer.iteration_started(number)
+        assert health.loop_state(s, observer)[0]  # one failure is not yet a pattern
+        observer.iteration_finished(number, "failed", 3, error=f"OSError: disk full {number}")
+    ok, why = health.loop_state(s, observer)
+    assert not ok and why.startswith("failing: the last 2 iterations failed")
+    assert why.endswith("OSError: disk full 2")
+    observer.iteration_started(3)
+    assert not health.loop_state(s, observer)[0]  # until an iteration actually succeeds
+    observer.iteration_finished(3, "busy", 3)
+    ok, why = health.loop_state(s, observer)
+    assert ok and why.startswith("ticking")
+
+
 def test_stopping_is_unhealthy():
     observer = Observer()
     observer.iteration_started(1)

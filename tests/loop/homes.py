@@ -39,7 +39,7 @@ def make_home(tmp: Path, **env: str) -> Path:
     return home
 
 
-def add_bundle(home: Path, slug: str, script: str, **front: Any) -> Path:
+def add_bundle(home: Path, slug: str, script: str, goal: str = "", **front: Any) -> Path:
     folder = home / "workspace" / "ondeck" / slug
     folder.mkdir(parents=True)
     work = folder / "work.sh"
@@ -51,7 +51,9 @@ def add_bundle(home: Path, slug: str, script: str, **front: Any) -> Path:
         "timeout_seconds": 60,
         **front,
     }
-    (folder / "PROMPT.md").write_text(f"---\n{yaml.safe_dump(spec)}---\nDo the {slug} work.\n")
+    (folder / "PROMPT.md").write_text(
+        f"---\n{yaml.safe_dump(spec)}---\n{goal or f'Do the {slug} work.'}\n"
+    )
     return folder
 
 

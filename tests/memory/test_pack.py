@@ -198,3 +198,17 @@ def test_an_entry_names_its_files_and_says_when_a_later_run_changed_one():
         "## Memory Pack",
         "### [procedural] 00000009 · Source: workspace/x/PROMPT.md",
     ]
+
+
+def test_the_files_line_is_left_out_when_the_text_names_every_file():
+    named = MemoryRecord(
+        id="0000000a-aaaa-bbbb-cccc-dddddddddddd",
+        text="It changed src/weather/parser.py.",
+        metadata={
+            "type": "episodic",
+            "confidence": 1.0,
+            "source": "x",
+            "files": ["src/weather/parser.py"],
+        },
+    )
+    assert "Files:" not in render([named], questions=["q"]).markdown

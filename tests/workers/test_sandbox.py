@@ -198,6 +198,7 @@ def test_auto_falls_back_to_an_account_or_none_and_says_why():
 def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     import anyio
 
+    from executive.workers.output import LogFile
     from executive.workers.process import supervise
 
     tmp_path = tree_root
@@ -210,15 +211,14 @@ def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     log = tmp_path / "log"
 
     async def main() -> None:
-        with log.open("wb") as sink:
-            await supervise(
-                ["sh", "-c", f"id -u; cat {home}/.env.executive; echo x > {out}/mine.txt"],
-                cwd=out,
-                env={"PATH": "/usr/bin:/bin"},
-                timeout_seconds=30,
-                sink=sink,
-                isolation=iso,
-            )
+        await supervise(
+            ["sh", "-c", f"id -u; cat {home}/.env.executive; echo x > {out}/mine.txt"],
+            cwd=out,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout_seconds=30,
+            sink=LogFile(log, None),
+            isolation=iso,
+        )
 
     anyio.run(main)
     text = log.read_text()

@@ -60,3 +60,8 @@ def test_a_command_that_only_looks_is_never_half_of_a_fix():
     assert shell.only_looks("git diff HEAD~1")
     assert not shell.only_looks("python -m pytest")
     assert not shell.only_looks("sed -i s/a/b/ x.py")
+
+
+def test_a_separator_inside_quotes_separates_nothing():
+    assert shell.key("PYTHONPATH=src python3 -c 'import a; print(a.b(\"1|2\"))'") == "python -c"
+    assert shell.key('make build 2>&1 | tee log; echo "done; really"') == "echo"

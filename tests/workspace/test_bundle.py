@@ -63,3 +63,31 @@ def test_the_default_vendor_needs_a_command_when_it_is_command(tmp_path):
     assert load(folder, default_vendor="claude").vendor("claude") == "claude"
     with pytest.raises(BundleError, match="needs a command"):
         load(folder, default_vendor="command")
+
+
+# Break 1 of issue 30 and its relatives: every one of these used to escape as something other
+# than a BundleError (RecursionError, ValueError) and fail the whole iteration.
+HOSTILE = [
+    ("deep", "---\ntitle: T\ncommand: x\nsteps: " + "[" * 600 + "]" * 600 + "\n---\nx", "nests"),
+    ("laughs", "---\ntitle: &t T\ncommand: x\nmodel: *t\n---\nx", "anchors and aliases"),
+    ("bad-date", "---\ntitle: T\ncommand: x\nmodel: 2001-13-45\n---\nx", "month must be"),
+    ("huge-int", "---\ntitle: T\ncommand: x\nmax_attempts: " + "9" * 5000 + "\n---\nx", "digits"),
+    ("oversized", "---\ntitle: T\ncommand: x\nmodel: " + "m" * 70_000 + "\n---\nx", "65536"),
+]
+
+
+@pytest.mark.parametrize(("text", "words"), [h[1:] for h in HOSTILE], ids=[h[0] for h in HOSTILE])
+def test_a_hostile_frontmatter_is_a_bundle_error_that_says_why(tmp_path, text, words):
+    folder = write(tmp_path, text)
+    with pytest.raises(BundleError) as caught:
+        load(folder)
+    assert str(folder / "PROMPT.md") in str(caught.value)
+    assert "the frontmatter is refused" in str(caught.value) and words in str(caught.value)
+
+
+def test_a_valid_bundle_is_well_inside_the_depth_limit(tmp_path):
+    # verifiers -> a verifier -> its fields: three levels, against a limit of eight.
+    nested = (
+        "---\ntitle: T\ncommand: [sh, x]\nverifiers:\n  - {run: 'echo [[[[[[[[[[', name: n}\n---\nx"
+    )
+    assert load(write(tmp_path, nested)).spec.verifiers[0].label == "n"

@@ -49,12 +49,40 @@ def deep_state(folder: Path, outside: Path) -> None:
     (folder / "STEPS.json").write_text("[" * 50_000 + "]" * 50_000)
 
 
+def numeric_state(folder: Path, outside: Path) -> None:
+    (folder / "STEPS.json").write_text('{"slug": "bad", "steps": [{"number": ' + "9" * 5000 + "}]}")
+
+
 def fifo_state(folder: Path, outside: Path) -> None:
     os.mkfifo(folder / "STEPS.json")
 
 
 def linked_log(folder: Path, outside: Path) -> None:
     (folder / "PROGRESS_LOG.md").symlink_to(outside / "victim.txt")
+
+
+def deep_prompt(folder: Path, outside: Path) -> None:
+    # Issue 30, break 1: 1.2 KB of nesting made every iteration fail with a RecursionError.
+    text = prompt(folder).read_text()
+    prompt(folder).write_text(text.replace("---\n", "---\nx: " + "[" * 600 + "]" * 600 + "\n", 1))
+
+
+def laughing_prompt(folder: Path, outside: Path) -> None:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 9)]
+    text = prompt(folder).read_text()
+    prompt(folder).write_text(text.replace("---\n", "---\n" + "\n".join(lines) + "\n", 1))
+
+
+def misdated_prompt(folder: Path, outside: Path) -> None:
+    text = prompt(folder).read_text()
+    prompt(folder).write_text(text.replace("---\n", "---\nmodel: 2001-13-45\n", 1))
+
+
+def escaping_state(folder: Path, outside: Path) -> None:
+    # A priority is a folder name under in-progress/: this one would move the bundle outside.
+    state = {"slug": "bad", "title": "Bad", "priority": f"../../../../{outside.name}", "steps": []}
+    (folder / "STEPS.json").write_text(json.dumps(state))
 
 
 def linked_folder(folder: Path, outside: Path) -> None:
@@ -69,10 +97,15 @@ BAD: list[tuple[str, Callable[[Path, Path], None], str, str]] = [
     ("prompt-fifo", fifo_prompt, "PROMPT.md", "not a regular file (a FIFO)"),
     ("prompt-dev-zero", zero_prompt, "PROMPT.md", "symbolic link"),
     ("prompt-gigabyte", gigabyte_prompt, "PROMPT.md", "the limit is 262144"),
+    ("prompt-deep", deep_prompt, "PROMPT.md", "nests deeper than 8 levels"),
+    ("prompt-laughs", laughing_prompt, "PROMPT.md", "anchors and aliases"),
+    ("prompt-misdated", misdated_prompt, "PROMPT.md", "month must be in 1..12"),
     ("state-torn", torn_state, "STEPS.json", "not JSON"),
     ("state-invalid", invalid_state, "STEPS.json", "not a bundle state"),
     ("state-deep", deep_state, "STEPS.json", "levels deep"),
     ("state-fifo", fifo_state, "STEPS.json", "FIFO"),
+    ("state-numeric", numeric_state, "STEPS.json", "a value cannot be read"),
+    ("state-escaping", escaping_state, "STEPS.json", "priority: Input should be 'P0'"),
     ("log-linked", linked_log, "PROGRESS_LOG.md", "PROGRESS_LOG.md cannot be appended"),
     ("folder-linked", linked_folder, "PROMPT.md", "symbolic link"),
 ]

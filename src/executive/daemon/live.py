@@ -48,6 +48,7 @@ class LiveStatus:
         }
         report["hooks"] = hook_states(settings, self._sources)
         report["recent_iterations"] = process.get("recent_iterations", [])
+        report["health"] = process.get("health")
         report["next_jobs"] = process.get("jobs", {})
         report["store"] = await self._store()
         return report

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from executive.home import PRIORITIES, Home
+from executive.home import Home
 from executive.hooks.names import SPECS
 from executive.memory import snapshot as snapshots
 from executive.memory.ledger import HarvestLedger
@@ -56,20 +56,6 @@ async def memory_counts(store: StoreReader, user_id: str | None) -> dict[str, An
     return {"total": sum(by_type.values()), "by_type": by_type}
 
 
-def queue_counts(home: Home) -> dict[str, Any]:
-    def count(folder: Path) -> int:
-        if not folder.is_dir():
-            return 0
-        return sum(1 for entry in os.scandir(folder) if entry.is_dir())
-
-    return {
-        "ondeck": count(home.ondeck),
-        "in_progress": {p: count(home.priority_dir(p)) for p in PRIORITIES},
-        "completed": count(home.completed),
-        "blocked": count(home.blocked),
-    }
-
-
 def daemon_pid(home: Home) -> int | None:
     """The pid of the daemon holding this home's lock, or None when none runs."""
     if not home.daemon_pid.exists():
@@ -97,12 +83,35 @@ def next_snapshot(settings: Settings, now: datetime | None = None) -> str:
     return fire.isoformat() if fire else ""
 
 
-def recent_iterations(home: Home) -> list[dict[str, Any]]:
+def _status_file(home: Home) -> dict[str, Any]:
+    """What the daemon wrote after its last iteration (the daemon's own file, 0600)."""
     try:
         data = json.loads(home.status_file.read_text())
     except (OSError, json.JSONDecodeError):
-        return []
-    return list(data.get("recent_iterations", []))
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def recent_iterations(home: Home) -> list[dict[str, Any]]:
+    return list(_status_file(home).get("recent_iterations", []))
+
+
+def recorded_health(home: Home) -> dict[str, Any] | None:
+    """The health the running daemon recorded after its last iteration; None when unknown."""
+    health = _status_file(home).get("health")
+    return health if isinstance(health, dict) and isinstance(health.get("ok"), bool) else None
+
+
+def degraded(report: dict[str, Any]) -> bool:
+    """Whether the daemon runs, healthy, without a part of itself (exit 3 of ``status``)."""
+    health = report.get("health")
+    return isinstance(health, dict) and bool(health.get("degraded"))
+
+
+def unhealthy(report: dict[str, Any]) -> bool:
+    """Whether ``executive status`` must exit non-zero: the daemon runs and is unhealthy."""
+    health = report.get("health")
+    return isinstance(health, dict) and health.get("ok") is False
 
 
 def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -114,6 +123,8 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
         "source": "files",
         "home": str(home.root),
         "daemon": {"running": pid is not None, "pid": pid},
+        # Only a running daemon's: a stopped one's last words are history, not its health.
+        "health": recorded_health(home) if pid is not None else None,
         "memory": {
             "enabled": settings.hooks_master_on,
             "store": settings.store_backend,
@@ -121,7 +132,7 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
             "env": settings.env,
         },
         "hooks": hook_states(settings, value_sources(home.env_file)),
-        "queue": queue_counts(home),
+        "queue": home.queue_counts(),
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
@@ -150,6 +161,10 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(f"daemon   {state}")
     if note:
         lines.append(f"         ({note})")
+    health = report.get("health")
+    if health:
+        state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
+        lines.append(f"health   {state}: {health['detail']}")
     mem = report["memory"]
     lines.append(
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
@@ -180,9 +195,10 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
     for job, when in (report.get("next_jobs") or {}).items():
         lines.append(f"  job {job:<24} next {when}")
     for it in report["recent_iterations"][-5:]:
+        error = f": {it['error']}" if it.get("error") else ""
         lines.append(
             f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms "
-            f"at {it['finished_at']}"
+            f"at {it['finished_at']}{error}"
         )
     return lines
 

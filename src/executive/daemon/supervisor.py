@@ -7,6 +7,11 @@ services the executive brings (the control socket). Signals:
   period, then it is cancelled. A second signal cancels at once. Exit code 0.
 * SIGUSR2: finish the running iteration (however long it takes), then exit 0, so PM2
   restarts the process on new code.
+
+An iteration that raises is logged and the loop goes on; from
+``EXECUTIVE_UNHEALTHY_AFTER_FAILURES`` failures in a row the daemon reports itself unhealthy
+(``/healthz``, ``executive status``) with the last error, until an iteration succeeds.
+``run --once`` exits 1 when its one iteration failed.
 """
 
 from __future__ import annotations
@@ -26,17 +31,21 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from executive import __version__
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, next_runs, start_scheduler
-from executive.daemon.status import hook_states, queue_counts
+from executive.daemon.status import hook_states
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
 from executive.loop.pace import Pace
 from executive.observe import Observer
+from executive.redact import scrub
 from executive.settings import Settings
+from executive.untrusted import one_line
 
 log = get_logger(__name__)
 
 _RECENT = 10
+# Enough of an error to act on; an exception's text may quote whatever raised it.
+_ERROR_CHARS = 500
 # About how often an idle daemon says it is idle.
 _IDLE_REPORT_SECONDS = 300
 
@@ -105,12 +114,14 @@ class Supervisor:
         log.info("daemon.starting", mode="once", pid=os.getpid(), home=str(self._home.root))
         await self._executive.start()
         try:
-            await self._iterate(1)
+            pace = await self._iterate(1)
         finally:
             with anyio.CancelScope(shield=True):
                 await self._executive.close()
-        log.info("daemon.stopped", mode="once")
-        return 0
+        failed = pace is Pace.FAILED
+        log.info("daemon.stopped", mode="once", iteration_failed=failed)
+        # Cron and CI see a failed iteration in the exit code, not only in the log.
+        return 1 if failed else 0
 
     async def run(self) -> int:
         log.info("daemon.starting", mode="loop", pid=os.getpid(), home=str(self._home.root))
@@ -164,6 +175,27 @@ class Supervisor:
             "stopping": self._stopping.is_set(),
             "jobs": next_runs(scheduler) if scheduler and scheduler.running else {},
             "recent_iterations": list(self._recent),
+            "health": self.health(),
+        }
+
+    def health(self) -> dict[str, object]:
+        """Healthy unless the last iterations all failed (``EXECUTIVE_UNHEALTHY_AFTER_FAILURES``)."""
+        observer = self.observer
+        failing = observer.failing(self._settings.unhealthy_after_failures)
+        last = observer.last_failure
+        if failing is None and observer.failed_in_a_row and last is not None:
+            detail = f"ok ({observer.failed_in_a_row} failed in a row; last: {last.error})"
+        else:
+            detail = failing or "ok"
+        degraded = observer.degraded()
+        if degraded and failing is None:
+            detail += "; degraded: " + "; ".join(f"{k}: {v}" for k, v in degraded.items())
+        return {
+            "ok": failing is None,
+            "detail": detail,
+            "failed_in_a_row": observer.failed_in_a_row,
+            # Parts that failed while the loop works (a dashboard that cannot bind).
+            "degraded": degraded,
         }
 
     # --- the loop ---------------------------------------------------------------------------
@@ -188,6 +220,7 @@ class Supervisor:
     async def _iterate(self, number: int) -> Pace:
         started = time.monotonic()
         self.observer.iteration_started(number)
+        error: str | None = None
         with bound(iteration=number):
             try:
                 pace = await self._executive.iterate(number)
@@ -195,6 +228,7 @@ class Supervisor:
                 # Nothing in an iteration may end the process: log with context, pause, go on.
                 log.exception("iteration.failed", error=repr(exc))
                 pace = Pace.FAILED
+                error = scrub(one_line(f"{type(exc).__name__}: {exc}"))[:_ERROR_CHARS]
             duration_ms = round((time.monotonic() - started) * 1000)
             log.debug("iteration.finished", pace=pace.value, duration_ms=duration_ms)
             for follow_up in self._after_iteration:
@@ -203,8 +237,8 @@ class Supervisor:
                 except Exception as exc:
                     # Book-keeping after the work (git commits) never stops the loop.
                     log.exception("iteration.follow_up_failed", error=repr(exc))
-        self._record(number, pace, duration_ms)
-        self.observer.iteration_finished(number, pace.value, duration_ms)
+        self.observer.iteration_finished(number, pace.value, duration_ms, error)
+        self._record(number, pace, duration_ms, error)
         return pace
 
     def _report_idle(self, pace: Pace) -> None:
@@ -220,18 +254,19 @@ class Supervisor:
             log.info(
                 "loop.idle",
                 idle_ticks=self._idle_streak,
-                queue=queue_counts(self._home),
+                queue=self._home.queue_counts(),
                 next_jobs=self._scheduler_next,
             )
         self._idle_streak += 1
 
-    def _record(self, number: int, pace: Pace, duration_ms: int) -> None:
+    def _record(self, number: int, pace: Pace, duration_ms: int, error: str | None) -> None:
         self._recent.append(
             {
                 "iteration": number,
                 "finished_at": datetime.now(UTC).isoformat(),
                 "pace": pace.value,
                 "duration_ms": duration_ms,
+                **({"error": error} if error is not None else {}),
             }
         )
         self._recent = self._recent[-_RECENT:]
@@ -244,6 +279,7 @@ class Supervisor:
                     "stopping": self._stopping.is_set(),
                     "jobs": self._scheduler_next,
                     "recent_iterations": self._recent,
+                    "health": self.health(),
                 },
                 mode=0o600,
             )

@@ -1,4 +1,8 @@
-"""``/healthz``: is the loop ticking, and does the store answer (when memory is on)?
+"""``/healthz``: is the loop ticking and succeeding, and does the store answer (when memory is on)?
+
+A loop that ticks but fails every iteration is not healthy: from
+``EXECUTIVE_UNHEALTHY_AFTER_FAILURES`` failed iterations in a row it is unhealthy, with the
+last error, until one succeeds.
 
 The loop ticks when an iteration starts and when it ends. Between iterations it waits at most
 the idle interval, so a tick older than twice that interval means it is stuck. An iteration in
@@ -10,7 +14,7 @@ bound: the probe cannot know every bundle's limit).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -28,9 +32,16 @@ class Health:
     ok: bool
     loop: str
     store: str
+    degraded: dict[str, str] = field(default_factory=dict)  # failed parts; the loop works
 
     def as_dict(self) -> dict[str, object]:
-        return {"status": "ok" if self.ok else "unhealthy", "loop": self.loop, "store": self.store}
+        status = "unhealthy" if not self.ok else "degraded" if self.degraded else "ok"
+        return {
+            "status": status,
+            "loop": self.loop,
+            "store": self.store,
+            **({"degraded": self.degraded} if self.degraded else {}),
+        }
 
 
 def loop_state(
@@ -42,6 +53,9 @@ def loop_state(
         return False, "stopping"
     if observer.last_tick is None:
         return False, "no iteration has started yet"
+    failing = observer.failing(settings.unhealthy_after_failures)
+    if failing is not None:
+        return False, failing
     if observer.in_flight is not None:
         number, since = observer.in_flight
         bound = (
@@ -76,4 +90,4 @@ async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool,
 async def check(settings: Settings, observer: Observer, runtime: MemoryRuntime) -> Health:
     loop_ok, loop = loop_state(settings, observer)
     store_ok, store = await store_state(settings, runtime)
-    return Health(loop_ok and store_ok, loop, store)
+    return Health(loop_ok and store_ok, loop, store, observer.degraded())

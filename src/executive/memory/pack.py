@@ -101,10 +101,12 @@ def _paths(value: object) -> list[str]:
     return [_NOT_PATH.sub("?", p)[:SOURCE_CHARS] for p in value[:SHOWN_FILES] if isinstance(p, str)]
 
 
-def _about(record: MemoryRecord) -> list[str]:
-    """Which files the memory is about, and which of them a later run changed."""
+def _about(record: MemoryRecord, shown: str) -> list[str]:
+    """Which files the memory is about (unless its text, as shown, names each already), and
+    which of them a later run changed."""
     files = _paths(record.metadata.get("files"))
-    lines = [f"Files: {', '.join(f'`{p}`' for p in files)}"] if files else []
+    named = all(p in shown for p in files)
+    lines = [f"Files: {', '.join(f'`{p}`' for p in files)}"] if files and not named else []
     outdated = _paths(record.metadata.get("outdated_files"))
     if outdated:
         run = _NOT_PATH.sub("", str(record.metadata.get("outdated_by", "")))[:SOURCE_CHARS]
@@ -122,7 +124,7 @@ def render_entry(record: MemoryRecord, budget: int = ENTRY_TOKENS) -> str:
     lines = [
         f"### [{_type(record)}] {short_id(record.id)} · Source: {_source(record)}",
         f"Score: {score}",
-        *_about(record),
+        *_about(record, shown),
         "",
         f"{fence}text",
         shown,

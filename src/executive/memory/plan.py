@@ -16,11 +16,22 @@ from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import GLOBAL_APP
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# How much of a goal's prose the step's question carries. Coding goals name their specifics
+# (a class, a function, a message) in their first sentences; past ~300 characters more prose
+# dilutes the question (measured on SWE-ContextBench dev: bench/experience.py, README).
+GIST_CHARS = 300
 
 
-def _gist(description: str, limit: int = 160) -> str:
-    first = _SENTENCE.split(" ".join(description.split()), maxsplit=1)[0]
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+def _gist(description: str, limit: int = GIST_CHARS) -> str:
+    """The goal's opening, in whole sentences up to ``limit`` characters (cut if the first
+    sentence alone is longer)."""
+    sentences = _SENTENCE.split(" ".join(description.split()))
+    gist = sentences[0]
+    for sentence in sentences[1:]:
+        if len(gist) + 1 + len(sentence) > limit:
+            break
+        gist += " " + sentence
+    return gist if len(gist) <= limit else gist[: limit - 1].rstrip() + "…"
 
 
 def _error_line(error: str, limit: int = 160) -> str:
@@ -123,7 +134,7 @@ def for_failure(
 def for_bundle(*, title: str, slug: str, app_id: str, description: str = "") -> ReadRequest:
     """Hook A, per queued bundle: what does memory say about taking it on now?"""
     questions = (
-        f"What happened in earlier runs of bundle {slug} ({title})? {_gist(description)}".strip(),
+        f"What happened in earlier runs of bundle {slug} ({title})? {_gist(description, 160)}".strip(),
         f"Has bundle {slug} or work like “{title}” failed repeatedly, and why?",
         f"Which principles or lessons should shape whether to start “{title}” now?",
     )

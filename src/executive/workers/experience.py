@@ -247,8 +247,9 @@ class _Walk:
         elif call.name == "Read":
             self.read.add(path)
         elif call.name in _EDITS and not result.is_error:
-            seen = path in self.read or any(e.path == path for e in self.edits)
-            change = "modified" if seen else _EDITS[call.name]
+            before = next((e.change for e in self.edits if e.path == path), None)
+            # A file this run created stays created, however often it is edited after.
+            change = before or ("modified" if path in self.read else _EDITS[call.name])
             self.edits.append(FileChange(path=path, change=change))
 
     def _ran(self, command: str, result: ToolResult) -> None:

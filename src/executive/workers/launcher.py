@@ -24,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -186,6 +187,10 @@ def main(args: list[str]) -> int:
         except (OSError, KeyError) as exc:
             print(f"sandbox launcher: cannot confine the worker: {exc!r}", file=sys.stderr)
             return 126
+    # Python starts with SIGPIPE and SIGXFSZ ignored, and an ignored signal stays ignored
+    # across exec: the worker gets them as a shell would (a full file ends the writer).
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:

@@ -1,13 +1,20 @@
-"""Running one worker: its isolation, its own process group, a limit, a pid file, a run log.
+"""Running one worker: its isolation and limits, its own process group, a time limit, a pid
+file, its output streamed into a run log.
 
 The limit (or the daemon's shutdown) sends SIGTERM to the whole group and every descendant,
-then SIGKILL after a grace, and waits until none is left. A pid file per run records pid, group and start time, so a daemon killed with
-SIGKILL finds and ends its orphaned workers when it starts again (the start time makes
-sure a recycled pid is never mistaken for one).
+then SIGKILL after a grace, and waits until none is left. A pid file per run records pid,
+group, start time and cgroup, so a daemon killed with SIGKILL finds and ends its orphaned
+workers when it starts again (the start time makes sure a recycled pid is never mistaken
+for one).
+
+Where the run gets a cgroup (:mod:`executive.workers.cgroup`), the worker starts behind a
+gate: a shell that waits for one word on its stdin, sent once the daemon has moved it into
+the cgroup, so not one process of the tree ever runs outside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -16,15 +23,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import anyio
 from anyio.abc import Process
 
 from executive import peers
 from executive.logs import get_logger
-from executive.redact import scrub
-from executive.workers import tree
+from executive.workers import account, cgroup, limits, output, tree
 from executive.workers.sandbox import Isolation
 
 log = get_logger(__name__)
@@ -32,6 +37,9 @@ log = get_logger(__name__)
 TERM_GRACE_SECONDS = tree.GRACE_SECONDS
 MARK = tree.MARK
 TAIL_BYTES = 4000
+NOT_ISOLATED = Isolation("none", "not isolated")
+# Runs the worker's command once the daemon says "go" (after the move into the cgroup).
+GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null; exit 125', "gate"]
 
 
 @dataclass(frozen=True)
@@ -75,40 +83,27 @@ async def run(
     isolation: Isolation | None = None,
     readonly: Sequence[Path] = (),
 ) -> WorkerRun:
-    """Run one worker; its output, redacted, ends in ``log_path`` when it is over.
+    """Run one worker; its output streams into ``log_path``, redacted as it passes.
 
-    The raw output goes to a file beside the pid files (``.state/``, never committed) and is
-    scrubbed into the run log afterwards, so a secret the worker printed never reaches a
-    file that git or a person reads.
+    Nothing unredacted is written anywhere, and the log holds at most the isolation's
+    ``log_max_bytes`` plus one marker line (:mod:`executive.workers.output`).
     """
-    await anyio.Path(log_path.parent).mkdir(parents=True, exist_ok=True)
     await anyio.Path(pid_dir).mkdir(parents=True, exist_ok=True)
-    raw = pid_dir / f"{contract_id}.out"
+    limit = (isolation or NOT_ISOLATED).limits.log_max_bytes
+    sink = await anyio.to_thread.run_sync(output.LogFile, log_path, limit)
     started = time.monotonic()
-    try:
-        with raw.open("wb") as sink:
-            exit_code, timed_out = await supervise(
-                argv,
-                cwd=cwd,
-                env=env,
-                timeout_seconds=timeout_seconds,
-                sink=sink,
-                isolation=isolation,
-                readonly=readonly,
-                pid_file=pid_dir / f"{contract_id}.json",
-                label=contract_id,
-            )
-    finally:
-        _publish(raw, log_path)  # no await: runs even when cancelled
-    duration = time.monotonic() - started
-    log.info(
-        "worker.finished",
-        contract_id=contract_id,
-        exit_code=exit_code,
-        timed_out=timed_out,
-        duration_ms=round(duration * 1000),
+    exit_code, timed_out = await supervise(
+        argv,
+        cwd=cwd,
+        env=env,
+        timeout_seconds=timeout_seconds,
+        sink=sink,
+        isolation=isolation,
+        readonly=readonly,
+        pid_file=pid_dir / f"{contract_id}.json",
+        label=contract_id,
     )
-    return WorkerRun(exit_code, timed_out, duration, log_path)
+    return WorkerRun(exit_code, timed_out, time.monotonic() - started, log_path)
 
 
 async def supervise(
@@ -117,99 +112,193 @@ async def supervise(
     cwd: Path,
     env: Mapping[str, str],
     timeout_seconds: float,
-    sink: IO[bytes],
+    sink: output.Redacting,
     isolation: Isolation | None = None,
     readonly: Sequence[Path] = (),
     pid_file: Path | None = None,
     label: str = "",
 ) -> tuple[int | None, bool]:
-    """Start ``argv`` in its own process group (and isolation), wait, end everything it left.
+    """Start ``argv`` in its own process group (and isolation, and limits), wait, end
+    everything it left; its output streams into ``sink``, which is closed at the end.
 
     Returns (exit code, timed out). When this returns, no process of the tree is alive: the
-    time limit, a cancellation or a normal exit all end the group and every descendant.
+    time limit, a cancellation or a normal exit all end the group and every descendant,
+    every member of the run's cgroup, and in ``user`` mode every process of the account.
     """
-    iso = isolation or Isolation("none", "not isolated")
-    full = iso.wrap(argv, workdir=cwd, readonly=readonly)
-    uid, gid = iso.ids if iso.mode == "user" and iso.ids else (None, None)
-    # Never from a worker thread: bwrap's --die-with-parent follows the starting thread.
-    process = await anyio.open_process(
-        full,
-        cwd=cwd,
-        env=dict(env),  # the environment travels here, not as --setenv in a readable argv
-        stdin=subprocess.DEVNULL,
-        stdout=sink,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own session and process group
-        user=uid,
-        group=gid,
-        extra_groups=[] if uid is not None else None,
-    )
-    peers.register(process.pid)  # the control socket refuses this tree from now on
-    timed_out = False
-    mark = env.get(MARK)
-    # From here on the tree is ours to end: a cancellation while the pid file is written (its
-    # first await) left the worker running, so the try starts at once.
-    try:
-        if pid_file is not None:
-            await anyio.Path(pid_file).write_text(
-                json.dumps(
-                    {
-                        "pid": process.pid,
-                        "pgid": process.pid,
-                        "start": start_time(process.pid),
-                        "contract_id": label,
-                        "argv0": argv[0],
-                    }
+    iso = isolation or NOT_ISOLATED
+    ids = iso.ids if iso.mode == "user" else None
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(_close, sink)  # last: once nothing can write to it
+        if ids is not None:
+            # Held to the sweep: no other run of the account is live while it happens.
+            await stack.enter_async_context(account.held(ids[0], label))
+        group = _new_group(iso)
+        if group is not None:
+            stack.callback(group.remove)
+        if ids is not None:
+            stack.push_async_callback(_sweep, ids)  # before the cgroup goes, after the tree
+        job = _Job(argv[0], cwd, env, timeout_seconds, iso, group, pid_file, label)
+        prefixed = [*limits.prefix(iso.limits, iso.mode), *argv]
+        result = await job.streamed(iso.wrap(prefixed, workdir=cwd, readonly=readonly), sink)
+    return result
+
+
+def _new_group(iso: Isolation) -> cgroup.RunGroup | None:
+    n = iso.limits.max_processes
+    found = cgroup.hierarchy().hierarchy if n else None
+    return found.new_run(n) if found is not None and n else None
+
+
+async def _close(sink: output.Redacting) -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(sink.close)
+
+
+async def _sweep(ids: tuple[int, int]) -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(account.sweep, *ids)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One supervised run, once its isolation, cgroup and command are settled."""
+
+    argv0: str
+    cwd: Path
+    env: Mapping[str, str]
+    timeout_seconds: float
+    iso: Isolation
+    group: cgroup.RunGroup | None
+    pid_file: Path | None
+    label: str
+
+    async def streamed(self, full: list[str], sink: output.Redacting) -> tuple[int | None, bool]:
+        """Spawn with stdout and stderr on a pipe a pump drains into ``sink``; watch it."""
+        read_end, write_end = os.pipe()
+        pump = output.Pump(read_end, sink)
+        try:
+            async with anyio.create_task_group() as tasks:
+                try:
+                    process = await self.spawn(full, write_end)
+                finally:
+                    os.close(write_end)  # the tree holds it now: end of file once it is gone
+                tasks.start_soon(pump.run)
+                try:
+                    result = await self.watch(process)
+                finally:
+                    tasks.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await pump.finish()
+        return result
+
+    async def spawn(self, full: list[str], out: int) -> Process:
+        iso, gated = self.iso, self.group is not None
+        uid, gid = iso.ids if iso.mode == "user" and iso.ids else (None, None)
+        # Never from a worker thread: bwrap's --die-with-parent follows the starting thread.
+        process = await anyio.open_process(
+            [*GATE, *full] if gated else full,
+            cwd=self.cwd,
+            env=dict(self.env),  # the environment travels here, not in a readable argv
+            stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,  # its own session and process group
+            user=uid,
+            group=gid,
+            extra_groups=[] if uid is not None else None,
+        )
+        if self.group is not None:
+            await _release(process, self.group)
+        return process
+
+    async def watch(self, process: Process) -> tuple[int | None, bool]:
+        peers.register(process.pid)  # the control socket refuses this tree from now on
+        timed_out = False
+        started = time.monotonic()
+        # From here on the tree is ours to end: a cancellation while the pid file is written
+        # (its first await) left the worker running, so the try starts at once.
+        try:
+            await self._record(process)
+            with anyio.move_on_after(self.timeout_seconds) as scope:
+                await process.wait()
+            if scope.cancelled_caught:
+                timed_out = True
+                log.warning(
+                    "worker.timeout", contract_id=self.label, timeout_seconds=self.timeout_seconds
                 )
+            # Also the leftovers a worker that exited started in the background.
+            await end_tree(process, self.env.get(MARK), self.group)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                log.warning("worker.cancelled", contract_id=self.label)
+                await end_tree(process, self.env.get(MARK), self.group)
+            raise
+        finally:
+            peers.unregister(process.pid)
+            # Every worker.started has its worker.finished: workers and verifiers, ended
+            # however (a cancelled run's exit code is what the kill left).
+            log.info(
+                "worker.finished",
+                contract_id=self.label,
+                exit_code=process.returncode,
+                timed_out=timed_out,
+                duration_ms=round((time.monotonic() - started) * 1000),
             )
+            if self.pid_file is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.Path(self.pid_file).unlink(missing_ok=True)
+        return process.returncode, timed_out
+
+    async def _record(self, process: Process) -> None:
+        if self.pid_file is not None:
+            record = {
+                "pid": process.pid,
+                "pgid": process.pid,
+                "start": start_time(process.pid),
+                "contract_id": self.label,
+                "argv0": self.argv0,
+                "cgroup": str(self.group.path) if self.group is not None else None,
+            }
+            await anyio.Path(self.pid_file).write_text(json.dumps(record))
         log.info(
             "worker.started",
-            contract_id=label,
+            contract_id=self.label,
             pid=process.pid,
-            argv0=argv[0],
-            cwd=str(cwd),
-            isolation=iso.mode,
+            argv0=self.argv0,
+            cwd=str(self.cwd),
+            isolation=self.iso.mode,
         )
-        with anyio.move_on_after(timeout_seconds) as scope:
-            await process.wait()
-        if scope.cancelled_caught:
-            timed_out = True
-            log.warning("worker.timeout", contract_id=label, timeout_seconds=timeout_seconds)
-            await end_tree(process, mark)
-        else:
-            await end_tree(process, mark)  # leftovers the worker started in the background
+
+
+async def _release(process: Process, group: cgroup.RunGroup) -> None:
+    """Into its cgroup before it runs anything: the gate waits for the word on its stdin."""
+    assert process.stdin is not None
+    try:
+        group.add(process.pid)
+        await process.stdin.send(b"go\n")
     except BaseException:
         with anyio.CancelScope(shield=True):
-            log.warning("worker.cancelled", contract_id=label)
-            await end_tree(process, mark)
+            process.kill()
+            await process.wait()
         raise
     finally:
-        peers.unregister(process.pid)
-        if pid_file is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.Path(pid_file).unlink(missing_ok=True)
-    return process.returncode, timed_out
+        with anyio.CancelScope(shield=True):
+            await process.stdin.aclose()
 
 
-def _publish(raw: Path, log_path: Path) -> None:
-    try:
-        text = raw.read_bytes().decode(errors="replace")
-    except OSError as exc:
-        log.warning("worker.output_unreadable", path=str(raw), error=str(exc))
-        return
-    with log_path.open("a") as handle:
-        handle.write(scrub(text))
-    raw.unlink(missing_ok=True)
-
-
-async def end_tree(process: Process, mark: str | None = None) -> None:
+async def end_tree(
+    process: Process, mark: str | None = None, group: cgroup.RunGroup | None = None
+) -> None:
     """SIGTERM the group and every descendant, a grace, then SIGKILL, and wait until all are gone.
 
     How they are found is :mod:`executive.workers.tree`; inside bwrap the pid namespace takes
-    the rest with it. Outside it, a process that cleared its environment and left the group
-    and the tree survives: isolation ``none`` is not a sandbox.
+    the rest with it, and a run cgroup lists every member. Without either (``none`` mode
+    where the host gives no cgroup), a process that cleared its environment and left the
+    group and the tree survives: isolation ``none`` is not a sandbox.
     """
-    pinned = tree.pin(process.pid)
+    members = group.pids if group is not None else list
+    pinned = tree.pin(process.pid) + tree.pin_pids(members(), skip=process.pid)
     tree.signal_group(process.pid, signal.SIGTERM)
     for fd in pinned:
         tree.pidfd_signal(fd, signal.SIGTERM)
@@ -218,6 +307,7 @@ async def end_tree(process: Process, mark: str | None = None) -> None:
             await process.wait()
     pinned += tree.pin(process.pid) if process.returncode is None else []
     pinned += tree.pin_group(process.pid) + (tree.pin_marked(mark) if mark else [])
+    pinned += tree.pin_pids(members(), skip=process.pid)
     tree.signal_group(process.pid, signal.SIGKILL)
     for fd in pinned:
         tree.pidfd_signal(fd, signal.SIGKILL)
@@ -234,8 +324,9 @@ async def end_tree(process: Process, mark: str | None = None) -> None:
             os.close(fd)
 
 
-def reap_orphans(pid_dir: Path) -> list[str]:
-    """End the workers a previous daemon left running (whole trees); returns their contract ids.
+def reap_orphans(pid_dir: Path, isolation: Isolation | None = None) -> list[str]:
+    """End the workers a previous daemon left running (whole trees, their cgroups' members,
+    and in ``user`` mode every process of the account); returns their contract ids.
 
     Runs once at start-up, before the loop: blocking here is fine.
     """
@@ -252,12 +343,17 @@ def reap_orphans(pid_dir: Path) -> list[str]:
         root_alive = started is not None and start_time(pid) == started
         # A sandbox whose outer bwrap died before it armed --die-with-parent lives on,
         # reparented and in its own session: it is found by the run's mark in its environment.
-        marked = tree.pin_marked(contract)
+        group = cgroup.RunGroup.recorded(info.get("cgroup"))
+        marked = tree.pin_marked(contract) + tree.pin_pids(group.pids() if group else [])
         if root_alive or marked:
             tree.end_orphan(pid if root_alive else None, pgid, marked)
             log.warning("worker.orphan_ended", contract_id=contract, pid=pid)
             ended.append(contract)
+        if group is not None:
+            group.remove()
         pid_file.unlink(missing_ok=True)
     for raw in pid_dir.glob("*.out") if pid_dir.is_dir() else []:
-        raw.unlink(missing_ok=True)  # unredacted output of a run that never finished
+        raw.unlink(missing_ok=True)  # an earlier version's unredacted output of a lost run
+    if isolation is not None and isolation.mode == "user" and isolation.ids is not None:
+        account.sweep_if_idle(*isolation.ids)
     return ended

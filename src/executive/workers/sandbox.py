@@ -21,6 +21,7 @@ probe runs bwrap itself (verified on this machine: see the team's sandboxing not
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Literal
 from executive.home import Home
 from executive.settings import Settings
 from executive.workers import launcher
+from executive.workers.limits import Limits, tmpfs_size_supported
 
 if TYPE_CHECKING:
     from executive.workers.egress import Route
@@ -69,6 +71,7 @@ class Isolation:
     launcher: str | None = None  # the Python that runs launcher.py inside (sandbox mode)
     # One run's way out of the sandbox (the egress proxy); None: no network at all.
     route: Route | None = field(default=None, compare=False)
+    limits: Limits = field(default_factory=Limits)  # what the tree may use (workers.limits)
 
     def wrap(
         self, argv: Sequence[str], *, workdir: Path, readonly: Sequence[Path] = ()
@@ -118,7 +121,10 @@ def namespace_args() -> list[str]:
 
 def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
     """Mounts apply in order and later ones cover earlier ones: hide, then bind back."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if iso.limits.file_max_bytes and iso.bwrap and tmpfs_size_supported(iso.bwrap):
+        args += ["--size", str(iso.limits.file_max_bytes)]  # /tmp is memory: bounded too
+    args += ["--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for folder in iso.hidden:
         # Under /tmp or under another hidden folder it is already gone (hiding it again
@@ -276,7 +282,7 @@ def from_settings(settings: Settings) -> Isolation:
     home = Home(settings.home)
     hidden = [home.root, home.state, home.socket.parent, settings.outputs]
     hidden += [*settings.peer_home_list, *_paths(settings.sandbox_hide)]
-    return choose(
+    chosen = choose(
         settings.worker_isolation,
         account=settings.worker_user,
         network=settings.worker_network,
@@ -284,6 +290,12 @@ def from_settings(settings: Settings) -> Isolation:
         writable=_paths(settings.sandbox_writable),
         workdir=settings.outputs,
     )
+    limits = Limits(
+        max_processes=settings.worker_max_processes,
+        file_max_bytes=settings.worker_file_max_bytes,
+        log_max_bytes=settings.worker_log_max_bytes,
+    )
+    return dataclasses.replace(chosen, limits=limits)
 
 
 def _paths(value: str) -> list[Path]:

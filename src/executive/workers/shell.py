@@ -123,12 +123,7 @@ _UNITTEST = re.compile(r"\bRan (\d+) tests? in [\d.]+s\s+(OK|FAILED[^\n]*)")
 
 def key(command: str) -> str:
     """``cd app && FOO=1 timeout 60 python3 -m pytest -q x`` → ``python -m pytest``."""
-    link = re.split(r"&&|;|\|\|", command)[-1]
-    segment = link.split("|")[0].strip()
-    try:
-        words = shlex.split(segment)
-    except ValueError:  # an unclosed quote: the words as written
-        words = segment.split()
+    words = _last_link(command)
     while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
         wrapper = words.pop(0)
         if wrapper == "timeout" and words and not words[0].startswith("-"):
@@ -148,6 +143,25 @@ def key(command: str) -> str:
         sub = next((w for w in rest if not w.startswith("-")), "")
         return f"{program} {sub}".strip()
     return program
+
+
+def _last_link(command: str) -> list[str]:
+    """The words of the last link of a ``&&``/``;``/``||`` chain, up to its first pipe;
+    quotes respected (a ``;`` inside ``python -c '...'`` separates nothing)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:  # an unclosed quote: the words as written
+        tokens = command.split()
+    links: list[list[str]] = [[]]
+    for token in tokens:
+        if token in ("&&", ";", "||", "&"):
+            links.append([])
+        else:
+            links[-1].append(token)
+    last = next((link for link in reversed(links) if link), [])
+    return last[: last.index("|")] if "|" in last else last
 
 
 def only_looks(command: str) -> bool:

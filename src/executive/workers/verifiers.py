@@ -7,16 +7,13 @@ the time limit; exit code 0 means PASS; their output, redacted, is kept as evide
 
 from __future__ import annotations
 
-import os
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from executive.redact import scrub
-from executive.workers import safefs
+from executive.workers import output, safefs
 from executive.workers.process import supervise
 from executive.workers.sandbox import Isolation
 
@@ -150,19 +147,18 @@ async def _capture(
 ) -> tuple[int | None, bool, str]:
     """Run in its own group and isolation; (exit code, timed out, last output redacted).
 
-    stderr joins stdout: evidence shows both."""
-    with tempfile.TemporaryFile() as sink:
-        code, timed_out = await supervise(
-            argv,
-            cwd=cwd,
-            env=env,
-            timeout_seconds=limit,
-            sink=sink,
-            isolation=isolation,
-            readonly=readonly,
-            label=f"verifier:{argv[0]}",
-        )
-        size = sink.seek(0, os.SEEK_END)
-        sink.seek(max(0, size - CAPTURE_BYTES))
-        text = sink.read().decode(errors="replace")
-    return code, timed_out, scrub(text)
+    stderr joins stdout: evidence shows both. The output is redacted as it streams and
+    capped as a worker's log is: the evidence is the end of what was kept."""
+    iso = isolation or Isolation("none", "not isolated")
+    tail = output.Tail(CAPTURE_BYTES, iso.limits.log_max_bytes)
+    code, timed_out = await supervise(
+        argv,
+        cwd=cwd,
+        env=env,
+        timeout_seconds=limit,
+        sink=tail,
+        isolation=isolation,
+        readonly=readonly,
+        label=f"verifier:{argv[0]}",
+    )
+    return code, timed_out, tail.text()

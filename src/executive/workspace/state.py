@@ -31,6 +31,8 @@ LOG_FILE = "PROGRESS_LOG.md"
 STATE_MAX_BYTES = 4 * 1024 * 1024
 
 StepStatus = Literal["pending", "in_progress", "done"]
+# Named, not any string: intake moves the bundle into ``in-progress/<priority>``.
+Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 
 
 class StateError(ValueError):
@@ -55,14 +57,14 @@ class StepState(BaseModel):
     estimated_seconds: float | None = None
     # After a failure: not before this instant (ISO, UTC). Empty: no wait.
     retry_after: str = ""
-    # Hook D's last diagnosis of this step's failures (redacted, tail only).
+    # Hook D's last diagnosis of this step's failures (redacted, from its start).
     diagnosis: str = ""
 
 
 class BundleState(BaseModel):
     slug: str
     title: str
-    priority: str
+    priority: Priority
     status: Literal["active", "completed", "blocked"] = "active"
     queued_at: str = Field(default_factory=now_iso)
     started_at: str = ""

@@ -30,7 +30,7 @@ from executive.workspace.signals import root_signal, signal_tag
 
 SLOW_FACTOR = 2.0
 MAX_WRITES = 3
-ACCOUNT_CHARS = 600
+ACCOUNT_CHARS = 400
 _MARKUP = re.compile(r"#{1,6}\s+|\*\*")
 _NOTE_PREFIXES = ("note:", "warning:", "warn:")
 _VENDORS = {v.value for v in WorkerVendor}
@@ -76,16 +76,25 @@ def _what_was_done(experience: Experience | None) -> str:
     return said
 
 
+def _step(ctx: PostRunContext, lead: str = "") -> str:
+    """``step 2 “Add the stylesheet”``; nothing when the step is the whole goal (its title is
+    the bundle's: saying it twice costs a pack's tokens and tells nothing)."""
+    step = ctx.current_step
+    if step.title.strip() == ctx.work_item.title.strip():
+        return ""
+    return f"{lead}step {step.number} “{step.title}”"
+
+
 def episode(ctx: PostRunContext) -> dict[str, Any]:
-    item, step, report = ctx.work_item, ctx.current_step, ctx.validation_report
+    item, report = ctx.work_item, ctx.validation_report
     day = (ctx.run_ended_at or datetime.now(UTC).isoformat())[:10]
     names = ", ".join(v.verifier for v in report.verifiers) or "none declared"
     tries = "first try" if ctx.attempts == 1 else f"attempt {ctx.attempts}"
     files = ctx.experience.changed[:MAX_FILES] if ctx.experience else []
     return _payload(
         ctx,
-        f"On {day}, run {ctx.harvest_run} of bundle {item.bundle_slug} (“{item.title}”, step "
-        f"{step.number} “{step.title}”) passed all verifiers ({names}) on {tries} in "
+        f"On {day}, run {ctx.harvest_run} of bundle {item.bundle_slug} (“{item.title}”"
+        f"{_step(ctx, ', ')}) passed all verifiers ({names}) on {tries} in "
         f"{ctx.duration_seconds:.0f}s with the {ctx.vendor} worker"
         # The contract id is how the work ledger and retrospectives name the same run.
         + (f" (contract {ctx.contract_id})." if ctx.contract_id else ".")
@@ -112,8 +121,8 @@ def fixes(ctx: PostRunContext) -> list[dict[str, Any]]:
     found = list(reversed(ctx.experience.fixes)) if ctx.experience else []
     if (across := _across(ctx)) is not None:
         found.append(across)
-    item, step = ctx.work_item, ctx.current_step
-    where = f"bundle {item.bundle_slug} (step {step.number} “{step.title}”)"
+    step = _step(ctx)
+    where = f"bundle {ctx.work_item.bundle_slug}" + (f" ({step})" if step else "")
     return [
         _payload(
             ctx,

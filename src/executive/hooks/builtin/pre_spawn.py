@@ -31,9 +31,10 @@ async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadRe
     return built, result
 
 
-async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
+def request_for(ctx: PreSpawnContext) -> ReadRequest:
+    """What Hook B asks of memory for this step (``bench/experience.py`` asks the same)."""
     item, step = ctx.work_item, ctx.current_step
-    request = plan.for_step(
+    return plan.for_step(
         title=item.title,
         slug=item.bundle_slug,
         app_id=item.app_id,
@@ -44,7 +45,10 @@ async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
         retry_attempt=ctx.retry_attempt,
         last_error=ctx.last_error,
     )
-    built, result = await build(await tools.reader(), request)
+
+
+async def run(ctx: PreSpawnContext, tools: HookTools) -> EngineOutput:
+    built, result = await build(await tools.reader(), request_for(ctx))
     return EngineOutput(
         built.markdown,
         memory_pack=built.markdown,
