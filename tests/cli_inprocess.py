@@ -53,7 +53,7 @@ def _loop_running() -> bool:
 
 @contextmanager
 def _process_state_kept(cwd: Path | None) -> Iterator[None]:
-    from executive.logs import redactor
+    from executive.redact import redactor
 
     environ = dict(os.environ)
     folder = Path.cwd()

@@ -37,12 +37,23 @@ def test_known_values_come_from_secret_names_in_the_environment_and_the_env_file
     env_file.write_text(
         "# comment\nGITHUB_TOKEN=plain-value-123\nexport DB_PASSWORD='pw-456789'\n"
         "V3_MEM0_USER_ID=alice-installation\nIDLE_SLEEP_SECONDS=30\n"
+        # Read as the settings read it (python-dotenv): the comment is not part of the value.
+        "SERVICE_SECRET=commented-value-789 # rotated in May\n"
     )
-    assert sorted(secrets_from_env_file(env_file)) == ["plain-value-123", "pw-456789"]
+    assert sorted(secrets_from_env_file(env_file)) == [
+        "commented-value-789",
+        "plain-value-123",
+        "pw-456789",
+    ]
     assert secrets_from_environment({"SERVICE_API_KEY": "k-12345678", "HOME": "/root"}) == [
         "k-12345678"
     ]
     assert secrets_from_env_file(tmp_path / "missing") == []
+
+
+def test_the_longest_secret_is_replaced_first():
+    redactor = Redactor(["abcdef", "abcdefghijkl"])
+    assert redactor.scrub("x abcdefghijkl y") == f"x {REDACTED} y"
 
 
 def test_values_nested_in_structures_are_scrubbed_and_short_ones_ignored():

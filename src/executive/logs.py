@@ -2,59 +2,25 @@
 
 Everything goes through one pipeline: our own structlog loggers and the stdlib loggers of
 mem0, httpx, qdrant and APScheduler (through ``ProcessorFormatter``), and Python warnings.
-PM2 or journald own the files and their rotation.
+The redaction is :mod:`executive.redact`'s process-wide redactor, the last step before
+rendering. PM2 or journald own the files and their rotation.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import sys
-from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 import structlog
-from structlog.typing import EventDict, Processor, WrappedLogger
+from structlog.typing import Processor
 
-from executive import redact as _redact
-from executive.redact import REDACTED, secrets_from_environment
-from executive.redact import Redactor as _Redactor
+from executive import redact
 
-__all__ = ["REDACTED", "Redactor", "configure_logging", "get_logger", "redactor"]
-
-# Keys in an event whose value is a secret whatever it holds.
-_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|authorization)$")
+__all__ = ["bound", "configure_logging", "get_logger"]
 
 _NOISY = {"httpx": logging.WARNING, "httpcore": logging.WARNING, "urllib3": logging.WARNING}
-
-
-class Redactor(_Redactor):
-    """The shared redactor as a structlog processor; keys named like secrets are blanked."""
-
-    def __call__(self, logger: WrappedLogger, method: str, event: EventDict) -> EventDict:
-        return {key: self._clean(key, value) for key, value in event.items()}
-
-    def _clean(self, key: Any, value: Any) -> Any:
-        if isinstance(key, str) and _SECRET_KEY.search(key) and value not in (None, "", False):
-            return REDACTED
-        if isinstance(value, str):
-            return self.scrub(value)
-        if isinstance(value, Mapping):
-            return {k: self._clean(k, v) for k, v in value.items()}
-        if isinstance(value, list | tuple | set):
-            return [self._clean(None, v) for v in value]
-        if isinstance(value, BaseException):
-            return self.scrub(repr(value))
-        return value
-
-
-_redactor = Redactor()
-_redact.use(_redactor)
-
-
-def redactor() -> Redactor:
-    """The process-wide redactor (also used to scrub text that leaves through other doors)."""
-    return _redactor
 
 
 def configure_logging(
@@ -69,8 +35,7 @@ def configure_logging(
     ``fmt`` is ``json``, ``console`` or ``auto`` (console when the stream is a terminal).
     """
     out = stream if stream is not None else sys.stdout
-    _redactor.add(secrets_from_environment())
-    _redactor.add(secrets)
+    redact.learn(secrets=secrets)
     console = fmt == "console" or (fmt == "auto" and out.isatty())
     renderer: Processor = (
         structlog.dev.ConsoleRenderer(colors=out.isatty())
@@ -100,7 +65,7 @@ def configure_logging(
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             *([] if console else [structlog.processors.dict_tracebacks]),
-            _redactor,
+            redact.redactor(),
             renderer,
         ],
     )

@@ -6,7 +6,8 @@ file it was given). Everything the daemon records passes :func:`scrub` first: th
 work ledger, ``STEPS.json``, ``PROGRESS_LOG.md``, ``needs-you.md``, the next attempt's
 prompt and ``CLAUDE.md``, hook contexts and so memory. Known values come from the process
 environment and the ``.env.executive`` of this home and of every peer home (by variable
-name); shapes catch the rest.
+name); shapes catch the rest. The log is one of those edges: the process-wide
+:class:`Redactor` is its last processor too, and blanks a value whose key is named like a secret.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ SECRET_NAME = re.compile(
     # A database URL carries its password (EXECUTIVE_STORE_URL, the usual DATABASE_URL).
     r"|STORE_URL$|DATABASE_URL$)"
 )
+# Keys of a log event whose value is a secret whatever it holds.
+SECRET_KEY = re.compile(r"(?i)(api[_-]?key|token|secret|password|authorization)$")
 # Shapes of credentials that may arrive without having been in our environment. Order
 # matters where one shape is a prefix of another (sk-ant- before sk-).
 SHAPES: tuple[re.Pattern[str], ...] = (
@@ -101,15 +104,32 @@ class Redactor:
             text = shape.sub(REDACTED, text)
         return text
 
-    def value(self, value: Any) -> Any:
-        """``value`` with every string in it scrubbed (dicts, lists and tuples walked)."""
+    def value(self, value: Any, *, keys: bool = False) -> Any:
+        """``value`` with every string in it scrubbed (dicts, lists and tuples walked).
+
+        With ``keys`` (the log's way), a value under a key named like a secret is blanked
+        whole, and an exception is scrubbed as its ``repr``.
+        """
         if isinstance(value, str):
             return self.scrub(value)
         if isinstance(value, Mapping):
-            return {k: self.value(v) for k, v in value.items()}
+            return {
+                k: REDACTED if keys and _secret_key(k, v) else self.value(v, keys=keys)
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple | set):
-            return [self.value(v) for v in value]
+            return [self.value(v, keys=keys) for v in value]
+        if keys and isinstance(value, BaseException):
+            return self.scrub(repr(value))
         return value
+
+    def __call__(self, logger: Any, method: str, event: Mapping[str, Any]) -> dict[str, Any]:
+        """As a structlog processor: the event with its secrets replaced."""
+        return self.value(event, keys=True)
+
+
+def _secret_key(key: Any, value: Any) -> bool:
+    return isinstance(key, str) and bool(SECRET_KEY.search(key)) and value not in (None, "", False)
 
 
 class StreamScrubber:
@@ -180,29 +200,18 @@ def secrets_from_environment(environ: Mapping[str, str] | None = None) -> list[s
 
 
 def secrets_from_env_file(path: Path) -> list[str]:
-    """Secret-named values of a ``KEY=value`` file (``.env.executive``); none if unreadable."""
+    """Secret-named values of a ``.env.executive``, read as the settings read it; none if
+    unreadable."""
+    from dotenv import dotenv_values
+
     try:
-        text = path.read_text(errors="replace")
-    except OSError:
+        values = dotenv_values(path)
+    except (OSError, ValueError):  # unreadable, or not UTF-8
         return []
-    values = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        name, _, value = line.removeprefix("export ").partition("=")
-        values[name.strip()] = value.strip().strip("'\"")
-    return secrets_from_environment(values)
+    return secrets_from_environment({k: v for k, v in values.items() if v})
 
 
 _redactor = Redactor()
-
-
-def use(shared: Redactor) -> None:
-    """Make ``shared`` the process-wide redactor (the log's processor), keeping what was known."""
-    global _redactor
-    shared.add(_redactor._secrets)
-    _redactor = shared
 
 
 def redactor() -> Redactor:

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from executive.dashboard import charts, health, sources
-from executive.dashboard.scrub import learn, scrub, scrub_value
-from executive.logs import REDACTED
+from executive.dashboard.pages import scrub_value
 from executive.observe import Observer
+from executive.redact import REDACTED, learn, scrub
 from executive.settings import Settings
 
 
@@ -118,7 +118,7 @@ def test_tail_jsonl_reads_only_the_end(tmp_path):
 
 
 def test_scrub_uses_the_log_redactor():
-    learn(["dashboard-secret-123456"])
+    learn(secrets=["dashboard-secret-123456"])
     assert scrub("token dashboard-secret-123456 here") == f"token {REDACTED} here"
     assert scrub_value(3) == 3
 

@@ -28,10 +28,10 @@ from starlette.staticfiles import StaticFiles
 from executive.dashboard import health, pages, sources
 from executive.dashboard.callers import AccountGate
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
-from executive.dashboard.scrub import learn, scrub
 from executive.home import Home
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
+from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
 
@@ -148,7 +148,7 @@ async def _no_icon(request: Request) -> Response:
 
 
 def build_app(ctx: Context) -> Starlette:
-    learn(ctx.settings.secret_values())
+    learn(secrets=ctx.settings.secret_values())
     static = Path(str(files("executive.dashboard") / "static"))
     routes = [
         Route("/", pages.endpoint(ctx, pages.overview)),

@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 import executive
 from executive.dashboard import charts, health, sources
-from executive.dashboard.scrub import scrub, scrub_value
 from executive.hooks.names import HookName
 from executive.memory import plan
 from executive.memory.reader import Reader, Scope
 from executive.memory.store.base import Filter, StoreError
 from executive.observe import HookRun
+from executive.redact import scrub
 
 if TYPE_CHECKING:
     from executive.dashboard.app import Context
@@ -32,6 +33,14 @@ Page = tuple[str, dict[str, Any]]
 Handler = Callable[["Context", Request], Awaitable[Page]]
 
 MEMORY_PAGE = 200  # memories listed at once; the filters narrow the rest
+
+
+def scrub_value(value: Any) -> Any:
+    """Jinja's ``finalize``: every printed value is scrubbed before it is escaped."""
+    if isinstance(value, Markup):  # our own SVG: scrubbed, and still markup
+        return Markup(scrub(str(value)))
+    return scrub(value) if isinstance(value, str) else value
+
 
 _env = Environment(
     loader=PackageLoader("executive.dashboard", "templates"),

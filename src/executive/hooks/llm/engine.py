@@ -33,7 +33,7 @@ from executive.hooks.names import HookName, HookSpec
 from executive.hooks.result import Writes
 from executive.hooks.skills import render
 from executive.hooks.tools import HookTools
-from executive.logs import redactor
+from executive.redact import learn, scrub
 
 MAX_TURNS = 30
 # Results the CLI reports when the account, not the run, is the problem: cannot run here.
@@ -80,8 +80,7 @@ class ClaudeEngine:
                 raise EngineUnavailable(ready.problem)
             cli = ready.cli
         secrets = settings.secret_values()
-        redactor().add(secrets)
-        scrub = redactor().scrub
+        learn(secrets=secrets)
         policy = AllowList(mem_prefix(settings.home), writes=spec.writes)
         prompt = scrub(render(spec.name, context, mem_command=policy.mem_command))
         transcript = Transcript(policy, tools.calls, scrub)
