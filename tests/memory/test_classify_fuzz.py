@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from executive import boundedjson
+from executive import files
 from executive.memory.classify import Rejected, Rejection, classify, validate
 from executive.memory.envelope import METADATA_FIELDS, TOP_LEVEL_FIELDS, Payload, stamp
 from executive.memory.harvester import Harvester
@@ -115,15 +115,15 @@ def test_prepare_raises_only_rejected_naming_each_field(items):
 def test_the_cli_parser_parses_or_refuses_with_a_reason(value, nesting):
     text = "[" * nesting + json.dumps(value) + "]" * nesting
     try:
-        parsed = boundedjson.loads(text)
-    except boundedjson.JsonLimitError as exc:
+        parsed = files.parse_json(text)
+    except files.JsonLimitError as exc:
         assert str(exc)
     else:
-        assert nesting <= boundedjson.MAX_DEPTH
+        assert nesting <= files.JSON_MAX_DEPTH
         assert parsed is not None or value is None or nesting == 0
 
 
 @pytest.mark.parametrize("depth", [33, 50_000])
 def test_deep_brackets_are_refused_before_parsing(depth):
-    with pytest.raises(boundedjson.JsonLimitError, match="levels deep"):
-        boundedjson.loads("[" * depth + "]" * depth)
+    with pytest.raises(files.JsonLimitError, match="levels deep"):
+        files.parse_json("[" * depth + "]" * depth)

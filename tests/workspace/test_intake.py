@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from executive.files import UnsafeFile, read_regular
 from executive.home import Home
-from executive.saferead import UnsafeFile, read_regular
 from executive.workspace.lifecycle import Workspace
 from executive.workspace.state import StateError, read_state
 from tests.loop.homes import add_bundle, make_home

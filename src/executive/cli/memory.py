@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from executive import boundedjson
+from executive import files
 from executive.cli.app import app, emit_json, fail, load
 from executive.logs import configure_logging
 
@@ -46,8 +46,8 @@ def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
 def parse_json(raw: str, what: str) -> Any:
     # Bounded: 50,000 nested brackets or a gigabyte are refused before the parser sees them.
     try:
-        return boundedjson.loads(raw)
-    except boundedjson.JsonLimitError as exc:
+        return files.parse_json(raw)
+    except files.JsonLimitError as exc:
         emit_json({"ok": False, "error": f"{what} is not valid JSON: {exc}"})
         raise typer.Exit(1) from None
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from executive.corpus import backfill
+from executive.files import UnsafeFile
 from executive.home import Home
 from executive.hooks.context import HookContext, PostRetroContext, WorkItem
 from executive.hooks.names import SPECS, HookName
@@ -28,7 +29,6 @@ from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.redact import redactor
-from executive.saferead import UnsafeFile
 from executive.settings import Settings
 from executive.untrusted import one_line, opening
 from executive.workers import sandbox

@@ -16,6 +16,7 @@ from typing import ParamSpec
 
 import anyio
 
+from executive.files import fresh_dir, write_in
 from executive.home import Home
 from executive.logs import get_logger
 from executive.redact import scrub
@@ -27,7 +28,6 @@ from executive.workers import (
     environment,
     process,
     record,
-    safefs,
     sandbox,
     vendors,
     verifiers,
@@ -184,8 +184,8 @@ async def attempt(
         prepare_output(out, iso)
         # The daemon's own folder in the worker's: recreated each attempt, so a link the
         # last attempt planted there (``.executive -> <home>/workspace``) is just removed.
-        own = safefs.fresh_dir(out, ".executive")
-        prompt_file = safefs.write(out, ".executive/PROMPT.md", goal)
+        own = fresh_dir(out, ".executive")
+        prompt_file = write_in(out, ".executive/PROMPT.md", goal)
         if iso.mode == "user":
             # The home stays unreadable to the worker account: it gets a copy of its bundle.
             bundle_dir = own / "bundle"

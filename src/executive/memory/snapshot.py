@@ -17,11 +17,9 @@ from typing import Any
 
 import anyio
 
-from executive import boundedjson
-from executive.files import atomic_write
+from executive.files import JsonLimitError, UnsafeFile, atomic_write, parse_json, read_regular
 from executive.logs import get_logger
 from executive.memory.store.base import Filter, StoreError, StoreReader
-from executive.saferead import UnsafeFile, read_regular
 
 log = get_logger(__name__)
 
@@ -109,10 +107,10 @@ def load(path: Path, *, max_bytes: int = MAX_SNAPSHOT_BYTES) -> dict[str, Any]:
     """Read a snapshot: a regular file (no FIFO, no link), bounded in size and nesting."""
     try:
         raw = read_regular(path, max_bytes)
-        document = boundedjson.loads(raw, max_bytes=max_bytes)
+        document = parse_json(raw, max_bytes=max_bytes)
     except FileNotFoundError:
         raise SnapshotError(f"no snapshot at {path}") from None
-    except (OSError, UnsafeFile, boundedjson.JsonLimitError) as exc:
+    except (OSError, UnsafeFile, JsonLimitError) as exc:
         raise SnapshotError(f"{path} is not a readable snapshot: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("memories"), list):
         raise SnapshotError(f"{path} is not a snapshot (no 'memories' list)")

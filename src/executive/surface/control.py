@@ -30,7 +30,8 @@ import anyio
 from anyio.abc import SocketAttribute, SocketStream, TaskStatus
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from executive import boundedjson, peers
+from executive import peers
+from executive.files import parse_json
 from executive.logs import get_logger
 from executive.surface.operations import MemorySurface, SurfaceError
 from executive.unixpath import address
@@ -160,7 +161,7 @@ async def _read_request(stream: SocketStream) -> tuple[str, dict[str, Any]] | st
     except anyio.DelimiterNotFound:
         return f"a request is one line of at most {MAX_REQUEST} bytes"
     try:
-        request = boundedjson.loads(raw, max_bytes=MAX_REQUEST, max_depth=MAX_DEPTH)
+        request = parse_json(raw, max_bytes=MAX_REQUEST, max_depth=MAX_DEPTH)
     except ValueError as exc:
         return str(exc)
     if not isinstance(request, dict):

@@ -15,8 +15,8 @@ import re
 from importlib import resources
 from pathlib import Path
 
+from executive.files import read_in, write_in
 from executive.untrusted import fence, one_line
-from executive.workers import safefs
 
 SLOT = "{{MEMORY_PACK_SECTION}}"
 FILE_NAME = "CLAUDE.md"
@@ -47,11 +47,11 @@ def render(*, output_dir: Path, constitution: str, goal: str, pack: str | None) 
 def write(output_dir: Path, text: str) -> Path:
     """Write it into the worker's folder, never through a planted link; only when changed."""
     try:
-        if safefs.read(output_dir, FILE_NAME, limit=MAX_READ) == text.encode():
+        if read_in(output_dir, FILE_NAME, MAX_READ) == text.encode():
             return output_dir / FILE_NAME
     except OSError:
         pass  # missing, a link, a FIFO, a folder: replaced below
-    return safefs.write(output_dir, FILE_NAME, text)
+    return write_in(output_dir, FILE_NAME, text)
 
 
 # A pack entry's heading, as the pack renders it: ``### [principle] 1a2b3c4d · Source: …``.

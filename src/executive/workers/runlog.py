@@ -10,7 +10,7 @@ worker-records notes):
   ``message`` objects plus ``cwd``, and ``summary`` or ``file-history-snapshot`` lines.
 
 So one reader of blocks serves both. Every line is the worker's text: it is parsed only when
-its size and nesting are bounded (:mod:`executive.boundedjson`), anything unexpected is
+its size and nesting are bounded (:func:`executive.files.parse_json`), anything unexpected is
 skipped and counted, and nothing here raises on what a log holds.
 """
 
@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from executive.boundedjson import JsonLimitError, loads
+from executive.files import JsonLimitError, parse_json
 
 # A Write of a whole source file is one line; past this a line is skipped, not parsed.
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -87,7 +87,7 @@ def read_lines(lines: Iterable[bytes]) -> Reading:
             reading.problem(number, f"{len(raw):,} bytes, over the {MAX_LINE_BYTES:,} read")
             continue
         try:
-            line = loads(raw, max_bytes=MAX_LINE_BYTES, max_depth=MAX_DEPTH)
+            line = parse_json(raw, max_bytes=MAX_LINE_BYTES, max_depth=MAX_DEPTH)
         except JsonLimitError as exc:
             reading.problem(number, str(exc)[:120])
             continue

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from executive.workers import output, safefs
+from executive.files import UnsafeFile, lstat_in
+from executive.workers import output
 from executive.workers.process import supervise
 from executive.workers.sandbox import Isolation
 
@@ -77,8 +78,8 @@ def output_exists(label: str, cwd: Path, relative: str) -> VerifierResult:
     # Walked without following links: a planted symlink must not pass for output, nor
     # tell us whether a file outside the folder exists.
     try:
-        info = safefs.lstat(cwd, relative)
-    except safefs.UnsafePath as exc:
+        info = lstat_in(cwd, relative)
+    except UnsafeFile as exc:
         return VerifierResult(label, "FAIL", f"{relative} points outside the output folder: {exc}")
     except OSError as exc:
         return VerifierResult(label, "FAIL", f"{relative} cannot be checked: {exc.strerror}")

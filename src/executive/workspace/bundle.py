@@ -25,7 +25,7 @@ Unknown keys are errors: a misspelt ``verifers`` must not silently drop the chec
 Intake never hangs or balloons on a hostile bundle: the folder must be a real folder (not a
 symbolic link), and ``PROMPT.md`` a regular file of at most ``max_prompt_bytes``
 (``EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES``), opened without following links or blocking on a FIFO.
-The frontmatter is read by :mod:`executive.boundedyaml`: at most ``FRONTMATTER_MAX_BYTES``,
+The frontmatter is read by :func:`executive.files.parse_yaml`: at most ``FRONTMATTER_MAX_BYTES``,
 nested at most ``FRONTMATTER_MAX_DEPTH`` levels (a valid bundle needs three), no anchors or
 aliases, checked before the YAML parser builds anything; whatever the text, reading it either
 gives a bundle or raises :class:`BundleError`, so one bundle can never fail the loop.
@@ -43,9 +43,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from executive import boundedyaml
+from executive.files import UnsafeFile, YamlLimitError, parse_yaml, read_text
 from executive.memory.taxonomy import slugify, valid_app_id
-from executive.saferead import UnsafeFile, read_text
 
 PROMPT_FILE = "PROMPT.md"
 PROMPT_MAX_BYTES = 256 * 1024
@@ -183,10 +182,10 @@ def split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     if not match:
         raise BundleError(f"{path}: no YAML frontmatter (a '---' block at the top)")
     try:
-        data = boundedyaml.loads(
+        data = parse_yaml(
             match.group(1), max_bytes=FRONTMATTER_MAX_BYTES, max_depth=FRONTMATTER_MAX_DEPTH
         )
-    except boundedyaml.YamlLimitError as exc:
+    except YamlLimitError as exc:
         raise BundleError(f"{path}: the frontmatter is refused: {exc}") from None
     if not isinstance(data, dict):
         raise BundleError(f"{path}: the frontmatter must be a YAML mapping")

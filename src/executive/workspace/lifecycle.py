@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from executive.files import UnsafeFile
 from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
-from executive.saferead import UnsafeFile
 from executive.workspace import bundle as bundles
 from executive.workspace.bundle import Bundle, BundleError
 from executive.workspace.needs_you import add_entry

@@ -10,19 +10,21 @@ not parse or validate raises :class:`StateError`, and the caller quarantines the
 
 from __future__ import annotations
 
-import os
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from executive import boundedjson
 from executive.dates import parse_instant
-from executive.files import atomic_write
+from executive.files import (
+    JsonLimitError,
+    append_regular,
+    atomic_write,
+    parse_json,
+    read_regular,
+)
 from executive.redact import scrub
-from executive.saferead import UnsafeFile, read_regular
 
 STATE_FILE = "STEPS.json"
 LOG_FILE = "PROGRESS_LOG.md"
@@ -97,8 +99,8 @@ def read_state(folder: Path, max_bytes: int = STATE_MAX_BYTES) -> BundleState | 
     except OSError as exc:  # UnsafeFile included: a link, a FIFO, too large
         raise StateError(f"{STATE_FILE}: {exc}") from None
     try:
-        return BundleState.model_validate(boundedjson.loads(raw, max_bytes=max_bytes))
-    except boundedjson.JsonLimitError as exc:
+        return BundleState.model_validate(parse_json(raw, max_bytes=max_bytes))
+    except JsonLimitError as exc:
         raise StateError(f"{STATE_FILE}: {exc}") from None
     except ValidationError as exc:
         problems = "; ".join(
@@ -115,18 +117,7 @@ def write_state(folder: Path, state: BundleState) -> None:
 
 def log_progress(folder: Path, line: str) -> None:
     """Append a line; a link or FIFO planted as the log raises ``UnsafeFile``, never blocks."""
-    path = folder / LOG_FILE
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        raise UnsafeFile(f"{LOG_FILE} cannot be appended safely: {exc.strerror}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafeFile(f"{LOG_FILE} is not a regular file")
-        os.write(fd, f"- {now_iso()} {scrub(line)}\n".encode())
-    finally:
-        os.close(fd)
+    append_regular(folder / LOG_FILE, f"- {now_iso()} {scrub(line)}\n")
 
 
 def backoff_seconds(attempts: int, floor: float, ceiling: float) -> float:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from executive import boundedjson
+from executive.files import parse_json
 
 READ_OPS = ("search", "get", "history", "list", "validate")
 WRITE_OPS = ("add",)
@@ -93,7 +93,7 @@ def payload_count(args: Sequence[str]) -> int:
             continue
         try:
             # Bounded: an agent's 50,000 nested brackets must not raise RecursionError here.
-            batch = boundedjson.loads(value)
+            batch = parse_json(value)
         except ValueError:  # JsonLimitError included
             batch = None
         count += len(batch) if isinstance(batch, list) and batch else 1
