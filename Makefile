@@ -28,7 +28,7 @@ $(VENV)/.installed: pyproject.toml
 # The target is the default model's file: a venv set up before it existed gets it added.
 # The folder is named, so an EXECUTIVE_MODELS_DIR in the shell cannot send it elsewhere.
 $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8_smooth.onnx: $(VENV)/.installed
-	@$(PY) -m executive.memory.store.model_setup --models-dir $(VENV)/share/executive/models >&2
+	@$(PY) -m executive.setup.models --models-dir $(VENV)/share/executive/models >&2
 	@touch $@
 
 setup: $(VENV)/.installed $(VENV)/share/executive/models/all-MiniLM-L6-v2/model_int8_smooth.onnx sandbox-tool

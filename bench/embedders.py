@@ -15,7 +15,7 @@ bench/retrieval.py.
 
 Candidates:
 * ``minilm-fp32`` / ``minilm-int8`` / ``minilm-int8-smooth`` (any key of ``EMBEDDERS``): the
-  packaged all-MiniLM-L6-v2 exported to ONNX at set-up (``executive.memory.store.model_setup``;
+  packaged all-MiniLM-L6-v2 exported to ONNX at set-up (``executive.setup.models``;
   ``EXECUTIVE_MODELS_DIR`` picks another folder of exports), on ONNX Runtime
   (``executive.memory.store.embedder``);
 * ``onnx:PATH``: any ONNX file with the same inputs and output, its ``tokenizer.json`` beside

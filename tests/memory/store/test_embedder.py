@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from executive.memory.store import engine, model_setup
+from executive.memory.store import engine
 from executive.memory.store.base import Filter, NewMemory, StoreError
 from executive.memory.store.embedder import (
     DEFAULT_EMBEDDER,
@@ -22,7 +19,7 @@ from executive.memory.store.embedder import (
 )
 from executive.memory.store.local import LocalStore
 from executive.settings import Settings
-from tests.conftest import clean_env, run_cli
+from tests.conftest import run_cli
 from tests.memory.conftest import meta, scope
 
 pytestmark = pytest.mark.anyio
@@ -90,71 +87,6 @@ def test_the_default_embedder_is_the_settings_default_and_every_one_is_a_setting
     field = Settings.model_fields["embedder"]
     assert field.default == DEFAULT_EMBEDDER == "minilm-int8-smooth"
     assert set(field.annotation.__args__) == set(EMBEDDERS)
-
-
-SET_UP = [sys.executable, "-X", "importtime", "-m", "executive.memory.store.model_setup"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def set_up_run(tmp_path_factory: pytest.TempPathFactory):
-    """The set-up adding a missing smoothed model (~10 s of smoothing and quantizing), started
-    with this file's first test: it works in its own process while the tests before its own
-    work here, and its test reads what it did."""
-    models = tmp_path_factory.mktemp("models")
-    installed = model_file(EMBEDDERS["minilm-fp32"]).parent
-    folder = models / "all-MiniLM-L6-v2"
-    folder.mkdir()
-    for name in (model_setup.FP32, model_setup.INT8, *model_setup._FILES):
-        (folder / name).symlink_to(installed / name)
-    # Its output to a file: -X importtime writes more than a pipe holds before it is read.
-    with (models / "stderr.txt").open("w") as stderr:
-        process = subprocess.Popen(
-            [*SET_UP, "--models-dir", str(models)],
-            env=clean_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    yield process, models
-    if process.poll() is None:  # its test did not run (deselected, or failed before)
-        process.kill()
-        process.wait()
-
-
-def test_set_up_adds_a_missing_model_without_torch_and_makes_the_same_file(set_up_run):
-    process, models = set_up_run
-    folder = models / "all-MiniLM-L6-v2"
-    process.wait(timeout=300)
-    stderr = (models / "stderr.txt").read_text()
-    assert process.returncode == 0, stderr[-2000:]
-    imported = {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if "|" in line}
-    assert "onnxruntime.quantization" in imported
-    assert not {m for m in imported if m.split(".")[0] in ("torch", "transformers")}
-    assert (folder / model_setup.INT8).is_symlink()  # present, so left alone
-    assert not list(folder.glob(".*partial"))
-    # The smoothing kept the fp32 function: (X / s)(s W) = X W (measured min 0.999999); what
-    # the quantizer then loses is its own.
-    kept = re.search(r"checked: the smoothed fp32 min cosine to fp32 ([0-9.]+)", stderr)
-    assert kept and float(kept[1]) > 0.99999, stderr[-2000:]
-    import onnx  # 0.8 s to import: only the process that runs this test pays it
-
-    plain = [n.op_type for n in onnx.load(str(folder / model_setup.INT8)).graph.node]
-    smoothed = [n.op_type for n in onnx.load(str(folder / model_setup.SMOOTH)).graph.node]
-    assert smoothed.count("Mul") > plain.count("Mul")  # the smoothing
-    # The Reshapes got constant targets: the shape arithmetic that computed them is gone.
-    assert smoothed.count("Shape") < plain.count("Shape") / 4
-    assert len(smoothed) < len(plain)
-    # The recipe is deterministic: the same vectors as the installed file of the same name.
-    made = OnnxEncoder(folder / model_setup.SMOOTH).encode(TEXTS)
-    assert np.array_equal(made, encoder(model_file(EMBEDDERS["minilm-int8-smooth"])).encode(TEXTS))
-    again = subprocess.run(
-        [SET_UP[0], "-m", "executive.memory.store.model_setup", "--models-dir", str(models)],
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert again.returncode == 0 and "in place" in again.stderr
 
 
 async def test_a_store_refuses_another_embedder_until_it_is_rebuilt(tmp_path):

@@ -1,6 +1,6 @@
 """The embedder: all-MiniLM-L6-v2 on ONNX Runtime, with its tokenizer, and no torch.
 
-The model is exported to ONNX once, at set-up (``python -m executive.memory.store.model_setup``,
+The model is exported to ONNX once, at set-up (``python -m executive.setup.models``,
 which ``make setup`` runs): torch is a set-up tool only. At run time this module imports numpy,
 onnxruntime and tokenizers, so a process starts in well under a second and stays small.
 
@@ -46,7 +46,7 @@ class EmbedderSpec:
 EMBEDDERS: dict[str, EmbedderSpec] = {
     spec.key: spec
     for spec in (
-        # int8 after SmoothQuant-style smoothing, 7-bit weights (smoothing.smooth): as fast
+        # int8 after SmoothQuant-style smoothing, 7-bit weights (executive.setup.smoothing): as fast
         # as minilm-int8, half its distance to fp32. The name records the recipe: change the
         # recipe (alpha, calibration, quantizer options) and the name must change too.
         EmbedderSpec(
@@ -104,7 +104,7 @@ class OnnxEncoder:
         if not path.is_file():
             raise ModelMissing(
                 f"the embedding model {path} is missing: run `make setup` or "
-                "`python -m executive.memory.store.model_setup` once"
+                "`python -m executive.setup.models` once"
             )
         options = ort.SessionOptions()
         options.intra_op_num_threads = min(threads or _threads, os.cpu_count() or 1)

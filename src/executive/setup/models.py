@@ -1,6 +1,6 @@
 """Set-up, run once: export the packaged all-MiniLM-L6-v2 to ONNX and quantize it.
 
-    python -m executive.memory.store.model_setup [--models-dir DIR] [--force]
+    python -m executive.setup.models [--models-dir DIR] [--force]
 
 ``make setup`` runs it. The only module that imports torch (and transformers, onnx): the
 daemon and the CLI never do. It writes into ``DIR/all-MiniLM-L6-v2/`` (default: inside the
@@ -10,9 +10,9 @@ venv, ``<prefix>/share/executive/models``, or ``EXECUTIVE_MODELS_DIR``):
 * ``model_int8.onnx``: dynamic int8, per-channel (the default int8 loses ~0.05 mean cosine,
   per-channel ~0.009); kept for stores built with it;
 * ``model_int8_smooth.onnx``: the default. The same int8, after smoothing the inputs of every
-  MatMul (:func:`~executive.memory.store.smoothing.smooth`) and with 7-bit weights (``reduce_range``): ~0.004 mean cosine
+  MatMul (:func:`~executive.setup.smoothing.smooth`) and with 7-bit weights (``reduce_range``): ~0.004 mean cosine
   lost, under half of ``model_int8.onnx``'s; constant Reshape targets
-  (:func:`~executive.memory.store.smoothing.constant_reshapes`) pay for the smoothing's Mul nodes, so it is as fast;
+  (:func:`~executive.setup.smoothing.constant_reshapes`) pay for the smoothing's Mul nodes, so it is as fast;
 * the tokenizer files.
 
 Idempotent: an existing, complete folder is left alone unless ``--force``; a folder that has
@@ -34,7 +34,7 @@ from typing import Any
 
 from executive.memory.store.embedder import EMBEDDERS, default_models_dir
 from executive.memory.store.ortenv import onnxruntime
-from executive.memory.store.smoothing import smooth
+from executive.setup.smoothing import smooth
 
 FP32 = "model.onnx"
 INT8 = "model_int8.onnx"

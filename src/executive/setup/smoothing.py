@@ -1,7 +1,7 @@
 """SmoothQuant (Xiao et al. 2022) for the set-up's int8 model: the fp32 graph rewritten so
 that dynamic int8 quantization loses less, with the same function.
 
-Run by :mod:`model_setup` before it quantizes ``model_int8_smooth.onnx``; set-up only (onnx,
+Run by :mod:`executive.setup.models` before it quantizes ``model_int8_smooth.onnx``; set-up only (onnx,
 onnxruntime, tokenizers), never imported by the daemon or the CLI.
 """
 
