@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
@@ -246,7 +245,10 @@ class FakePlatform:
         self.api_key = api_key
         self.scoping: str = options.get("scoping", "implicit-null")
         self.add_mode: str = options.get("add_mode", "queued")
-        self.ping_delay: float = 0.0
+        # A ping is answered at once, or held until the test lets it go (see hold_pings).
+        self.ping_arrived = threading.Event()
+        self.ping_gate: threading.Event | None = None
+        self.ping_released: bool | None = None
         self.memories: dict[str, dict[str, Any]] = {}
         self.history: dict[str, list[dict[str, Any]]] = {}
         self.events: dict[str, Event] = {}
@@ -298,6 +300,14 @@ class FakePlatform:
         with self._lock:
             return self._store(text, {k: ids.get(k) for k in ENTITY}, metadata or {}, None)
 
+    def hold_pings(self) -> threading.Event:
+        """Hold the next ping until the event returned is set (or 30 s pass: ``ping_released``
+        then says False). ``ping_arrived`` is set once the ping is being held."""
+        self.ping_arrived.clear()
+        self.ping_released = None
+        self.ping_gate = threading.Event()
+        return self.ping_gate
+
     def requests(self, path_prefix: str, method: str | None = None) -> list[Seen]:
         return [
             s
@@ -342,7 +352,9 @@ class FakePlatform:
     def route(self, req: Seen) -> Any:
         m, p = req.method, req.path
         if m == "GET" and p == "/v1/ping/":
-            time.sleep(self.ping_delay)
+            self.ping_arrived.set()
+            if self.ping_gate is not None:
+                self.ping_released = self.ping_gate.wait(timeout=30)
             return {
                 "status": "ok",
                 "org_id": "org-fake",

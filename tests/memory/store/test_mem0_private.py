@@ -55,7 +55,41 @@ def test_every_private_part_is_there_with_the_parameters_we_pass(tmp_path):
     } <= set(parameters(SQLiteManager.add_history))
     assert "connection" in inspect.getsource(SQLiteManager.__init__)
     assert parameters(Qdrant._create_filter)[:2] == ["self", "filters"]
-    assert lemmatize_for_bm25("running tests") == lemmatize_for_bm25("running tests")
+    assert parameters(lemmatize_for_bm25) == ["text"]
+
+
+class Recorder:
+    """What mem0's create hands its vector store and history: both ``self.vector_store`` and
+    ``self.db`` of a ``Memory``."""
+
+    def __init__(self) -> None:
+        self.vector_store = self.db = self
+        self.payloads: list[dict] = []
+        self.history: list[tuple] = []
+
+    def insert(self, vectors: list, ids: list, payloads: list[dict]) -> None:
+        self.payloads += payloads
+
+    def add_history(self, *args: object, **kwargs: object) -> None:
+        self.history.append((args[1:4], kwargs.get("created_at"), kwargs.get("updated_at")))
+
+
+def test_a_memory_created_under_its_id_is_stored_as_mem0_stores_a_new_one(tmp_path):
+    from executive.memory.store import mem0env
+
+    mem0env.prepare(tmp_path)
+    from mem0.memory.main import Memory
+
+    from executive.memory.store.base import NewMemory
+    from executive.memory.store.mem0_private import create_with_id
+
+    text, at, metadata = "Pin uv in CI.", "2026-12-01T00:00:00+00:00", {"type": "semantic"}
+    ours, theirs = Recorder(), Recorder()
+    item = NewMemory(text, {}, metadata, created_at=at, memory_id="0" * 32)
+    create_with_id(ours, item, [0.5], {**metadata, "created_at": at})
+    Memory._create_memory(theirs, text, {text: [0.5]}, {**metadata, "created_at": at})
+    assert ours.payloads == theirs.payloads  # data, hash, both dates, text_lemmatized
+    assert ours.history == theirs.history
 
 
 async def test_a_batched_add_stores_what_add_stores(tmp_path):

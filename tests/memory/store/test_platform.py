@@ -209,25 +209,19 @@ async def test_closed_store_refuses(fake: FakePlatform, mem0_dir: Path):
 
 
 async def test_ping_does_not_block_the_event_loop(fake: FakePlatform, mem0_dir: Path):
-    fake.ping_delay = 0.5
-    ticks = 0
+    gate = fake.hold_pings()
     opened: list[PlatformStore] = []
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while not opened:
-            ticks += 1
-            await anyio.sleep(0.01)
 
     async def opener() -> None:
         opened.append(await open_store(fake, mem0_dir))
 
-    started = time.monotonic()
     async with anyio.create_task_group() as group:
-        group.start_soon(ticker)
         group.start_soon(opener)
-    assert time.monotonic() - started >= 0.5
-    assert ticks >= 20  # the loop kept running while the constructor waited on the ping
+        # This task hears of the held ping, and lets it go, only if the event loop still runs
+        # while the constructor waits on it; a blocked loop would hold it for the fake's 30 s.
+        await anyio.to_thread.run_sync(fake.ping_arrived.wait)
+        gate.set()
+    assert fake.ping_released is True
     await opened[0].close()
 
 
