@@ -14,15 +14,37 @@ TORCH_INDEX ?=
 SWECB ?=
 SWECB_IDS ?= ../shared/data/swecontextbench/dev-related-ids.txt
 
-.PHONY: setup sandbox-tool browser run test lint format bench clean
+# The exact versions the set-up installs (every package, the extras dev and setup included);
+# `make lock` makes it anew from pyproject.toml (docs/upgrading.md).
+LOCK   := requirements.lock
+TORCH  := $(shell grep -m1 '^torch==' $(LOCK) 2>/dev/null)
+# The torch of pyproject.toml's setup extra, for a fresh resolve.
+SETUP_TORCH := $(shell grep -o -m1 'torch==[0-9.]*' pyproject.toml)
 
-$(VENV)/.installed: pyproject.toml
+.PHONY: setup sandbox-tool browser run test lint format bench clean lock
+
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	@echo "setting up $(VENV) (about two minutes, then the embedding model: under a minute)" >&2
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip >&2
-	@$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0 >&2
-	@$(PY) -m pip install --quiet -e ".[dev,setup]" >&2
+	@$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)" >&2
+	@$(PY) -m pip install --quiet -r $(LOCK) >&2
+	@$(PY) -m pip install --quiet --no-deps -e . >&2
+	@$(PY) -m pip check >&2
 	@touch $@
+
+# A fresh resolve of pyproject.toml (torch first, the CPU build, as the set-up installs it)
+# in a throw-away venv, frozen. Then `make test` installs it and says whether it holds.
+lock:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  echo "resolving pyproject.toml afresh in $$tmp (a few minutes)" >&2; \
+	  $(PYTHON) -m venv "$$tmp/venv"; \
+	  "$$tmp/venv/bin/pip" install --quiet --upgrade pip >&2; \
+	  "$$tmp/venv/bin/pip" install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) $(SETUP_TORCH) >&2; \
+	  "$$tmp/venv/bin/pip" install --quiet ".[dev,setup]" >&2; \
+	  { echo "# Made by \`make lock\` from pyproject.toml (.[dev,setup], $(SETUP_TORCH) first): do not edit."; \
+	    "$$tmp/venv/bin/pip" freeze --exclude executive; } > $(LOCK).new; \
+	  mv $(LOCK).new $(LOCK); echo "$(LOCK): $$(grep -c '==' $(LOCK)) packages" >&2
 
 # The embedding model, exported once to ONNX inside the venv (torch is a set-up tool only).
 # The target is the default model's file: a venv set up before it existed gets it added.
