@@ -69,7 +69,11 @@ def configure_logging(
             renderer,
         ],
     )
-    handler = logging.StreamHandler(out)
+    _route_stdlib(logging.StreamHandler(out), formatter, level)
+
+
+def _route_stdlib(handler: logging.Handler, formatter: logging.Formatter, level: str) -> None:
+    """Every stdlib logger (and Python's warnings) into ``handler``, at the levels asked for."""
     handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):

@@ -1,63 +1,27 @@
 """Every file the daemon reads or writes, and every JSON or YAML text it is handed, goes here.
 
-Three kinds, one face:
-
-- **Its own state**, which must survive a SIGKILL at any instant: :func:`atomic_write`,
-  :func:`write_json`, :func:`append_jsonl`; read back with :func:`read_jsonl` or, a bit at a
-  time, :class:`JsonlTail` (a torn line skipped, never fatal).
-- **Files someone else controls** (a worker's output folder, a bundle's files): only a regular
-  file, never through a link, never blocking on a FIFO, never more than a limit.
-  :func:`read_regular`, :func:`read_text` and :func:`append_regular` take a path whose last
-  component may be planted; :func:`read_in`, :func:`write_in`, :func:`lstat_in` and
-  :func:`fresh_dir` walk a folder-relative path from its root without following anything.
-  Every refusal is an :class:`UnsafeFile` (an ``OSError``) that says why.
-- **Text from untrusted hands**: :func:`parse_json` and :func:`parse_yaml` check its size and
-  nesting (and YAML's aliases) before parsing; every refusal is a :class:`JsonLimitError` or
-  :class:`YamlLimitError` (a ``ValueError``) that says which limit.
+- Its own state, which must survive a SIGKILL at any instant: ``_durable``.
+- Files someone else controls (a worker's folder, a bundle's files): only a regular file, never
+  through a link, never blocking on a FIFO, never past a limit; an ``UnsafeFile`` says why not:
+  ``_foreign``.
+- Text from untrusted hands, its size and nesting checked before it is parsed: ``_bounded``.
 """
 
-from executive.files._bounded import (
-    JSON_MAX_DEPTH,
-    JsonLimitError,
-    YamlLimitError,
-    parse_json,
-    parse_yaml,
-)
-from executive.files._durable import (
-    JsonlTail,
-    append_jsonl,
-    atomic_write,
-    read_jsonl,
-    write_json,
-)
-from executive.files._foreign import (
-    UnsafeFile,
-    append_regular,
-    fresh_dir,
-    lstat_in,
-    read_in,
-    read_regular,
-    read_text,
-    write_in,
-)
-
-__all__ = [
-    "JSON_MAX_DEPTH",
-    "JsonLimitError",
-    "JsonlTail",
-    "UnsafeFile",
-    "YamlLimitError",
-    "append_jsonl",
-    "append_regular",
-    "atomic_write",
-    "fresh_dir",
-    "lstat_in",
-    "parse_json",
-    "parse_yaml",
-    "read_in",
-    "read_jsonl",
-    "read_regular",
-    "read_text",
-    "write_in",
-    "write_json",
-]
+from executive.files._bounded import JSON_MAX_DEPTH as JSON_MAX_DEPTH
+from executive.files._bounded import JsonLimitError as JsonLimitError
+from executive.files._bounded import YamlLimitError as YamlLimitError
+from executive.files._bounded import parse_json as parse_json
+from executive.files._bounded import parse_yaml as parse_yaml
+from executive.files._durable import JsonlTail as JsonlTail
+from executive.files._durable import append_jsonl as append_jsonl
+from executive.files._durable import atomic_write as atomic_write
+from executive.files._durable import read_jsonl as read_jsonl
+from executive.files._durable import write_json as write_json
+from executive.files._foreign import UnsafeFile as UnsafeFile
+from executive.files._foreign import append_regular as append_regular
+from executive.files._foreign import fresh_dir as fresh_dir
+from executive.files._foreign import lstat_in as lstat_in
+from executive.files._foreign import read_in as read_in
+from executive.files._foreign import read_regular as read_regular
+from executive.files._foreign import read_text as read_text
+from executive.files._foreign import write_in as write_in
