@@ -65,6 +65,15 @@ _SECTIONS: list[tuple[str, list[str]]] = [
             "EXECUTIVE_DASHBOARD_REFRESH_SECONDS",
         ],
     ),
+    (
+        "What one worker run may print, start and write.",
+        [
+            "EXECUTIVE_WORKER_LOG_MAX_BYTES",
+            "EXECUTIVE_WORKER_MAX_PROCESSES",
+            "EXECUTIVE_WORKER_MAX_FILE_BYTES",
+            "EXECUTIVE_WORKER_CGROUPS",
+        ],
+    ),
 ]
 
 

@@ -19,13 +19,14 @@ from pydantic_settings import SettingsConfigDict
 from executive.config.dashboard import Dashboard
 from executive.config.derived import Derived
 from executive.config.flags import Flag, MemoryGates
+from executive.config.limits import WorkerLimits
 from executive.config.rules import Rules
 from executive.config.shared import SharedStore
 from executive.config.sources import SettingsError as SettingsError  # importable from here
 from executive.config.sources import Sources, alias
 
 
-class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard):
+class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
     model_config = SettingsConfigDict(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 from executive.home import Home
@@ -64,6 +65,11 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
     try:
         first.wait_for("worker.started", timeout=60)
         pid, started = worker_pid(home)
+        # Its script is read (its first line ran) before the daemon dies and the test edits it.
+        runs = outputs(home) / "sturdy" / "runs.log"
+        deadline = time.monotonic() + 60
+        while not (runs.exists() and runs.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         first.proc.send_signal(signal.SIGKILL)
         first.proc.wait(10)
     finally:

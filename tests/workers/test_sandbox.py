@@ -198,6 +198,7 @@ def test_auto_falls_back_to_an_account_or_none_and_says_why():
 def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     import anyio
 
+    from executive.workers.output import Tail
     from executive.workers.process import supervise
 
     tmp_path = tree_root
@@ -207,21 +208,20 @@ def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     iso = sandbox.choose("user", account="nobody")
     assert isinstance(iso, Isolation) and iso.ids is not None
     os.chown(out, *iso.ids)
-    log = tmp_path / "log"
+    tail = Tail(4096)
 
     async def main() -> None:
-        with log.open("wb") as sink:
-            await supervise(
-                ["sh", "-c", f"id -u; cat {home}/.env.executive; echo x > {out}/mine.txt"],
-                cwd=out,
-                env={"PATH": "/usr/bin:/bin"},
-                timeout_seconds=30,
-                sink=sink,
-                isolation=iso,
-            )
+        await supervise(
+            ["sh", "-c", f"id -u; cat {home}/.env.executive; echo x > {out}/mine.txt"],
+            cwd=out,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout_seconds=30,
+            output=tail,
+            isolation=iso,
+        )
 
     anyio.run(main)
-    text = log.read_text()
+    text = tail.text()
     assert text.splitlines()[0] == str(iso.ids[0])
     assert "Permission denied" in text and "plain-secret-value" not in text
     assert (home / ".env.executive").read_text() == "GITHUB_TOKEN=plain-secret-value\n"

@@ -265,6 +265,7 @@ async def _spawn(
             contract_id=contract_id,
             isolation=iso,
             readonly=[bundle.folder] if iso.mode == "sandbox" else [],
+            log_max_bytes=settings.worker_log_max_bytes,
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))

@@ -70,6 +70,15 @@ def pin_group(pgid: int) -> list[int]:
     return fds
 
 
+def pin_pids(pids: list[int]) -> list[int]:
+    """pidfds for those of ``pids`` still there."""
+    fds = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fds.append(os.pidfd_open(pid))
+    return fds
+
+
 def pidfd_signal(fd: int, signum: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         signal.pidfd_send_signal(fd, signum)

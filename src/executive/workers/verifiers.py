@@ -7,9 +7,7 @@ the time limit; exit code 0 means PASS; their output, redacted, is kept as evide
 
 from __future__ import annotations
 
-import os
 import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Literal
 
 from executive.redact import scrub
 from executive.workers import safefs
+from executive.workers.output import Tail
 from executive.workers.process import supervise
 from executive.workers.sandbox import Isolation
 
@@ -150,19 +149,16 @@ async def _capture(
 ) -> tuple[int | None, bool, str]:
     """Run in its own group and isolation; (exit code, timed out, last output redacted).
 
-    stderr joins stdout: evidence shows both."""
-    with tempfile.TemporaryFile() as sink:
-        code, timed_out = await supervise(
-            argv,
-            cwd=cwd,
-            env=env,
-            timeout_seconds=limit,
-            sink=sink,
-            isolation=isolation,
-            readonly=readonly,
-            label=f"verifier:{argv[0]}",
-        )
-        size = sink.seek(0, os.SEEK_END)
-        sink.seek(max(0, size - CAPTURE_BYTES))
-        text = sink.read().decode(errors="replace")
-    return code, timed_out, scrub(text)
+    stderr joins stdout: evidence shows both; only the last CAPTURE_BYTES are ever held."""
+    tail = Tail(CAPTURE_BYTES)
+    code, timed_out = await supervise(
+        argv,
+        cwd=cwd,
+        env=env,
+        timeout_seconds=limit,
+        output=tail,
+        isolation=isolation,
+        readonly=readonly,
+        label=f"verifier:{argv[0]}",
+    )
+    return code, timed_out, scrub(tail.text())
