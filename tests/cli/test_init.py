@@ -21,6 +21,8 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
 def test_init_layout_git_and_private_env(tmp_path):
     home = tmp_path / "agent"
     assert run_cli("init", str(home)).returncode == 0
+    # Private: a worker account (user mode) or another user reads no ledger, no memory text.
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
     for folder in [
         "workspace/ondeck",
         "workspace/in-progress/P0",

@@ -21,7 +21,7 @@ from executive.memory.store.base import Filter
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
-from executive.workers import egress, environment, sandbox
+from executive.workers import account, egress, environment, sandbox
 
 
 @dataclass(frozen=True)
@@ -278,6 +278,63 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
     return f"network {egress.plan_for(settings, env).describe()}; {unix}"
 
 
+def check_limits(settings: Settings) -> list[Check]:
+    """What bounds one worker run here: its output, processes and files, and which hold."""
+    try:
+        iso = sandbox.from_settings(settings)
+    except sandbox.IsolationUnavailable:
+        return []  # check_isolation says why
+    assert iso.limits is not None
+    holds, how = iso.limits.process_limit(iso.mode)
+    cap = f"output: at most {settings.worker_log_max_bytes:,} bytes in the run log"
+    return [
+        Check(
+            "worker limits",
+            holds,
+            f"{how}; files: {iso.limits.write_limit(iso.mode)}; {cap}",
+            ""
+            if holds
+            else "run the daemon where it may make cgroups (as root, or with a delegated cgroup: "
+            "systemd Delegate=pids), or in sandbox mode as a user other than root",
+            warning=not holds,
+        )
+    ]
+
+
+def check_worker_account(settings: Settings) -> list[Check]:
+    """``user`` mode: the account must not read the home, and should own no other process."""
+    try:
+        iso = sandbox.from_settings(settings)
+    except sandbox.IsolationUnavailable:
+        return []
+    if iso.mode != "user" or iso.ids is None:
+        return []
+    home, (uid, gid) = Home(settings.home), iso.ids
+    readable = account.can_enter(uid, gid, home.root)
+    checks = [
+        Check(
+            "the worker account cannot read the home",
+            not readable,
+            f"{iso.account} can {'read' if readable else 'not read'} {home.root}"
+            + (" (every ledger and memory text)" if readable else ""),
+            f"chmod 700 {home.root}" if readable else "",
+        )
+    ]
+    others = account.processes(uid)
+    if others:
+        checks.append(
+            Check(
+                "the worker account is the workers' own",
+                False,
+                f"{iso.account} has {len(others)} process(es) running now (pid {others[0]}, ...): "
+                "every process of the account is ended at the end of each run",
+                "set EXECUTIVE_WORKER_USER to an account only workers use",
+                warning=True,
+            )
+        )
+    return checks
+
+
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
@@ -286,6 +343,8 @@ DEFAULT_CHECKS: list[CheckFn] = [
     check_store,
     check_workers,
     check_isolation,
+    check_limits,
+    check_worker_account,
     check_llm_engine,
 ]
 

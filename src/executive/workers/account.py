@@ -93,6 +93,24 @@ async def wait_empty(uid: int, grace: float) -> list[int]:
     return await anyio.to_thread.run_sync(processes, uid)
 
 
+def can_enter(uid: int, gid: int, folder: Path) -> bool:
+    """Whether the account may list ``folder`` or pass through it (and so read the files in
+    it that are readable to others), asked as the account itself (ACLs and all)."""
+    done = subprocess.run(
+        ["/bin/sh", "-c", 'test -x "$1" || test -r "$1"', "sh", str(folder)],
+        user=uid,
+        group=gid,
+        extra_groups=[],
+        cwd="/",
+        env={"PATH": "/usr/bin:/bin"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    return done.returncode == 0
+
+
 async def signal_all(uid: int, gid: int, signum: signal.Signals) -> None:
     """``kill(-1, signum)`` as the account: all of its processes in one call, which a process
     forking at that moment cannot slip past (the kernel holds new forks back meanwhile)."""

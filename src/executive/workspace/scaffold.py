@@ -46,6 +46,9 @@ def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
     """Create (or complete) an agent home. Existing files are never overwritten."""
     root = root.expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
+    # Private to its owner: a worker account (user mode) or any other user reads nothing
+    # of it, ledgers and memory texts included.
+    root.chmod(0o700)
     home = Home(root)
     result = Scaffolded(root)
     if not git.is_repo(root):
