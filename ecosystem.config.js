@@ -16,7 +16,9 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 
-// The package's own version, so `pm2 ls` / `pm2 show` say which code runs (not "N/A").
+// The package's own version, so `pm2 ls` / `pm2 show` say which code runs. PM2 itself shows
+// the version of the package.json beside the script (here the repository's, kept equal to
+// this one by tests/test_deploy.py); `version` below is what `pm2 show` prints before start.
 const versionMatch = fs
   .readFileSync(path.join(__dirname, "src", "executive", "__init__.py"), "utf8")
   .match(/__version__ = "([^"]+)"/);
@@ -72,15 +74,19 @@ module.exports = {
       // stop_exit_codes: [0].
       autorestart: true,
       // Exit 2 is a configuration error (a bad flag, a misspelt value): restarting cannot fix
-      // it, so PM2 stops instead of looping; the error is the last line of executive.err.log.
+      // it, so PM2 stops instead of looping; the error is the last line of executive.out.log
+      // (one JSON object, event "configuration.invalid").
       stop_exit_codes: [2],
       // Exits sooner than this count as unstable (start-up, memory store and embedding model
-      // included, takes a second or two).
+      // included, takes about two seconds).
       min_uptime: "30s",
       // After this many unstable restarts in a row PM2 gives up (status "errored").
       max_restarts: 10,
-      // Waits 1 s, then x1.5 per crash up to 15 s; reset once the app stays up 30 s.
-      exp_backoff_restart_delay: 1000,
+      // No restart_delay / exp_backoff_restart_delay: with either set, PM2 (7.x, God.js
+      // handleExit) marks an app that exits with a stop_exit_codes code "waiting restart"
+      // for ever instead of "stopped". The daemon does not crash on a store outage or a bad
+      // bundle (those are values and needs-you entries), so a crash loop is rare, and
+      // max_restarts ends one.
       // The embedded store plus the ONNX embedding model use ~200 MB; above 1.5 GB something
       // leaks. PM2 checks the daemon's own process every ~30 s (workers are not counted) and
       // restarts it gracefully (SIGINT, then kill_timeout).

@@ -30,6 +30,7 @@ from executive.memory.classify import validate
 from executive.memory.envelope import Defaults, stamp
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger
+from executive.memory.principles import NO_RULES
 from executive.memory.rebuild import rebuild
 from executive.memory.store.local import LocalStore
 
@@ -80,14 +81,14 @@ async def measure(size: int, root: Path) -> dict:
         harvester = Harvester(store, ledger, DEFAULTS)
         print(f"[{size}] rebuilding", file=sys.stderr, flush=True)
         t = time.perf_counter()
-        rebuilt = await rebuild(store, harvester, ledger)
+        rebuilt = await rebuild(store, harvester, ledger, NO_RULES)
         rebuild_s = time.perf_counter() - t
         print(f"[{size}] snapshot", file=sys.stderr, flush=True)
         t = time.perf_counter()
         snap = await snapshots.take(store, root / "snapshots", user_id=DEFAULTS.user_id)
         snapshot_s = time.perf_counter() - t
         t = time.perf_counter()
-        again = await rebuild(store, harvester, ledger)
+        again = await rebuild(store, harvester, ledger, NO_RULES)
         rebuild_again_s = time.perf_counter() - t
     finally:
         await store.close()

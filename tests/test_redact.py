@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-from executive import redact
 from executive.redact import (
     REDACTED,
     Redactor,
-    Stream,
     secrets_from_env_file,
     secrets_from_environment,
 )
@@ -56,6 +54,8 @@ def test_values_nested_in_structures_are_scrubbed_and_short_ones_ignored():
 
 
 def test_the_redactor_learns_every_homes_secrets(tmp_path, monkeypatch):
+    from executive import redact
+
     monkeypatch.setattr(redact, "_redactor", Redactor())
     own, peer = tmp_path / "own", tmp_path / "peer"
     for home, value in ((own, "own-token-123456"), (peer, "peer-token-654321")):
@@ -66,53 +66,55 @@ def test_the_redactor_learns_every_homes_secrets(tmp_path, monkeypatch):
     assert redact.scrub(text) == " ".join([REDACTED] * 3)
 
 
-def _streamed(redactor: Redactor, text: str, size: int) -> str:
-    stream = Stream(redactor)
-    out = [stream.feed(text[at : at + size]) for at in range(0, len(text), size)]
-    return "".join(out) + stream.close()
+def _streamed(redactor: Redactor, text: str, cuts: list[int]) -> str:
+    stream, out, at = redactor.stream(), [], 0
+    for cut in [*cuts, len(text)]:
+        out.append(stream.feed(text[at:cut]))
+        at = cut
+    return "".join(out) + stream.flush()
 
 
-def test_a_stream_redacts_what_a_whole_text_would_at_every_cut(monkeypatch):
-    # A small window, so that every secret and shape here is cut at every place by one of
-    # the chunk sizes (the real window is 16 KB).
-    monkeypatch.setattr(redact, "WINDOW", 48)
+def test_a_secret_split_at_any_point_between_pieces_is_still_redacted():
     shapes = token_shapes()
-    known = "plain" + "x7Q" * 30  # longer than the window: the window grows to hold it
+    known = "plain-known-value-4711"
     redactor = Redactor([known])
-    filler = "ordinary words, a path /srv/app/main.py and numbers 12345\n"
-    parts = [
-        *shapes.values(),
-        known,
-        "Authorization: Bearer abc.def-123",
-        "{'authorization': 'token zz9'}",
+    for secret in [*shapes.values(), known, "Authorization: Bearer abc.def-123"]:
+        text = f"before {secret} after\n"
+        whole = redactor.scrub(text)
+        assert REDACTED in whole
+        for cut in range(1, len(text)):
+            assert _streamed(redactor, text, [cut]) == whole, (secret[:12], cut)
+
+
+def test_a_stream_in_random_pieces_gives_what_the_whole_text_gives():
+    import random
+
+    shapes = list(token_shapes().values())
+    redactor = Redactor(["plain-known-value-4711"])
+    lines = [
+        f"line {i} {shapes[i % len(shapes)] if i % 5 == 0 else 'plain-known-value-4711'} "
+        "Authorization: Bearer tok-abcdefgh\n"
+        for i in range(400)
     ]
-    text = filler + "".join(f"{p}\n{filler * (i % 3)}" for i, p in enumerate(parts)) + filler
-    whole = redactor.scrub(text)
-    needles = [*[v for k, v in shapes.items() if k != "private_key"], known, "abc.def-123", "zz9"]
-    needles.append(shapes["private_key"].splitlines()[1])
-    for size in (1, 2, 3, 7, 47, 48, 49, 100, 1000, len(text)):
-        streamed = _streamed(redactor, text, size)
-        assert streamed == whole, size
-        assert not [n for n in needles if n in streamed], size
+    text = "".join(lines)
+    pick = random.Random(30)  # fixed: the same pieces on every run
+    for _ in range(20):
+        cuts = sorted(pick.sample(range(1, len(text)), 300))
+        assert _streamed(redactor, text, cuts) == redactor.scrub(text)
 
 
-def test_a_key_block_still_open_is_held_until_its_end_arrives(monkeypatch):
-    monkeypatch.setattr(redact, "WINDOW", 32)
-    key = token_shapes()["private_key"]
-    stream = Stream(Redactor())
-    first = stream.feed("log line\n" * 10 + key[: len(key) // 2])
-    assert "BEGIN" not in first and first.startswith("log line")
-    rest = stream.feed(key[len(key) // 2 :] + "\nafter\n" + "tail " * 20) + stream.close()
-    assert REDACTED in rest and "PRIVATE KEY" not in first + rest
-    assert (first + rest).endswith("tail " * 20)
+def test_a_key_block_that_never_ends_is_dropped_and_memory_stays_bounded():
+    import base64
+    import os
 
-
-def test_what_a_stream_holds_is_bounded(monkeypatch):
-    monkeypatch.setattr(redact, "WINDOW", 16)
-    monkeypatch.setattr(redact, "MAX_HELD", 256)
-    stream = Stream(Redactor())
-    # A shape that never ends: held while it is short, let go (redacted) once over the bound.
-    assert stream.feed("sk-" + "a" * 200) == ""
-    released = stream.feed("a" * 200)
-    assert released.startswith(REDACTED) and "sk-" not in released
-    assert len(stream.close()) <= 16 + 64
+    stream = Redactor().stream()
+    out = [stream.feed("before\n-----BEGIN RSA PRIVATE KEY-----\n")]
+    body = base64.b64encode(os.urandom(300_000)).decode()
+    held = 0
+    for at in range(0, len(body), 4096):
+        out.append(stream.feed(body[at : at + 4096] + "\n"))
+        held = max(held, len(stream._pending))
+    out.append(stream.feed("-----END RSA PRIVATE KEY-----\n(done)\n") + stream.flush())
+    text = "".join(out)
+    assert text == f"before\n{REDACTED}(done)\n"
+    assert held <= stream.MAX_HOLD + 4096 + stream.WINDOW

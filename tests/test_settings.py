@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -175,20 +176,42 @@ def test_reference_variables_are_all_read():
         assert name in names, name
 
 
+BAD = {"V3_MEM0_TOP_K": "abc", "IDLE_SLEEP_SECONDS": "-4", "V3_MEM0_API_KEY": ""}
+
+
 def test_start_up_with_invalid_values_prints_one_message_and_exits_2(home):
-    result = run_cli(
-        "--home",
-        str(home),
-        "run",
-        "--once",
-        env={"V3_MEM0_TOP_K": "abc", "IDLE_SLEEP_SECONDS": "-4", "V3_MEM0_API_KEY": ""},
-    )
+    env = {**BAD, "EXECUTIVE_LOG_FORMAT": "console"}
+    result = run_cli("--home", str(home), "run", "--once", env=env)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("executive: invalid configuration:")
     assert "V3_MEM0_TOP_K='abc'" in result.stderr
     assert "IDLE_SLEEP_SECONDS='-4'" in result.stderr
+    assert result.stderr.rstrip().splitlines()[-1].startswith("fix: ")
     assert result.stdout == ""
+
+
+def test_under_a_supervisor_the_configuration_error_is_one_json_log_line(home):
+    # A pipe (as PM2 and journald give it) and the JSON log format: where the log lines go.
+    result = run_cli("--home", str(home), "run", env={**BAD, "EXECUTIVE_LOG_FORMAT": "json"})
+    assert result.returncode == 2 and result.stderr == ""
+    [line] = result.stdout.splitlines()
+    record = json.loads(line)
+    assert (record["level"], record["event"]) == ("error", "configuration.invalid")
+    assert {p["variable"] for p in record["problems"]} == {"V3_MEM0_TOP_K", "IDLE_SLEEP_SECONDS"}
+    assert all(p["source"] == "environment" for p in record["problems"])
+    assert "executive doctor" in record["fix"]
+
+
+def test_the_dashboard_bind_rule_is_named_and_reported_with_the_others(home):
+    env = {**BAD, "EXECUTIVE_DASHBOARD": "true", "EXECUTIVE_DASHBOARD_BIND": "0.0.0.0:8377"}
+    env["EXECUTIVE_LOG_FORMAT"] = "console"
+    result = run_cli("--home", str(home), "status", env=env)
+    assert result.returncode == 2
+    assert "EXECUTIVE_DASHBOARD_BIND='0.0.0.0:8377' (from environment): is not loopback" in (
+        result.stderr
+    )
+    assert "V3_MEM0_TOP_K='abc'" in result.stderr and "configuration=" not in result.stderr
 
 
 def test_the_postgres_store_needs_a_postgres_url_and_keeps_it_secret(tmp_path, monkeypatch):

@@ -66,12 +66,11 @@ _SECTIONS: list[tuple[str, list[str]]] = [
         ],
     ),
     (
-        "What one worker run may print, start and write.",
+        "What one worker's tree may use (`executive doctor` says which limits hold here).",
         [
-            "EXECUTIVE_WORKER_LOG_MAX_BYTES",
             "EXECUTIVE_WORKER_MAX_PROCESSES",
-            "EXECUTIVE_WORKER_MAX_FILE_BYTES",
-            "EXECUTIVE_WORKER_CGROUPS",
+            "EXECUTIVE_WORKER_FILE_MAX_BYTES",
+            "EXECUTIVE_WORKER_LOG_MAX_BYTES",
         ],
     ),
 ]

@@ -10,6 +10,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PRIORITIES = ("P0", "P1", "P2", "P3", "P4")
 
@@ -118,6 +119,31 @@ class Home:
     @property
     def status_file(self) -> Path:
         return self.state / "status.json"
+
+    def not_a_home(self) -> str | None:
+        """Why this folder is no agent home (``executive init`` makes one), or None."""
+        if not self.root.exists():
+            return "it does not exist"
+        if not self.root.is_dir():
+            return "it is not a folder"
+        if not (self.workspace.is_dir() or self.env_file.is_file()):
+            return "it has no workspace/ and no .env.executive"
+        return None
+
+    def queue_counts(self) -> dict[str, Any]:
+        """How many bundles wait, run, completed and blocked (folders, counted by scandir)."""
+
+        def count(folder: Path) -> int:
+            if not folder.is_dir():
+                return 0
+            return sum(1 for entry in os.scandir(folder) if entry.is_dir())
+
+        return {
+            "ondeck": count(self.ondeck),
+            "in_progress": {p: count(self.priority_dir(p)) for p in PRIORITIES},
+            "completed": count(self.completed),
+            "blocked": count(self.blocked),
+        }
 
     def layout(self) -> list[Path]:
         """The folders a home must have."""

@@ -82,6 +82,15 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class Component:
+    """A part of the daemon besides the loop (the dashboard): up, or failed and why."""
+
+    ok: bool
+    detail: str
+    since: str
+
+
+@dataclass(frozen=True)
 class HookRun:
     id: int
     at: str
@@ -150,6 +159,7 @@ class Observer:
         # Iterations that raised, in a row: a good one sets it back to zero.
         self.failed_in_a_row = 0
         self.last_failure: Failure | None = None
+        self.components: dict[str, Component] = {}
         self._next_id = 0
 
     # --- the supervisor ---------------------------------------------------------------------
@@ -185,6 +195,16 @@ class Observer:
             f"failing: the last {self.failed_in_a_row} iterations failed "
             f"(unhealthy from {after} in a row); iteration {last.number} at {last.at}: {last.error}"
         )
+
+    def component(self, name: str, ok: bool, detail: str) -> None:
+        """A component came up (``ok``) or failed; the time of the change is kept."""
+        known = self.components.get(name)
+        since = known.since if known is not None and known.ok == ok else _now()
+        self.components[name] = Component(ok, detail, since)
+
+    def degraded(self) -> dict[str, str]:
+        """The components that failed, with why: the daemon works, but without them."""
+        return {name: c.detail for name, c in sorted(self.components.items()) if not c.ok}
 
     # --- the hook runner --------------------------------------------------------------------
     def hook_finished(self, result: _Result, context: object | None = None) -> None:

@@ -25,51 +25,28 @@ SECRET_NAME = re.compile(
     # A database URL carries its password (EXECUTIVE_STORE_URL, the usual DATABASE_URL).
     r"|STORE_URL$|DATABASE_URL$)"
 )
-# Shapes of credentials that may arrive without having been in our environment, each with
-# the words one of which its every match holds (lower case: looked for in the lowered text),
-# so a text without them is not searched (a scan per shape cost ~0.2 s per 1 MB). Order
+# Shapes of credentials that may arrive without having been in our environment. Order
 # matters where one shape is a prefix of another (sk-ant- before sk-).
-SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+SHAPES: tuple[re.Pattern[str], ...] = (
     # A key block, to its END line; a cut-off block up to the first non-base64 character
     # (a literal or JSON-escaped newline continues it, a quote ends it: JSON stays JSON).
-    (
-        ("-----begin ",),
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,-]|\\n)*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|(?=[^A-Za-z0-9+/=\s:,\\-])|\Z)"
-        ),
+    re.compile(
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,-]|\\n)*?"
+        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|(?=[^A-Za-z0-9+/=\s:,\\-])|\Z)"
     ),
-    (("github_pat_",), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
-    (("sk-ant-",), re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
-    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_-]{20,}")),
-    (("m0-",), re.compile(r"\bm0-[A-Za-z0-9_-]{16,}")),
-    (("akia", "asia"), re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b")),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),
+    re.compile(r"\bm0-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\b(AKIA|ASIA)[A-Z0-9]{16}\b"),
     # A JWT: three base64url parts, the first two JSON objects ("eyJ" is '{"').
-    (("eyj",), re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    (
-        ("uthor",),  # (?i) folds a dotless i into i: its word holds no i, s or k
-        re.compile(r"(?i)(?<=authorization: )(token|bearer|basic) [^\s\"',]+"),
-    ),
-    (
-        ("uthor",),  # (?i) folds a dotless i into i: its word holds no i, s or k
-        re.compile(r"(?i)(?<=['\"]authorization['\"]: ['\"])(token|bearer|basic) [^\"']+"),
-    ),
+    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)(?<=authorization: )(token|bearer|basic) [^\s\"',]+"),
+    re.compile(r"(?i)(?<=['\"]authorization['\"]: ['\"])(token|bearer|basic) [^\"']+"),
 )
 # Short values would redact ordinary words; real keys are long.
 MIN_SECRET_LEN = 6
-# Streaming (:class:`Stream`): how much is held back, at least and at most, and how much of
-# what was let go stays as context. A JWT's first two parts, a key's BEGIN line and more
-# fit in the window; a 4096-bit key block is about 3.3 KB.
-WINDOW = 16 * 1024
-MAX_HELD = 256 * 1024
-CONTEXT = 64
-
-
-def _shapes_in(text: str) -> list[re.Pattern[str]]:
-    """The shapes ``text`` may hold: those one of whose words it contains."""
-    lowered = text.lower()
-    return [shape for words, shape in SHAPES if any(w in lowered for w in words)]
 
 
 class Redactor:
@@ -85,35 +62,44 @@ class Redactor:
         # Longest first, so a secret that contains another is replaced whole.
         self._ordered = sorted(self._secrets, key=len, reverse=True)
 
+    @property
+    def longest(self) -> int:
+        """The length of the longest known secret (0 when none is known)."""
+        return len(self._ordered[0]) if self._ordered else 0
+
+    def spans(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
+        """Where ``text`` holds a secret or a shape from ``pos`` on, merged and in order.
+
+        The characters before ``pos`` still count as context: a look-behind or a word
+        boundary sees them, as it would in the whole text.
+        """
+        found = []
+        for secret in self._ordered:
+            at = text.find(secret, pos)
+            while at != -1:
+                found.append((at, at + len(secret)))
+                at = text.find(secret, at + 1)
+        for shape in SHAPES:
+            found += [m.span() for m in shape.finditer(text, pos) if m.end() > m.start()]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(found):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def stream(self) -> StreamScrubber:
+        """A scrubber for text that arrives in pieces (a worker's output)."""
+        return StreamScrubber(self)
+
     def scrub(self, text: str) -> str:
         for secret in self._ordered:
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        for shape in _shapes_in(text):
+        for shape in SHAPES:
             text = shape.sub(REDACTED, text)
         return text
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where :meth:`scrub` would replace something in ``text``: sorted, overlaps joined."""
-        found = []
-        for secret in self._ordered:
-            at = text.find(secret)
-            while at != -1:
-                found.append((at, at + len(secret)))
-                at = text.find(secret, at + len(secret))
-        for shape in _shapes_in(text):
-            found += [m.span() for m in shape.finditer(text) if m.end() > m.start()]
-        joined: list[tuple[int, int]] = []
-        for start, end in sorted(found):
-            if joined and start <= joined[-1][1]:
-                joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
-            else:
-                joined.append((start, end))
-        return joined
-
-    @property
-    def longest(self) -> int:
-        return len(self._ordered[0]) if self._ordered else 0
 
     def value(self, value: Any) -> Any:
         """``value`` with every string in it scrubbed (dicts, lists and tuples walked)."""
@@ -126,56 +112,65 @@ class Redactor:
         return value
 
 
-class Stream:
-    """Redaction of text that arrives in pieces (a worker's output, read as it comes).
+class StreamScrubber:
+    """Scrubs text that arrives in pieces, so that a secret split between two is still caught.
 
-    What :meth:`feed` returns never ends inside something the redactor replaces: it holds
-    back the last :data:`WINDOW` characters (a secret, or a bounded shape, may still be
-    arriving; longer when a known secret is longer) and every match that reaches the end of
-    what it has (an unbounded shape, a key block before its END line, may go on). What it
-    holds is bounded by :data:`MAX_HELD`: past that it lets go of what it has, redacted as far
-    as it is seen (a credential-shaped run longer than that is redacted in pieces, and its
-    continuation, no longer starting like a credential, is not). The last :data:`CONTEXT`
-    characters let go stay as context for shapes that look behind (``Authorization: ``) or
-    need a word boundary.
+    The last ``window`` characters are held back (at least the longest known secret, and
+    longer than any shape's shortest match), and so is every match that reaches into them:
+    a token is recorded only once it is whole. The characters before the held text travel
+    with it as context (``authorization: `` before a bearer token). A match can grow without
+    end (a key block with no END line, base64 for ever): once it is ``MAX_HOLD`` long the
+    part so far is replaced and what continues it (key-block characters) is dropped too,
+    so memory stays bounded and no tail of it is ever recorded.
     """
 
-    def __init__(self, redactor: Redactor | None = None) -> None:
-        self._redactor = redactor or _redactor
-        self._text = ""  # context (already let go) + held
-        self._start = 0  # where the held part begins
+    WINDOW = 256
+    CONTEXT = 64
+    MAX_HOLD = 64 * 1024
+    # What may continue a cut-off match: base64, a JWT's or a token's characters, the
+    # spaces and line breaks of a key block (literal or JSON-escaped), its END line.
+    CONTINUATION = re.compile(r"(?:[A-Za-z0-9+/=\s:,._-]|\\n)*")
+
+    def __init__(self, redactor: Redactor) -> None:
+        self._redactor = redactor
+        self._context = ""  # the end of what was already given out, raw
+        self._pending = ""
+        self._continuing = False
 
     def feed(self, text: str) -> str:
-        self._text += text
-        window = max(WINDOW, self._redactor.longest)
-        held = len(self._text) - self._start
-        if held <= window:
-            return ""
-        spans = self._redactor.spans(self._text)
-        cut = len(self._text) - window
-        for start, end in spans:
-            # A match across the cut is kept whole for later; one that may go on (it reaches
-            # the end) only while what is held stays within bounds.
-            still_open = end == len(self._text)
-            if start < cut < end and (not still_open or held <= MAX_HELD):
-                cut = max(start, self._start)
+        """``text`` appended; returns what can be recorded now, scrubbed."""
+        self._pending += text
+        return self._release(final=False)
+
+    def flush(self) -> str:
+        """The end of the stream: everything held back, scrubbed."""
+        return self._release(final=True)
+
+    def _release(self, *, final: bool) -> str:
+        buf, start = self._context + self._pending, len(self._context)
+        if self._continuing:
+            match = self.CONTINUATION.match(buf, start)
+            end = match.end() if match else start
+            self._continuing = end == len(buf) and not final
+            start = end
+        hold = 0 if final else max(self.WINDOW, self._redactor.longest)
+        cut = len(buf) - hold
+        spans = self._redactor.spans(buf, start) if cut > start else []
+        for begin, end in reversed(spans):
+            if begin < cut < end:
+                cut = begin  # the match is not known to be whole: it waits
+        if len(buf) - cut > self.MAX_HOLD:
+            cut = len(buf) - hold  # an over-long match: replaced up to here, the rest dropped
+            self._continuing = any(begin < cut < end for begin, end in spans)
+        cut = max(cut, start)
+        out, at = [], start
+        for begin, end in spans:
+            if begin >= cut:
                 break
-        return self._let_go(cut, spans)
-
-    def close(self) -> str:
-        """Everything still held, redacted: the text is complete."""
-        return self._let_go(len(self._text), self._redactor.spans(self._text))
-
-    def _let_go(self, cut: int, spans: list[tuple[int, int]]) -> str:
-        out, at = [], self._start
-        for start, end in spans:
-            start, end = max(start, at), min(end, cut)
-            if start < end:
-                out += [self._text[at:start], REDACTED]
-                at = end
-        out.append(self._text[at:cut])
-        keep = max(0, cut - CONTEXT)
-        self._text, self._start = self._text[keep:], cut - keep
+            out += [buf[at:begin], REDACTED]
+            at = min(end, cut)
+        out.append(buf[at:cut])
+        self._context, self._pending = buf[:cut][-self.CONTEXT :], buf[cut:]
         return "".join(out)
 
 

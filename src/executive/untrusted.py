@@ -31,3 +31,18 @@ def fence(text: str, info: str = "text") -> str:
     longest = max((len(run) for run in _FENCE_RUN.findall(body)), default=0)
     mark = "`" * max(3, longest + 1)
     return f"{mark}{info}\n{body}\n{mark}"
+
+
+def opening(text: str, limit: int) -> str:
+    """The start of ``text`` up to ``limit`` characters, cut after a sentence (or a line) when
+    one ends in its second half, else after a word, and marked ``…`` when cut: a person reads
+    a record from its beginning, so a cut keeps that, never a mid-word tail."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    ends = [head.rfind(mark) + len(mark) - 1 for mark in (". ", ".\n", "\n\n", "? ", "! ")]
+    end = max(ends)
+    if end < limit // 2:
+        end = head.rfind(" ")
+    return head[: end + 1 if end > 0 else len(head)].rstrip() + " …"

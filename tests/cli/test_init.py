@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 import stat
 
+import pytest
+
 from tests.conftest import run_cli
 
 
@@ -10,7 +12,12 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
     home = tmp_path / "agent"
     created = run_cli("init", str(home))
     assert created.returncode == 0, created.stderr
-    doctor = run_cli("--home", str(home), "doctor", "--json")
+    # A fresh home's workers are Claude Code: with no CLI here, doctor fails and says how.
+    refused = run_cli("--home", str(home), "doctor")
+    assert refused.returncode == 1
+    assert "[FAIL] claude worker CLI: claude not on PATH" in refused.stdout
+    assert "EXECUTIVE_CLAUDE_BIN" in refused.stdout and "WORKER_VENDOR=command" in refused.stdout
+    doctor = run_cli("--home", str(home), "doctor", "--json", env={"WORKER_VENDOR": "command"})
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     checks = json.loads(doctor.stdout)
     assert all(c["ok"] or c["warning"] for c in checks)
@@ -21,8 +28,6 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
 def test_init_layout_git_and_private_env(tmp_path):
     home = tmp_path / "agent"
     assert run_cli("init", str(home)).returncode == 0
-    # Private: a worker account (user mode) or another user reads no ledger, no memory text.
-    assert stat.S_IMODE(home.stat().st_mode) == 0o700
     for folder in [
         "workspace/ondeck",
         "workspace/in-progress/P0",
@@ -36,6 +41,8 @@ def test_init_layout_git_and_private_env(tmp_path):
     ]:
         assert (home / folder).is_dir(), folder
     env = (home / ".env.executive").read_text()
+    # Private: no other account (user mode's worker account) reads ledgers or memory texts.
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
     assert stat.S_IMODE((home / ".env.executive").stat().st_mode) == 0o600
     user_line = next(line for line in env.splitlines() if line.startswith("V3_MEM0_USER_ID="))
     assert len(user_line.split("=", 1)[1]) > 6
@@ -56,13 +63,21 @@ def test_version_is_printed():
     assert result.stdout.strip() == f"executive {__version__}"
 
 
-def test_status_outside_a_home_fails_and_names_the_folder(tmp_path):
-    result = run_cli("--home", str(tmp_path), "status")
-    assert result.returncode == 1
-    assert f"{tmp_path} is not an agent home" in result.stderr
-    missing = run_cli("--home", str(tmp_path / "nowhere"), "status")
-    assert missing.returncode == 1
-    assert "nowhere" in missing.stderr
+COMMANDS = [["run", "--once"], ["run"], ["status"], ["doctor"], ["bundle", "list"], ["mem", "list"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c))
+def test_only_init_makes_a_home_every_other_command_refuses_and_writes_nothing(tmp_path, command):
+    plain = {"EXECUTIVE_LOG_FORMAT": "console"}
+    (tmp_path / "notes.txt").write_text("not a home")
+    for folder in (tmp_path, tmp_path / "nowhere"):
+        result = run_cli("--home", str(folder), *command, env=plain)
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert (
+            f"EXECUTIVE_HOME='{folder}'" in result.stderr and "not an agent home" in result.stderr
+        )
+        assert f"fix: executive init {folder}" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
 def test_init_twice_keeps_what_exists(tmp_path):
@@ -73,13 +88,6 @@ def test_init_twice_keeps_what_exists(tmp_path):
     assert again.returncode == 0
     assert "kept    .env.executive" in again.stdout
     assert (home / ".env.executive").read_text() == before
-
-
-def test_doctor_fails_with_a_fix_when_the_home_is_missing(tmp_path):
-    result = run_cli("--home", str(tmp_path / "nowhere"), "doctor")
-    assert result.returncode == 1
-    assert "FAIL" in result.stdout
-    assert "fix: executive init" in result.stdout
 
 
 def test_status_reports_hooks_and_why(tmp_path):
@@ -139,3 +147,16 @@ def test_doctor_warns_about_a_misspelt_key_and_names_the_real_one(tmp_path):
     result = run_cli("--home", str(home), "doctor")
     assert "[warn] unknown key V3_MEM_HOOK_POSTRUN" in result.stdout
     assert "did you mean V3_MEM_HOOK_POST_RUN?" in result.stdout
+
+
+def test_a_command_prints_its_answer_on_stdout_and_no_log_line_there(tmp_path):
+    from tests.loop.homes import add_bundle, make_home
+
+    home = make_home(tmp_path)
+    add_bundle(home, "stuck", "exit 1\n")
+    blocked = home / "workspace" / "blocked"
+    blocked.mkdir(parents=True, exist_ok=True)
+    (home / "workspace" / "ondeck" / "stuck").rename(blocked / "stuck")
+    result = run_cli("--home", str(home), "bundle", "retry", "stuck")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["queued workspace/ondeck/stuck again (attempts reset)"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 
 import psycopg
 import pytest
 
 from executive.workspace.scaffold import scaffold
 from tests.conftest import run_cli, set_env
+from tests.daemonproc import Daemon
 from tests.hooks.conftest import pre_spawn
 from tests.memory.payloads import partial
 
@@ -113,3 +115,46 @@ def test_doctor_checks_the_postgres_server_and_never_prints_the_password(homes, 
     assert down.returncode == 1
     assert "hunter2-secret" not in down.stdout + down.stderr
     assert "exec:***@127.0.0.1:1" in down.stdout
+
+
+def test_another_installation_rebuilding_purging_and_restoring_leaves_every_memory_of_ours(
+    tmp_path, pg_url
+):
+    # Issue 30, break 7: two installations (each its own user id, no peers) on one database.
+    # B's operator runs the durability tools through B's daemon; A's memories all survive.
+    ours, theirs = scaffold(tmp_path / "ours").home, scaffold(tmp_path / "theirs").home
+    for home in (ours, theirs):
+        set_env(
+            home,
+            EXECUTIVE_STORE="postgres",
+            EXECUTIVE_STORE_URL=pg_url,
+            V3_MEMORY_ENABLED="true",
+            EXECUTIVE_GIT_COMMIT="false",
+        )
+    lesson = partial("semantic", text="The package mirror drops the first connection of a day.")
+    ok(mem(ours, "backfill", "--lane", "A"))
+    ok(mem(ours, "add", "--batch", json.dumps([lesson, partial("procedural")])))
+    before = {r["id"]: r["text"] for r in ok(mem(ours, "list", "--json"))["results"]}
+    assert len(before) == 9
+    ok(mem(theirs, "backfill", "--lane", "A"))
+    ok(mem(theirs, "add", "--payload", json.dumps(partial("episodic"))))
+
+    daemon = Daemon(theirs, {"IDLE_SLEEP_SECONDS": "30"})
+    try:
+        daemon.wait_for("control.listening", timeout=120)
+        snapshot = ok(mem(theirs, "snapshot"))
+        assert snapshot["total"] == 8  # its own memories: ours are not its to keep
+        assert ok(mem(theirs, "rebuild"))["memories"] == 8
+        assert ok(mem(theirs, "drift", "--fix"))["ok"]
+        purged = ok(mem(theirs, "purge", "--env", "prod", "--yes"))
+        assert (purged["matched"], purged["deleted"]) == (8, 8)
+        restored = ok(mem(theirs, "restore", snapshot["path"]))
+        assert (restored["memories"], restored["refused"]) == (8, [])
+        daemon.signal(signal.SIGTERM)
+        assert daemon.wait(60) == 0, daemon.stderr
+    finally:
+        daemon.kill()
+
+    after = {r["id"]: r["text"] for r in ok(mem(ours, "list", "--json"))["results"]}
+    assert after == before
+    assert ok(mem(ours, "drift"))["clean"]

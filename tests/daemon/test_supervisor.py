@@ -329,7 +329,7 @@ async def test_failures_in_a_row_make_the_daemon_unhealthy_until_one_succeeds(tm
     assert "1 failed in a row" in str(executive.seen[1]["detail"])
     # The status file (the files' view of `executive status`) says the same.
     status = json.loads((tmp_path / ".state" / "status.json").read_text())
-    assert status["health"] == {"ok": True, "detail": "ok", "failed_in_a_row": 0}
+    assert status["health"] == {"ok": True, "detail": "ok", "failed_in_a_row": 0, "degraded": {}}
     failed = [i for i in status["recent_iterations"] if i["pace"] == "failed"]
     assert len(failed) == 4 and all(i["error"].startswith("RuntimeError: ") for i in failed)
     assert TOKEN not in json.dumps(status)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import re
 import signal
 import socket
@@ -198,3 +199,31 @@ def test_a_taken_port_leaves_the_loop_running(tmp_path):
             daemon.signal(signal.SIGTERM)
             assert daemon.wait(timeout=60) == 0
             daemon.kill()
+
+
+PROMQL_WORDS = {"up", "delta", "increase", "rate", "and", "or", "unless", "by", "sum", "e6", "job"}
+
+
+@pytest.mark.store  # the demo daemon opens the embedded store
+def test_the_example_alert_rules_parse_and_name_only_metrics_the_daemon_exports(demo):
+    import yaml
+
+    from tests.conftest import REPO
+
+    rules = yaml.safe_load((REPO / "deploy" / "prometheus-alerts.yml").read_text())
+    [group] = rules["groups"]
+    assert len(group["rules"]) >= 6
+    exported = {
+        s.name for f in text_string_to_metric_families(demo.get("/metrics").text) for s in f.samples
+    }
+    for rule in group["rules"]:
+        assert set(rule) <= {"alert", "expr", "for", "labels", "annotations"}, rule
+        assert rule["alert"] and rule["annotations"]["summary"]
+        expr = re.sub(r'\{[^}]*\}|\[[^\]]*\]|"[^"]*"', " ", rule["expr"])
+        names = set(re.findall(r"[a-z_][a-z0-9_]*", expr)) - PROMQL_WORDS
+        assert names <= exported, (rule["alert"], names - exported)
+    m = samples(demo.get("/metrics").text)
+    assert value(m, "executive_bundles", state="blocked") >= 1
+    assert value(m, "executive_failed_iterations_in_a_row") == 0
+    assert value(m, "executive_build_info", python=platform.python_version()) == 1
+    assert value(m, "process_resident_memory_bytes") > 10e6

@@ -194,3 +194,25 @@ async def test_drift_counts_a_peer_homes_memories_as_expected_not_extra(tmp_path
     shared = await sources.drift(View(), homes[0], [homes[1].root])
     assert alone == {"missing": 0, "extra": 1}
     assert shared == {"missing": 0, "extra": 0}
+
+
+@pytest.mark.anyio
+async def test_drift_counts_only_this_installations_memories_on_a_shared_store(tmp_path):
+    from executive.files import append_jsonl
+    from executive.home import Home
+    from executive.memory.store.base import MemoryRecord
+
+    home = Home(tmp_path / "a")
+    line = {"op": "add", "attempt": "k-a", "key": "k-a", "payload": {"text": "k-a"}}
+    append_jsonl(home.harvest_runs / "2026-12-01.jsonl", {**line, "status": "SUCCEEDED"})
+    rows = [
+        MemoryRecord(id="1", text="a", user_id="mine", metadata={"key": "k-a"}),
+        MemoryRecord(id="2", text="b", user_id="theirs", metadata={"key": "k-b"}),
+    ]
+
+    class View:
+        async def list(self, where):
+            return [r for r in rows if where is None or where.matches(r)]
+
+    assert await sources.drift(View(), home, user_id="mine") == {"missing": 0, "extra": 0}
+    assert await sources.drift(View(), home) == {"missing": 0, "extra": 1}

@@ -149,7 +149,7 @@ async def test_a_failing_or_hanging_store_is_an_error_value_and_the_caller_goes_
         assert any("injected outage" in r.error for r in outcomes)
     finished = [r for r in logs() if r["event"] == "hook.finished"]
     assert len(finished) == 5 and all(r["outcome"] == "failed" for r in finished)
-    assert all("tools" in r and "tail" in r for r in finished)
+    assert all("tools" in r and ("tail" in r or "answer_sha256" in r) for r in finished)
 
 
 async def test_a_rejected_payload_is_a_failed_hook(env, logs):
@@ -181,3 +181,27 @@ async def test_the_work_ledger_is_optional_and_unwritable_ledgers_do_not_raise(e
     env.work_ledger = WorkLedger(blocked)
     result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
     assert result.outcome == "ok"
+
+
+async def test_a_read_hooks_answer_is_its_size_and_hash_at_info_and_its_tail_at_debug(env):
+    import io
+    import json
+    import logging
+
+    import structlog
+
+    from executive.logs import configure_logging
+
+    buffer = io.StringIO()
+    configure_logging(fmt="json", level="debug", stream=buffer)
+    try:
+        result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
+    finally:
+        structlog.reset_defaults()
+        logging.getLogger().handlers.clear()
+    lines = [json.loads(x) for x in buffer.getvalue().splitlines() if x.startswith("{")]
+    [finished] = [x for x in lines if x["event"] == "hook.finished"]
+    [answer] = [x for x in lines if x["event"] == "hook.answer"]
+    assert finished["level"] == "info" and "tail" not in finished
+    assert finished["answer_chars"] == len(result.final_text)
+    assert answer["level"] == "debug" and answer["tail"] == result.tail

@@ -28,6 +28,13 @@ def alive(pid: int, started: int | None) -> bool:
     return state != "Z"
 
 
+def _appears(path: Path, text: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and text in path.read_text()):
+        assert time.monotonic() < deadline, f"{text!r} never appeared in {path}"
+        time.sleep(0.02)
+
+
 def worker_pid(home) -> tuple[int, int]:
     [pid_file] = list((home / ".state" / "pids").glob("*.json"))
     info = json.loads(pid_file.read_text())
@@ -65,11 +72,9 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
     try:
         first.wait_for("worker.started", timeout=60)
         pid, started = worker_pid(home)
-        # Its script is read (its first line ran) before the daemon dies and the test edits it.
-        runs = outputs(home) / "sturdy" / "runs.log"
-        deadline = time.monotonic() + 60
-        while not (runs.exists() and runs.read_text()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # Started is not yet running its script: the script must be read (and the slow sleep
+        # begun) before it is changed below, or this attempt runs the quick one.
+        _appears(outputs(home) / "sturdy" / "runs.log", "start 1")
         first.proc.send_signal(signal.SIGKILL)
         first.proc.wait(10)
     finally:
@@ -142,8 +147,9 @@ def test_naming_a_memory_key_for_workers_stops_start_up(tmp_path):
     home = make_home(tmp_path, EXECUTIVE_WORKER_ENV="V3_MEM0_API_KEY,EXTRA_OK")
     result = run_cli("--home", str(home), "run", "--once")
     assert result.returncode == 2
-    assert "EXECUTIVE_WORKER_ENV" in result.stderr
-    assert "never reach a worker: V3_MEM0_API_KEY" in result.stderr
+    [problem] = json.loads(result.stdout)["problems"]  # the log is JSON: so is the error
+    assert problem["variable"] == "EXECUTIVE_WORKER_ENV"
+    assert "never reach a worker: V3_MEM0_API_KEY" in problem["why"]
 
 
 def test_a_memory_key_under_another_name_is_refused_at_spawn(tmp_path):
@@ -159,3 +165,13 @@ def test_a_memory_key_under_another_name_is_refused_at_spawn(tmp_path):
     [blocked] = events(home, "GOAL_BLOCKED", bundle="leaky")
     assert "executive-tier variables would reach the worker: COPIED_KEY" in blocked["reason"]
     assert key not in result.stdout
+
+
+def test_a_worker_that_cannot_start_blocks_its_bundle_with_the_fix(tmp_path):
+    home = make_home(tmp_path, EXECUTIVE_CLAUDE_BIN="/nowhere/claude")
+    add_bundle(home, "needs-claude", "", vendor="claude", command=None)
+    result = run_cli("--home", str(home), "run", "--once")
+    assert result.returncode == 0, result.stderr
+    entry = (home / "workspace" / "needs-you.md").read_text()
+    assert "cannot start the worker (/nowhere/claude): no such program" in entry
+    assert "EXECUTIVE_CLAUDE_BIN" in entry and "vendor: command" in entry

@@ -249,3 +249,12 @@ def test_what_the_workers_did_is_in_the_ledger_and_in_memory(scenario):
         "ran `sh {bundle_dir}/work.sh`, which failed with “fatal: permission"
         in (state["steps"][0]["diagnosis"])
     )
+
+
+def test_every_worker_started_line_has_its_worker_finished(scenario):
+    _, daemon = scenario
+    started = [r["contract_id"] for r in daemon.records if r.get("event") == "worker.started"]
+    finished = [r["contract_id"] for r in daemon.records if r.get("event") == "worker.finished"]
+    # Workers and their verifiers (which run under the same contract id) alike.
+    assert len(started) > len(events(daemon.home, "STEP_STARTED"))
+    assert sorted(started) == sorted(finished)

@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from executive.memory.envelope import Defaults, stamp
+from executive.memory.principles import TrustedRules
 
 DEFAULTS = Defaults(user_id="agent-test", env="prod")
 
@@ -96,3 +97,7 @@ def stamped(
     kind: str = "episodic", defaults: Defaults = DEFAULTS, **changes: Any
 ) -> dict[str, Any]:
     return stamp(partial(kind, **changes), defaults)
+
+
+# What the constitution sync would write now: the one rule a test's constitution.md holds.
+TRUSTED = TrustedRules.of([_BASE["principle"]], ["constitution.md"])

@@ -18,12 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from executive.memory import ledger as L
+from executive.memory.drift import drift
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger
-from executive.memory.rebuild import drift, purge, rebuild
+from executive.memory.rebuild import purge, rebuild
 from executive.memory.store.base import Filter, MemoryRecord
 from tests.memory.conftest import open_store
-from tests.memory.payloads import DEFAULTS, partial
+from tests.memory.payloads import DEFAULTS, TRUSTED, partial
 
 FACTS = [
     "The fetch mirror for bundle flaky-fetch resets connections (ECONNRESET) on first contact.",
@@ -73,7 +74,7 @@ async def test_the_same_text_with_another_confidence_and_run_is_a_skip(harvester
         first.results[0].key,
     )
     assert "payload" not in skip
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.clean, report
     (state,) = ledger.state().live().values()
     assert state.payload["metadata"]["confidence"] == 0.85 and state.payload["run_id"].startswith(
@@ -88,10 +89,10 @@ async def test_a_near_duplicate_is_a_skip_and_a_rebuild_stores_one_text(harveste
     assert again.results[0].status == L.DUPLICATE
     assert again.results[0].key != first.results[0].key  # another key: a near-duplicate
     assert again.results[0].memory_id == first.results[0].memory_id
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.clean, report
     before = picture(await store.list(None))
-    result = await rebuild(store, harvester, ledger)
+    result = await rebuild(store, harvester, ledger, TRUSTED)
     assert result["memories"] == 1 and result["refused"] == []
     assert picture(await store.list(None)) == before
 
@@ -147,12 +148,12 @@ async def _scenario(sequence: list[tuple[str, int, int]], root: Path, backend: s
         harvester = Harvester(store, ledger, DEFAULTS, timeout_seconds=30)
         for step, op in enumerate(sequence):
             await _apply(harvester, store, op, step)
-        report, _, _ = await drift(store, ledger)
+        report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
         assert report.clean, (sequence, report)
         assert ledger.state().pending() == []
         before = picture(await store.list(None))
         assert set(before) == set(ledger.state().live())
-        result = await rebuild(store, harvester, ledger)
+        result = await rebuild(store, harvester, ledger, TRUSTED)
         assert result["refused"] == []
         assert picture(await store.list(None)) == before, sequence
     finally:

@@ -6,10 +6,11 @@ import pytest
 
 from executive.memory import ledger as L
 from executive.memory.classify import Rejected
+from executive.memory.drift import drift, fix_drift
 from executive.memory.harvester import PRINCIPLE_SYNC_ACTOR
-from executive.memory.rebuild import drift, fix_drift, rebuild
+from executive.memory.rebuild import rebuild
 from executive.memory.store.base import Filter
-from tests.memory.payloads import partial, stamped
+from tests.memory.payloads import DEFAULTS, TRUSTED, partial, stamped
 
 pytestmark = pytest.mark.anyio
 
@@ -33,9 +34,9 @@ async def test_a_payload_carrying_a_principles_key_cannot_replace_it(harvester, 
     # The key is the harvester's own: the attack is a new semantic memory, not a duplicate.
     assert result.results[0].status == L.SUCCEEDED
     assert result.results[0].key != principle.key
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.clean, report
-    await fix_drift(store, harvester, ledger)
+    await fix_drift(store, harvester, ledger, TRUSTED)
     kept = await store.get(principle.memory_id)
     assert (kept.text, kept.type, kept.metadata["immutable"]) == (RULE, "principle", True)
     assert ledger.state().keys[principle.key].payload["metadata"]["type"] == "principle"
@@ -71,8 +72,8 @@ async def test_an_old_ledger_whose_skip_line_carried_another_payload_folds_to_th
         }
     )
     assert ledger.state().keys[principle.key].payload["text"] == RULE
-    assert (await drift(store, ledger))[0].clean
-    await rebuild(store, harvester, ledger)
+    assert (await drift(store, ledger, DEFAULTS.user_id, TRUSTED))[0].clean
+    await rebuild(store, harvester, ledger, TRUSTED)
     (stored,) = await store.list(Filter(user_id="agent-test"))
     assert (stored.text, stored.type) == (RULE, "principle")
 
@@ -80,9 +81,9 @@ async def test_an_old_ledger_whose_skip_line_carried_another_payload_folds_to_th
 async def test_drift_fix_never_changes_an_immutable_memory_and_says_so(harvester, store, ledger):
     principle = await sync(harvester)
     await store.update(principle.memory_id, text="Push whenever you like.")  # behind its back
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.changed == [principle.key]
-    fixed = await fix_drift(store, harvester, ledger)
+    fixed = await fix_drift(store, harvester, ledger, TRUSTED)
     assert fixed["ok"] is False
     assert [k["key"] for k in fixed["kept_immutable"]] == [principle.key]
     assert "immutable" in fixed["kept_immutable"][0]["reason"]
@@ -103,10 +104,12 @@ async def test_rebuild_refuses_a_principle_the_sync_did_not_write(harvester, sto
         }
     )
     legit = await sync(harvester)
-    result = await rebuild(store, harvester, ledger)
+    result = await rebuild(store, harvester, ledger, TRUSTED)
     assert result["memories"] == 1
     (refused,) = result["refused"]
     assert refused["key"] == payload["metadata"]["key"]
     assert refused["rejections"][0]["field"] == "metadata.type"
     assert [r.key for r in await store.list(None)] == [legit.key]
-    assert (await drift(store, ledger))[0].refused == [payload["metadata"]["key"]]
+    assert (await drift(store, ledger, DEFAULTS.user_id, TRUSTED))[0].refused == [
+        payload["metadata"]["key"]
+    ]

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from executive.memory.drift import drift, fix_drift
 from executive.memory.harvester import Harvester
-from executive.memory.rebuild import drift, fix_drift, purge, rebuild
+from executive.memory.rebuild import purge, rebuild
 from executive.memory.store.base import Filter, NewMemory
-from tests.memory.payloads import DEFAULTS, partial
+from tests.memory.payloads import DEFAULTS, TRUSTED, partial
 
 pytestmark = pytest.mark.anyio
 
@@ -39,10 +40,10 @@ async def test_rebuild_from_the_ledgers_gives_the_same_keys_and_texts(harvester,
     before = await keys_and_texts(store)
     await store.wipe()
     assert await store.count() == 0
-    result = await rebuild(store, harvester, ledger)
+    result = await rebuild(store, harvester, ledger, TRUSTED)
     assert result["memories"] == 39
     assert await keys_and_texts(store) == before
-    again = await rebuild(store, harvester, ledger)  # idempotent
+    again = await rebuild(store, harvester, ledger, TRUSTED)  # idempotent
     assert again["memories"] == 39 and await keys_and_texts(store) == before
 
 
@@ -58,13 +59,13 @@ async def test_drift_finds_missing_extra_and_changed_and_fix_repairs_them(harves
         )
     )
     await store.update(records[1].id, text="Changed behind the ledger's back.")
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.missing == [records[0].key]
     assert report.extra == [extra.memory_id]
     assert report.changed == [records[1].key]
-    fixed = await fix_drift(store, harvester, ledger)
+    fixed = await fix_drift(store, harvester, ledger, TRUSTED)
     assert fixed["ok"] and fixed["after"]["clean"]
-    assert (await drift(store, ledger))[0].clean
+    assert (await drift(store, ledger, DEFAULTS.user_id, TRUSTED))[0].clean
     assert len(await store.list(None)) == 6
 
 
@@ -91,7 +92,7 @@ async def test_purge_by_env_cohort_and_app_removes_exactly_those_and_survives_a_
     remaining = await store.list(None)
     assert len(remaining) == 4 and {r.metadata["env"] for r in remaining} == {"prod"}
 
-    await rebuild(store, prod, ledger)
+    await rebuild(store, prod, ledger, TRUSTED)
     assert {r.key for r in await store.list(None)} == {r.key for r in remaining}
 
 
@@ -121,13 +122,13 @@ async def test_rebuild_validates_every_ledger_record_and_reports_what_it_refused
             "payload": hostile,
         }
     )
-    result = await rebuild(store, harvester, ledger)
+    result = await rebuild(store, harvester, ledger, TRUSTED)
     assert result["memories"] == 2
     assert [(r["key"], r["rejections"][0]["field"]) for r in result["refused"]] == [
         ("f" * 32, "metadata.type")
     ]
     assert all(r.type == "semantic" or r.type == "reflective" for r in await store.list(None))
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.clean and report.refused == ["f" * 32]
 
 
@@ -141,7 +142,7 @@ async def test_rebuild_keeps_every_id_and_replays_each_history(harvester, store,
     history_before = await store.history(edited.id)
     assert [h["event"] for h in history_before] == ["ADD", "UPDATE"]
 
-    await rebuild(store, harvester, ledger)
+    await rebuild(store, harvester, ledger, TRUSTED)
 
     assert {r.key: r.id for r in await store.list(None)} == ids_before
     history = await store.history(edited.id)
@@ -176,13 +177,13 @@ async def test_a_ledger_id_no_store_gives_gets_a_new_id_and_the_rest_keep_theirs
             }
         )
 
-    result = await rebuild(store, harvester, ledger)
+    result = await rebuild(store, harvester, ledger, TRUSTED)
 
     assert result["memories"] == 5 and result["refused"] == []
     after = {r.key: r.id for r in await store.list(None)}
     assert {k: after[k] for k in ids_before} == ids_before
     assert {after[k] for k in added}.isdisjoint({"m0", "7"})
-    report, _, _ = await drift(store, ledger)
+    report, _, _ = await drift(store, ledger, DEFAULTS.user_id, TRUSTED)
     assert report.clean
 
 
@@ -211,13 +212,13 @@ async def test_a_memorys_files_and_outdated_mark_survive_a_rebuild_and_a_snapsho
     expected = [(["src/weather/parser.py", "setup.cfg"], ["setup.cfg"], "2026-12-04-weather-abc")]
     assert carried(await store.list(None)) == expected
     await store.wipe()
-    await rebuild(store, harvester, ledger)
+    await rebuild(store, harvester, ledger, TRUSTED)
     assert carried(await store.list(None)) == expected
 
     taken = await snapshots.take(store, tmp_path / "snaps", user_id=DEFAULTS.user_id)
     empty = await open_store(tmp_path / "empty")
     try:
-        await restore(empty, harvester, snapshots.load(Path(taken["path"])))
+        await restore(empty, harvester, snapshots.load(Path(taken["path"])), TRUSTED)
         assert carried(await empty.list(None)) == expected
     finally:
         await empty.close()

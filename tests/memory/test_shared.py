@@ -42,5 +42,7 @@ def test_a_peer_is_named_by_its_own_env_file(tmp_path, monkeypatch):
     peer = tmp_path / "peer home!"
     peer.mkdir()
     assert member(peer).name == "peer-home"
-    (peer / ".env.executive").write_text("EXECUTIVE_NAME=builder-2\n")
-    assert member(peer).name == "builder-2"
+    (peer / ".env.executive").write_text(
+        "EXECUTIVE_NAME=builder-2\nEXECUTIVE_SPEC_FILES=docs/RULES.md, SPEC.md\n"
+    )
+    assert member(peer) == Member(peer, "builder-2", ("docs/RULES.md", "SPEC.md"))

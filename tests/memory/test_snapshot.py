@@ -14,7 +14,7 @@ from executive.memory.classify import validate
 from executive.memory.rebuild import RebuildError, restore
 from executive.memory.store.base import Filter, NewMemory
 from tests.memory.conftest import PAGED_COUNT, fill, open_store, several_pages
-from tests.memory.payloads import stamped
+from tests.memory.payloads import TRUSTED, stamped
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +78,7 @@ async def test_restore_into_an_empty_store_gives_the_same_keys(store, tmp_path, 
     result = await snapshots.take(store, tmp_path / "snaps", user_id="agent-test")
     empty = await open_store(tmp_path / "empty")
     try:
-        restored = await restore(empty, harvester, snapshots.load(Path(result["path"])))
+        restored = await restore(empty, harvester, snapshots.load(Path(result["path"])), TRUSTED)
         assert (restored["memories"], restored["refused"]) == (300, [])
         before = {
             r.key: (r.text, r.created_at) for r in await store.list(Filter(user_id="agent-test"))
@@ -87,8 +87,8 @@ async def test_restore_into_an_empty_store_gives_the_same_keys(store, tmp_path, 
             r.key: (r.text, r.created_at) for r in await empty.list(Filter(user_id="agent-test"))
         }
         assert after == before
-        with pytest.raises(RebuildError, match="not empty"):
-            await restore(empty, harvester, snapshots.load(Path(result["path"])))
+        with pytest.raises(RebuildError, match="holds 300 memories of this installation"):
+            await restore(empty, harvester, snapshots.load(Path(result["path"])), TRUSTED)
     finally:
         await empty.close()
 
@@ -113,7 +113,7 @@ async def test_restore_validates_every_record_and_reports_what_it_refused(
     path.write_text(json.dumps(document))
     await store.wipe()
 
-    result = await restore(store, harvester, snapshots.load(path))
+    result = await restore(store, harvester, snapshots.load(path), TRUSTED)
     assert result["memories"] == 3
     refused = {r["index"]: {x["field"] for x in r["rejections"]} for r in result["refused"]}
     assert refused == {
@@ -145,9 +145,10 @@ async def test_a_same_day_rerun_replaces_and_a_failed_run_leaves_the_previous_fi
 ):
     tmp_path = tmp_path / "snaps"
     await fill(store, 3)
-    first = await snapshots.take(store, tmp_path, user_id="u")
-    await fill(store, 5, user_id="other")
-    second = await snapshots.take(store, tmp_path, user_id="u")
+    first = await snapshots.take(store, tmp_path, user_id="agent-test")
+    await fill(store, 5)
+    await fill(store, 4, user_id="other")  # another installation's: not this home's to keep
+    second = await snapshots.take(store, tmp_path, user_id="agent-test")
     assert (
         first["path"] == second["path"]
         and json.loads(Path(second["path"]).read_text())["total"] == 8
@@ -158,9 +159,9 @@ async def test_a_same_day_rerun_replaces_and_a_failed_run_leaves_the_previous_fi
         raise OSError("killed mid-snapshot")
 
     monkeypatch.setattr(Path, "replace", torn)
-    await fill(store, 2, user_id="third")
+    await fill(store, 2)
     with pytest.raises(OSError):
-        await snapshots.take(store, tmp_path, user_id="u")
+        await snapshots.take(store, tmp_path, user_id="agent-test")
     monkeypatch.undo()
     assert Path(second["path"]).read_bytes() == good
     assert [p.name for p in tmp_path.iterdir()] == [Path(second["path"]).name]  # no temp file left
@@ -188,5 +189,5 @@ async def test_the_listing_is_checked_against_the_count(store, tmp_path):
     await fill(store, 4)
     folder = tmp_path / "snaps"
     with pytest.raises(snapshots.SnapshotError, match="returned 3 memories but the store counts 4"):
-        await snapshots.take(Short(), folder, user_id="u", now=datetime.now(UTC))
+        await snapshots.take(Short(), folder, user_id="agent-test", now=datetime.now(UTC))
     assert not folder.exists()

@@ -1,48 +1,73 @@
-"""The worker account of user mode: held by one run at a time, and emptied at its end."""
+"""User mode's worker account: one run at a time, and every process of it ended after."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import signal
+import select
+import shutil
 import subprocess
+import tempfile
+import time
+from pathlib import Path
 
+import anyio
 import pytest
 
 from executive.workers import account, sandbox
 
 IDS = sandbox.account_ids("nobody")
 pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(os.geteuid() != 0 or IDS is None, reason="needs root and nobody"),
+    pytest.mark.skipif(os.geteuid() != 0 or IDS is None, reason="needs root and the nobody account")
 ]
 
 
-async def test_a_run_holds_the_account_against_every_other_run_on_this_host():
+@pytest.mark.anyio
+async def test_while_a_run_holds_the_account_no_other_can_take_it():
     assert IDS is not None
-    lock = account.LOCK_FOLDER / f"worker-{IDS[0]}.lock"
-    async with account.held(IDS[0], "first"):
-        other = os.open(lock, os.O_RDWR)  # as another executive would open it
-        try:
-            with pytest.raises(BlockingIOError):
-                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        finally:
-            os.close(other)
-    other = os.open(lock, os.O_RDWR)
+    # held() waits its turn: other tests' user-mode runs take the same account meanwhile.
+    async with account.held(IDS[0], "test"):
+        assert account.try_lock(IDS[0]) is None  # another executive's run would wait here
+
+
+def test_the_sweep_ends_a_detached_process_with_a_cleared_environment():
+    assert IDS is not None
+    # Where the account can write: outside root's private test folders.
+    scratch = Path(tempfile.mkdtemp(prefix="executive-account-", dir="/var/tmp"))
+    scratch.chmod(0o711)
+    pid_file = scratch / "pid"
+    pid_file.touch()
+    os.chown(pid_file, *IDS)
     try:
-        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free once the run is over
+        _sweep_ends_what(pid_file)
     finally:
-        os.close(other)
-    assert (account.LOCK_FOLDER.stat().st_mode & 0o022, account.LOCK_FOLDER.stat().st_uid) == (0, 0)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-async def test_every_process_of_the_account_is_ended_however_it_left():
+def _sweep_ends_what(pid_file: Path) -> None:
     assert IDS is not None
-    # Detached, in a session of its own, with an empty environment: nothing marks it.
-    script = "env -i setsid sleep 600 </dev/null >/dev/null 2>&1 &"
+    # It leaves the session and clears its environment; the shell that started it exits,
+    # so init adopts it: no tree, group or run mark leads to it.
     subprocess.run(
-        ["sh", "-c", script], user=IDS[0], group=IDS[1], extra_groups=[], cwd="/", check=True
+        ["sh", "-c", f"setsid env -i sh -c 'echo $$ > {pid_file}; exec sleep 702' &"],
+        user=IDS[0],
+        group=IDS[1],
+        extra_groups=[],
+        cwd="/",
+        check=True,
     )
-    assert account.processes(IDS[0])
-    await account.signal_all(*IDS, signal.SIGKILL)
-    assert await account.wait_empty(IDS[0], 10) == []
+    deadline = time.monotonic() + 30
+    while not pid_file.read_text().strip():
+        assert time.monotonic() < deadline, "the detached process never started"
+        time.sleep(0.02)
+    pinned = os.pidfd_open(int(pid_file.read_text()))
+    try:
+        assert not select.select([pinned], [], [], 0)[0]  # alive
+
+        async def sweep() -> list[int]:
+            async with account.held(IDS[0], "test"):
+                return account.sweep(*IDS)
+
+        assert anyio.run(sweep) == []
+        assert select.select([pinned], [], [], 0)[0]  # gone once the sweep returned
+    finally:
+        os.close(pinned)

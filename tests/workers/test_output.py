@@ -1,73 +1,78 @@
-"""A worker's output as it comes: the run log (redacted, capped, one marker) and a tail."""
+"""A worker's output streamed through a real pipe: redacted as it passes, capped, never held."""
 
 from __future__ import annotations
 
-import random
+import os
+import subprocess
 
 import anyio
 import pytest
 
 from executive.redact import REDACTED
-from executive.workers.output import MARKER, LogOutput, RunLog, Tail, cut_at_cap
-from tests.security.hostile import token_shapes
+from executive.workers.output import MARKER, LogFile, Pump, Tail
+
+pytestmark = pytest.mark.anyio
+TOKEN = "ghp_" + "Q7w" * 12
 
 
-def _chunks(data: bytes, seed: int) -> list[bytes]:
-    """``data`` in pieces of random sizes (1 byte to 64 KB), as a pipe hands them over."""
-    rng = random.Random(seed)
-    out, at = [], 0
-    while at < len(data):
-        size = rng.choice([1, 7, 512, 4096, 65536, rng.randrange(1, 65536)])
-        out.append(data[at : at + size])
-        at += size
-    return out
+async def _through_pipe(sink, script: str) -> Pump:
+    """``sh -c script`` writing into a pipe that a pump drains into ``sink``, to its end."""
+    read_end, write_end = os.pipe()
+    pump = Pump(read_end, sink)
+    process = subprocess.Popen(["sh", "-c", script], stdout=write_end, stderr=write_end)
+    os.close(write_end)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(pump.run)
+        await anyio.to_thread.run_sync(process.wait)
+    await pump.finish()
+    await anyio.to_thread.run_sync(sink.close)
+    assert process.returncode == 0  # it was never left blocked on a full pipe
+    return pump
 
 
-def test_the_run_log_is_redacted_across_pieces_and_cut_at_its_cap_with_one_marker(tmp_path):
-    shapes = token_shapes()
-    line = "progress: ünïcode ok\n"
-    text = "".join(f"{line * 500}{token}\n" for token in shapes.values()) * 40
-    data = text.encode()
-    cap = len(data) // 3
-    log = RunLog(tmp_path / "run.log", cap)
-    for chunk in _chunks(data, seed=30):
-        log.write(chunk)
-    log.close()
-    written = (tmp_path / "run.log").read_bytes()
-    body, marker = written.rstrip(b"\n").rsplit(b"\n", 1)
-    assert marker.decode() == MARKER.format(cap=cap)
-    assert len(body) <= cap and len(written) <= cap + len(marker) + 2
-    assert body.decode().count(REDACTED) > 10  # whole, valid UTF-8, and redacted
-    assert not [k for k, v in shapes.items() if v.splitlines()[-1].encode() in written]
-    assert cut_at_cap(tmp_path / "run.log")
+async def test_past_the_cap_one_marker_line_and_the_rest_is_read_and_dropped(tmp_path):
+    log = tmp_path / "run.log"
+    cap = 100_000
+    printed = 5_000_000
+    pump = await _through_pipe(
+        LogFile(log, cap), f"echo 'first {TOKEN}'; yes 'a line' | head -c {printed}"
+    )
+    data = log.read_bytes()
+    marker = MARKER.format(limit=cap).encode()
+    assert data.startswith(f"first {REDACTED}\n".encode()) and data.endswith(marker)
+    assert data.count(marker) == 1 and len(data) == cap + len(marker)
+    assert pump.total == len(f"first {TOKEN}\n") + printed
 
 
-def test_a_run_log_under_its_cap_is_the_whole_output_redacted(tmp_path):
-    token = token_shapes()["ghp"]
-    log = RunLog(tmp_path / "run.log", 1 << 20)
-    for chunk in _chunks(f"before {token} after\n".encode() * 3, seed=1):
-        log.write(chunk)
-    log.close()
-    assert (tmp_path / "run.log").read_text() == f"before {REDACTED} after\n" * 3
-    assert not cut_at_cap(tmp_path / "run.log")
+async def test_below_the_cap_everything_is_kept_redacted_and_utf8_survives_the_chunks(tmp_path):
+    log = tmp_path / "run.log"
+    # 70,000 two-byte characters: a chunk boundary falls inside one of them.
+    await _through_pipe(
+        LogFile(log, None), f"printf 'é%.0s' $(seq 70000); echo; echo 'key {TOKEN} end'"
+    )
+    text = log.read_text()
+    assert text == "é" * 70000 + f"\nkey {REDACTED} end\n"
 
 
-@pytest.mark.anyio
-async def test_past_the_cap_pieces_are_dropped_without_a_thread(tmp_path, monkeypatch):
-    out = LogOutput(tmp_path / "run.log", 4096)
-    await out.write(b"x" * 40_000)  # past the cap and the redactor's window
-    handed = []
-    monkeypatch.setattr(anyio.to_thread, "run_sync", lambda *a: handed.append(a))
-    await out.write(b"Z" * 5000)
-    assert handed == []
-    monkeypatch.undo()
-    await out.aclose()
-    assert b"Z" not in (tmp_path / "run.log").read_bytes()
+async def test_a_tail_keeps_only_the_end():
+    tail = Tail(1000, None)
+    await _through_pipe(tail, f"seq 1 100000; echo 'last {TOKEN}'")
+    text = tail.text()
+    assert len(text) <= 1000 and text.endswith(f"100000\nlast {REDACTED}\n")
 
 
-@pytest.mark.anyio
-async def test_a_tail_holds_only_the_last_bytes():
-    tail = Tail(10)
-    for piece in (b"0123456789", b"abc", b"defghijklmnop"):
-        await tail.write(piece)
-    assert tail.text() == "ghijklmnop"
+async def test_a_chunk_read_as_the_run_is_being_ended_is_still_written(tmp_path):
+    # The pump read the worker's last line just as the run's end cancelled it: the thread
+    # hop checks for cancellation first, and the line was lost (the error tail with it).
+    log = tmp_path / "run.log"
+    read_end, write_end = os.pipe()
+    sink = LogFile(log, None)
+    pump = Pump(read_end, sink)
+    os.write(write_end, b"the last line\n")
+    os.close(write_end)
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await pump.run()
+    await pump.finish()
+    sink.close()
+    assert log.read_text() == "the last line\n"

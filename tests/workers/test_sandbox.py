@@ -198,7 +198,7 @@ def test_auto_falls_back_to_an_account_or_none_and_says_why():
 def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     import anyio
 
-    from executive.workers.output import Tail
+    from executive.workers.output import LogFile
     from executive.workers.process import supervise
 
     tmp_path = tree_root
@@ -208,7 +208,7 @@ def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     iso = sandbox.choose("user", account="nobody")
     assert isinstance(iso, Isolation) and iso.ids is not None
     os.chown(out, *iso.ids)
-    tail = Tail(4096)
+    log = tmp_path / "log"
 
     async def main() -> None:
         await supervise(
@@ -216,12 +216,12 @@ def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
             cwd=out,
             env={"PATH": "/usr/bin:/bin"},
             timeout_seconds=30,
-            output=tail,
+            sink=LogFile(log, None),
             isolation=iso,
         )
 
     anyio.run(main)
-    text = tail.text()
+    text = log.read_text()
     assert text.splitlines()[0] == str(iso.ids[0])
     assert "Permission denied" in text and "plain-secret-value" not in text
     assert (home / ".env.executive").read_text() == "GITHUB_TOKEN=plain-secret-value\n"

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from executive import __version__
+from executive.config.sources import env_file_for, resolve_home
+from executive.home import Home
+from executive.logs import configure_logging
+from executive.redact import scrub
 from executive.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -54,6 +60,9 @@ def root(
     ] = None,
 ) -> None:
     ctx.obj = CliState(home=home)
+    # A command's answer is its stdout; its log lines go to stderr, warnings and up (``run``
+    # sends its own to stdout, where a supervisor collects them).
+    configure_logging(fmt="auto", level="warning", stream=sys.stderr)
 
 
 def state(ctx: typer.Context) -> CliState:
@@ -62,11 +71,67 @@ def state(ctx: typer.Context) -> CliState:
 
 
 def load(ctx: typer.Context, **overrides: Any) -> Settings:
-    """Settings for this command, or exit 2 with one message naming every bad variable."""
+    """Settings for this command, or exit 2 with one message naming every bad variable.
+
+    Only ``init`` makes an agent home: any other command on a folder that is none (or on
+    none at all) is refused before anything is read or written, with the command that makes
+    one.
+    """
+    home = resolve_home(state(ctx).home)
+    why = Home(home).not_a_home()
+    if why is not None:
+        refused = SettingsError([("EXECUTIVE_HOME", str(home), f"not an agent home: {why}")])
+        configuration_error(refused, home, fix=f"fix: executive init {home} (or --home <a home>)")
     try:
         return load_settings(state(ctx).home, **overrides)
     except SettingsError as exc:
-        fail(str(exc), code=2)
+        configuration_error(exc, home)
+
+
+CONFIG_FIX = (
+    "fix: correct each value where it came from (the environment wins over .env.executive), "
+    "then run the command again; `executive doctor` checks every value"
+)
+
+
+def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -> NoReturn:
+    """Exit 2, said in the log's format: a supervisor's journal or a pipe gets one JSON object
+    on stdout (where the daemon's log lines go); a terminal gets the plain message."""
+    plain = f"executive: {exc}\n{fix}"
+    fmt = _log_format(home)
+    if fmt == "json" or (fmt == "auto" and not sys.stdout.isatty()):
+        record = {
+            "timestamp": datetime.now(UTC).isoformat(),
+            "level": "error",
+            "event": "configuration.invalid",
+            "logger": "executive.settings",
+            "problems": [
+                {"variable": v, "value": value, "why": why, "source": exc.sources.get(v)}
+                for v, value, why in exc.problems
+            ],
+            "fix": fix.removeprefix("fix: "),
+        }
+        sys.stdout.write(scrub(json.dumps(record)) + "\n")
+        sys.stdout.flush()
+        if not sys.stderr.isatty():
+            raise typer.Exit(2)
+    typer.echo(scrub(plain), err=True)
+    raise typer.Exit(2)
+
+
+def _log_format(home: Path) -> str:
+    """EXECUTIVE_LOG_FORMAT as the environment or the home's file says it; ``auto`` when it is
+    unset or is itself the bad value."""
+    value = os.environ.get("EXECUTIVE_LOG_FORMAT")
+    if value is None:
+        try:
+            lines = env_file_for(home).read_text(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        found = [x.split("=", 1)[1] for x in lines if x.startswith("EXECUTIVE_LOG_FORMAT=")]
+        value = found[-1] if found else None
+    value = (value or "").strip().strip("'\"")
+    return value if value in ("json", "console") else "auto"
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

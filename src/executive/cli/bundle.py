@@ -118,11 +118,12 @@ def list_(
     if not rows:
         typer.echo("no bundles")
     for row in rows:
-        wait = f"  waits until {row['retry_after']}" if row["retry_after"] else ""
+        waits = row["retry_after"] and row["where"] != "blocked"
+        wait = f"  waits until {row['retry_after']}" if waits else ""
         problem = f"  STEPS.json unreadable: {row['state_error']}" if row["state_error"] else ""
         typer.echo(
             f"{row['slug']:<32} {row['where']:<9} {row['status']:<9} "
-            f"step {row['step']}/{row['steps']}  attempts {row['attempts']}{wait}{problem}"
+            f"step {row['step']}/{row['steps']}  failed attempts {row['attempts']}{wait}{problem}"
         )
 
 
@@ -149,9 +150,11 @@ def show(
     if found.state_error:
         typer.echo(f"STEPS.json cannot be read: {found.state_error}")
     for step in found.state.steps if found.state else []:
-        wait = f", retry after {step.retry_after}" if step.retry_after else ""
+        status = "blocked" if found.where == "blocked" and step.attempts else step.status
+        waits = step.retry_after and found.where != "blocked"
+        wait = f", retry after {step.retry_after}" if waits else ""
         typer.echo(
-            f"  step {step.number} {step.title!r}: {step.status}, {step.attempts} failed attempts{wait}"
+            f"  step {step.number} {step.title!r}: {status}, failed attempts {step.attempts}{wait}"
         )
         if step.last_error:
             typer.echo("    last error (its last lines):")
@@ -219,7 +222,7 @@ def _summary(found: operator.Located) -> dict[str, Any]:
         "steps": len(state.steps) if state else 0,
         "step": step.number if step else (len(state.steps) if state else 0),
         "attempts": step.attempts if step else 0,
-        "retry_after": step.retry_after if step else "",
+        "retry_after": step.retry_after if step and found.where != "blocked" else "",
         "state_error": found.state_error,
     }
 

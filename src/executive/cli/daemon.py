@@ -56,10 +56,6 @@ def run(
         secrets=settings.secret_values(),
     )
     home = Home(settings.home)
-    if not home.root.is_dir():
-        fail(
-            f"the agent home {home.root} does not exist; create it with: executive init {home.root}"
-        )
     # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
     from executive.daemon import app as daemon_app
 
@@ -89,28 +85,29 @@ def _exit_now(code: int) -> NoReturn:
 def status(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    probe: Annotated[
+        bool, typer.Option("--probe", help="A health check: exit 1 also when no daemon answers.")
+    ] = False,
 ) -> None:
     """The running daemon's view (health, hooks and where their values came from, queue, store, jobs).
 
     Asked of the daemon over its control socket; with no daemon, the files' view. Exits 1 when
-    the daemon runs but is unhealthy (its last iterations all failed).
+    the daemon runs but is unhealthy (its last iterations all failed), 3 when it runs degraded
+    (a part of it failed, such as a dashboard that cannot bind: a restart does not cure that),
+    0 otherwise; with ``--probe`` also 1 when no daemon answers (for a supervisor's check).
     """
     settings = load(ctx)
     home = Home(settings.home)
-    if not (home.workspace.is_dir() or home.env_file.is_file()):
-        # Reporting "memory off, queue empty" for a folder that is no home would look healthy.
-        fail(
-            f"{home.root} is not an agent home (no workspace/ and no .env.executive); "
-            f"pass --home, set EXECUTIVE_HOME, or create one with: executive init {home.root}"
-        )
     report, note = _status_report(settings, home)
     if as_json:
         emit_json(report)
     else:
         for line in status_mod.render(report, note):
             typer.echo(line)
-    if status_mod.unhealthy(report):
+    if status_mod.unhealthy(report) or (probe and report.get("source") != "daemon"):
         raise typer.Exit(1)
+    if status_mod.degraded(report):
+        raise typer.Exit(3)
 
 
 def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]:

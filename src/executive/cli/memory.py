@@ -197,7 +197,7 @@ def delete(ctx: typer.Context, memory_id: Annotated[str, typer.Argument(metavar=
 
 @mem.command()
 def snapshot(ctx: typer.Context) -> None:
-    """Write today's snapshot of the whole store to memory/snapshots/ (owner-only)."""
+    """Write today's snapshot of this installation's memories to memory/snapshots/ (owner-only)."""
     emit_json(call(ctx, "snapshot", {}))
 
 
@@ -205,14 +205,14 @@ def snapshot(ctx: typer.Context) -> None:
 def restore(
     ctx: typer.Context, file: Annotated[Path, typer.Argument(help="A snapshot JSON file.")]
 ) -> None:
-    """Load a snapshot into an empty store."""
+    """Load a snapshot into a store that holds none of this installation's memories."""
     result = call(ctx, "restore", {"file": str(file.resolve())})
     emit_json(result)
 
 
 @mem.command()
 def rebuild(ctx: typer.Context) -> None:
-    """Wipe the store and replay the harvest ledgers: the repository wins."""
+    """Wipe this installation's memories and replay the harvest ledgers: the repository wins."""
     from executive.surface.build import open_surface
     from executive.surface.control import RemoteSurface
     from executive.surface.maintenance import Maintenance

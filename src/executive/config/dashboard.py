@@ -18,15 +18,17 @@ class Dashboard(BaseSettings):
         validation_alias="EXECUTIVE_DASHBOARD",
         description="serve the read-only dashboard, /metrics and /healthz from the daemon",
     )
-    dashboard_bind: str = Field(
-        "127.0.0.1:8377",
-        validation_alias="EXECUTIVE_DASHBOARD_BIND",
-        description="HOST:PORT of the dashboard; anything but loopback needs EXECUTIVE_DASHBOARD_TOKEN",
-    )
     dashboard_token: SecretStr | None = Field(
         None,
         validation_alias="EXECUTIVE_DASHBOARD_TOKEN",
         description="bearer token every dashboard request must carry (required off loopback)",
+    )
+    # After the flag and the token: its rule (off loopback, a token) reads them, and is then
+    # reported with every other bad value at once, by name.
+    dashboard_bind: str = Field(
+        "127.0.0.1:8377",
+        validation_alias="EXECUTIVE_DASHBOARD_BIND",
+        description="HOST:PORT of the dashboard; anything but loopback needs EXECUTIVE_DASHBOARD_TOKEN",
     )
     dashboard_refresh_seconds: int = Field(
         5,

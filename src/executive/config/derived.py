@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from executive import hosts
-from executive.config.rules import dashboard_address, split
+from executive.config.rules import dashboard_address, is_loopback, split
 
 if TYPE_CHECKING:
     from executive.settings import Settings
@@ -52,13 +51,7 @@ class Derived:
 
     @property
     def dashboard_loopback(self: Settings) -> bool:
-        host = self.dashboard_host_port[0]
-        if host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False  # a name other than localhost may resolve anywhere
+        return is_loopback(self.dashboard_host_port[0])
 
     @property
     def store_in_home(self: Settings) -> bool:

@@ -6,12 +6,13 @@ into one line naming the variable, its value and where that value came from.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import SecretStr, field_validator, model_validator
+from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings
 
 from executive import hosts
@@ -29,6 +30,15 @@ _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 def split(value: str) -> list[str]:
     """The items of a comma-separated setting, blanks dropped."""
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
 
 
 def dashboard_address(bind: str) -> tuple[str, int]:
@@ -118,19 +128,18 @@ class Rules(BaseSettings):
 
     @field_validator("dashboard_bind", check_fields=False)
     @classmethod
-    def _bind(cls, value: str) -> str:
-        dashboard_address(value)  # raises ValueError naming what is wrong
-        return value
-
-    @model_validator(mode="after")
-    def _dashboard_needs(self: Settings) -> Settings:
-        # Off loopback the pages (ledgers, packs, memories) would be anyone's to read.
-        if self.dashboard and self.dashboard_token is None and not self.dashboard_loopback:
+    def _bind(cls, value: str, info: ValidationInfo) -> str:
+        host, _ = dashboard_address(value)  # raises ValueError naming what is wrong
+        # Off loopback the pages (ledgers, packs, memories) would be anyone's to read. The
+        # flag and the token are validated before this field (absent if they were bad).
+        token_known = "dashboard_token" in info.data
+        tokenless = token_known and info.data["dashboard_token"] is None
+        if info.data.get("dashboard", True) and tokenless and not is_loopback(host):
             raise ValueError(
-                f"EXECUTIVE_DASHBOARD_BIND={self.dashboard_bind} is not loopback: "
-                "set EXECUTIVE_DASHBOARD_TOKEN, bind 127.0.0.1, or EXECUTIVE_DASHBOARD=false"
+                "is not loopback: set EXECUTIVE_DASHBOARD_TOKEN, bind 127.0.0.1, or "
+                "EXECUTIVE_DASHBOARD=false"
             )
-        return self
+        return value
 
     @model_validator(mode="after")
     def _backend_needs(self: Settings) -> Settings:

@@ -46,6 +46,9 @@ class SettingsError(Exception):
     def render(self) -> str:
         lines = ["invalid configuration:"]
         for variable, value, why in self.problems:
+            if variable == "configuration":  # a rule across variables: its reason names them
+                lines.append(f"  {why}")
+                continue
             source = self.sources.get(variable)
             where = f" (from {source})" if source else ""
             lines.append(f"  {variable}={value!r}{where}: {why}")

@@ -30,6 +30,8 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.classify import Rejected
 from executive.memory.harvester import Harvester
+from executive.memory.principles import TrustedRules
+from executive.memory.shared import Member
 from executive.memory.store.base import Filter, ReadView
 from executive.memory.taxonomy import GLOBAL_APP, SKILL_APP_PREFIX, slugify, today
 from executive.workspace.ledger import WorkLedger
@@ -96,6 +98,18 @@ def lane_a(home: Home, spec_files: Sequence[str] = ()) -> Lane:
         ]
         lane.batches.append((rel, payloads))
     return lane
+
+
+def trusted_rules(members: Sequence[Member], own: Path) -> TrustedRules:
+    """The principles lane A would write now from every member home's trusted files: the
+    only proof a principle may exist (rebuild, restore and drift admit no other)."""
+    payloads: list[dict[str, Any]] = []
+    files: list[str] = []
+    for m in members:
+        lane = lane_a(Home(m.home), m.spec_files)
+        payloads += lane.payloads
+        files += [rel if m.home == own else f"{m.home}/{rel}" for rel, _ in lane.batches]
+    return TrustedRules.of(payloads, files)
 
 
 def lane_b(home: Home) -> Lane:

@@ -89,7 +89,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
         app = dashboard.build_app(
             dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
         )
-        services.append(dashboard.service(settings, app))
+        services.append(dashboard.service(settings, app, observer))
     after: list[Callable[[], Awaitable[object]]] = []
     warmups: list[Callable[[], Awaitable[object]]] = []
     if settings.snapshot_commit:

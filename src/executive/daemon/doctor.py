@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import stat
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -21,7 +22,7 @@ from executive.memory.store.base import Filter
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
-from executive.workers import account, egress, environment, sandbox
+from executive.workers import cgroup, egress, environment, limits, sandbox
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,12 @@ class Check:
 
 
 CheckFn = Callable[[Settings], list[Check]]
+
+
+CLAUDE_MISSING_FIX = (
+    "install Claude Code and set EXECUTIVE_CLAUDE_BIN to its path, or set "
+    "WORKER_VENDOR=command (or `vendor: command` in a bundle's PROMPT.md)"
+)
 
 
 def check_home(settings: Settings) -> list[Check]:
@@ -111,7 +118,15 @@ def check_postgres(settings: Settings) -> list[Check]:
     try:
         found = probe(url, timeout=min(settings.store_timeout_seconds, 10))
     except Exception as exc:
-        return [Check("postgres", False, f"cannot connect to {redacted(url)}: {exc}")]
+        return [
+            Check(
+                "postgres",
+                False,
+                f"cannot connect to {redacted(url)}: {exc}",
+                "start the server or correct EXECUTIVE_STORE_URL (host, port, user, database); "
+                "`psql` with the same URL shows the same error",
+            )
+        ]
     where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
     wanted = ".".join(map(str, MIN_PGVECTOR))
     version = found["pgvector"] or found["pgvector_available"]
@@ -129,14 +144,13 @@ def check_workers(settings: Settings) -> list[Check]:
     if settings.worker_vendor != "claude":
         return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
     found = shutil.which(settings.claude_bin)
+    # Every bundle that names no vendor would be blocked at its first spawn: a failure.
     return [
         Check(
             "claude worker CLI",
             found is not None,
-            found or f"{settings.claude_bin} not on PATH (WORKER_VENDOR=claude)",
-            "" if found else "install Claude Code, or set WORKER_VENDOR=command",
-            # Only bundles that use the claude vendor need it; command bundles still run.
-            warning=found is None,
+            found or f"{settings.claude_bin} not on PATH (WORKER_VENDOR=claude, the default)",
+            "" if found else CLAUDE_MISSING_FIX,
         )
     ]
 
@@ -193,11 +207,20 @@ def check_store(settings: Settings) -> list[Check]:
         try:
             report = anyio.run(RemoteSurface(home.socket).call, "status")
         except SurfaceError as exc:
-            return [Check("memory store", False, f"the running daemon did not answer: {exc}")]
+            return [
+                Check(
+                    "memory store",
+                    False,
+                    f"the running daemon did not answer: {exc}",
+                    "see the daemon's log (`executive status` says whether it runs); restart it "
+                    "if it hangs",
+                )
+            ]
         store = report.get("store", {})
         if "total" not in store:
             detail = store.get("error") or "the daemon has not opened it (memory hooks off)"
-            return [Check("memory store (via the daemon)", "error" not in store, detail)]
+            fix = "" if "error" not in store else "see the daemon's log; `executive mem rebuild`"
+            return [Check("memory store (via the daemon)", "error" not in store, detail, fix)]
         return [Check("memory store (via the daemon)", True, _counts(store))]
     try:
         store = anyio.run(_open_and_count, settings)
@@ -256,7 +279,22 @@ def check_isolation(settings: Settings) -> list[Check]:
                 warning=True,
             )
         ]
-    return [Check("worker isolation", True, f"{iso.mode}: {iso.reason}; {_network(settings, iso)}")]
+    detail = f"{iso.mode}: {iso.reason}; {_network(settings, iso)}"
+    checks = [Check("worker isolation", True, detail)]
+    home = Home(settings.home)
+    if iso.mode == "user" and iso.ids is not None and home.root.is_dir():
+        exposed = sandbox.reachable(home.root, *iso.ids)
+        checks.append(
+            Check(
+                "the worker account cannot read the home",
+                not exposed,
+                f"{iso.account} can reach into {home.root} (its ledgers, its memory texts)"
+                if exposed
+                else f"{home.root} is closed to {iso.account}",
+                f"chmod 700 {home.root}" if exposed else "",
+            )
+        )
+    return checks
 
 
 def _network(settings: Settings, iso: sandbox.Isolation) -> str:
@@ -279,60 +317,72 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
 
 
 def check_limits(settings: Settings) -> list[Check]:
-    """What bounds one worker run here: its output, processes and files, and which hold."""
+    """Which of a worker's limits hold here, and how; one that does not is a warning."""
     try:
         iso = sandbox.from_settings(settings)
     except sandbox.IsolationUnavailable:
-        return []  # check_isolation says why
-    assert iso.limits is not None
-    holds, how = iso.limits.process_limit(iso.mode)
-    cap = f"output: at most {settings.worker_log_max_bytes:,} bytes in the run log"
+        return []  # check_isolation already fails, with the reason
+    found = cgroup.find(set_up=False)
     return [
         Check(
-            "worker limits",
-            holds,
-            f"{how}; files: {iso.limits.write_limit(iso.mode)}; {cap}",
-            ""
-            if holds
-            else "run the daemon where it may make cgroups (as root, or with a delegated cgroup: "
-            "systemd Delegate=pids), or in sandbox mode as a user other than root",
-            warning=not holds,
+            f"worker limit: {held.limit}",
+            held.holds,
+            held.how,
+            "" if held.holds else _LIMIT_FIXES.get(held.limit, ""),
+            warning=not held.holds,
         )
+        for held in limits.report(iso.limits, iso.mode, found, iso.bwrap)
     ]
 
 
-def check_worker_account(settings: Settings) -> list[Check]:
-    """``user`` mode: the account must not read the home, and should own no other process."""
+_LIMIT_FIXES = {
+    "processes": "run the daemon where it may make a pids cgroup (root, or a systemd service "
+    "with Delegate=yes), or in user mode",
+    "file size": "install util-linux (prlimit)",
+    "sandbox /tmp": "install bubblewrap 0.5 or later",
+    "output folder total": "put the output root (EXECUTIVE_OUTPUT_ROOT) on a file system of its own",
+}
+
+
+def check_components(settings: Settings) -> list[Check]:
+    """The running daemon's parts (its dashboard); with no daemon, whether the dashboard's
+    address is free to bind."""
+    home = Home(settings.home)
+    if daemon_listening(home.socket):
+        try:
+            report = anyio.run(RemoteSurface(home.socket).call, "status")
+        except SurfaceError:
+            return []  # check_store reports a daemon that does not answer
+        health = report.get("health") or {}
+        degraded = health.get("degraded") or {}
+        return [
+            Check(f"daemon part: {name}", False, detail, _COMPONENT_FIX.get(name, ""))
+            for name, detail in degraded.items()
+        ] or [Check("daemon parts", True, "every part of the running daemon is up")]
+    if not settings.dashboard:
+        return []
+    host, port = settings.dashboard_host_port
+    if port == 0:
+        return [Check("dashboard address", True, f"{host}: any free port")]
     try:
-        iso = sandbox.from_settings(settings)
-    except sandbox.IsolationUnavailable:
-        return []
-    if iso.mode != "user" or iso.ids is None:
-        return []
-    home, (uid, gid) = Home(settings.home), iso.ids
-    readable = account.can_enter(uid, gid, home.root)
-    checks = [
-        Check(
-            "the worker account cannot read the home",
-            not readable,
-            f"{iso.account} can {'read' if readable else 'not read'} {home.root}"
-            + (" (every ledger and memory text)" if readable else ""),
-            f"chmod 700 {home.root}" if readable else "",
-        )
-    ]
-    others = account.processes(uid)
-    if others:
-        checks.append(
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+    except OSError as exc:
+        return [
             Check(
-                "the worker account is the workers' own",
+                "dashboard address",
                 False,
-                f"{iso.account} has {len(others)} process(es) running now (pid {others[0]}, ...): "
-                "every process of the account is ended at the end of each run",
-                "set EXECUTIVE_WORKER_USER to an account only workers use",
-                warning=True,
+                f"cannot bind {settings.dashboard_bind}: {exc.strerror or exc}",
+                _COMPONENT_FIX["dashboard"],
             )
-        )
-    return checks
+        ]
+    return [Check("dashboard address", True, f"{settings.dashboard_bind} is free")]
+
+
+_COMPONENT_FIX = {
+    "dashboard": "free the port (`ss -ltnp` shows who holds it) or set EXECUTIVE_DASHBOARD_BIND "
+    "to a free HOST:PORT; the daemon keeps trying to bind it",
+}
 
 
 DEFAULT_CHECKS: list[CheckFn] = [
@@ -344,8 +394,8 @@ DEFAULT_CHECKS: list[CheckFn] = [
     check_workers,
     check_isolation,
     check_limits,
-    check_worker_account,
     check_llm_engine,
+    check_components,
 ]
 
 
@@ -354,10 +404,18 @@ def failed(checks: list[Check]) -> bool:
 
 
 def run_checks(settings: Settings, checks: list[CheckFn] | None = None) -> list[Check]:
+    """Every check's result; a failure always carries its fix."""
     results = [Check("configuration", True, "all variables valid")]
     for fn in checks or DEFAULT_CHECKS:
         try:
             results.extend(fn(settings))
         except Exception as exc:  # a broken check is a failed check, not a crash
-            results.append(Check(fn.__name__, False, f"check raised {exc!r}", "report this"))
+            results.append(
+                Check(
+                    fn.__name__,
+                    False,
+                    f"check raised {exc!r}",
+                    "run `executive doctor` again; if it repeats, report it with this line",
+                )
+            )
     return results

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from executive.home import PRIORITIES, Home
+from executive.home import Home
 from executive.hooks.names import SPECS
 from executive.memory import snapshot as snapshots
 from executive.memory.ledger import HarvestLedger
@@ -54,20 +54,6 @@ async def memory_counts(store: StoreReader, user_id: str | None) -> dict[str, An
         for kind in MemoryType
     }
     return {"total": sum(by_type.values()), "by_type": by_type}
-
-
-def queue_counts(home: Home) -> dict[str, Any]:
-    def count(folder: Path) -> int:
-        if not folder.is_dir():
-            return 0
-        return sum(1 for entry in os.scandir(folder) if entry.is_dir())
-
-    return {
-        "ondeck": count(home.ondeck),
-        "in_progress": {p: count(home.priority_dir(p)) for p in PRIORITIES},
-        "completed": count(home.completed),
-        "blocked": count(home.blocked),
-    }
 
 
 def daemon_pid(home: Home) -> int | None:
@@ -116,6 +102,12 @@ def recorded_health(home: Home) -> dict[str, Any] | None:
     return health if isinstance(health, dict) and isinstance(health.get("ok"), bool) else None
 
 
+def degraded(report: dict[str, Any]) -> bool:
+    """Whether the daemon runs, healthy, without a part of itself (exit 3 of ``status``)."""
+    health = report.get("health")
+    return isinstance(health, dict) and bool(health.get("degraded"))
+
+
 def unhealthy(report: dict[str, Any]) -> bool:
     """Whether ``executive status`` must exit non-zero: the daemon runs and is unhealthy."""
     health = report.get("health")
@@ -140,7 +132,7 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
             "env": settings.env,
         },
         "hooks": hook_states(settings, value_sources(home.env_file)),
-        "queue": queue_counts(home),
+        "queue": home.queue_counts(),
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
@@ -171,7 +163,8 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(f"         ({note})")
     health = report.get("health")
     if health:
-        lines.append(f"health   {'ok' if health['ok'] else 'UNHEALTHY'}: {health['detail']}")
+        state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
+        lines.append(f"health   {state}: {health['detail']}")
     mem = report["memory"]
     lines.append(
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "

@@ -31,7 +31,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from executive import __version__
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, next_runs, start_scheduler
-from executive.daemon.status import hook_states, queue_counts
+from executive.daemon.status import hook_states
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
@@ -187,10 +187,15 @@ class Supervisor:
             detail = f"ok ({observer.failed_in_a_row} failed in a row; last: {last.error})"
         else:
             detail = failing or "ok"
+        degraded = observer.degraded()
+        if degraded and failing is None:
+            detail += "; degraded: " + "; ".join(f"{k}: {v}" for k, v in degraded.items())
         return {
             "ok": failing is None,
             "detail": detail,
             "failed_in_a_row": observer.failed_in_a_row,
+            # Parts that failed while the loop works (a dashboard that cannot bind).
+            "degraded": degraded,
         }
 
     # --- the loop ---------------------------------------------------------------------------
@@ -249,7 +254,7 @@ class Supervisor:
             log.info(
                 "loop.idle",
                 idle_ticks=self._idle_streak,
-                queue=queue_counts(self._home),
+                queue=self._home.queue_counts(),
                 next_jobs=self._scheduler_next,
             )
         self._idle_streak += 1

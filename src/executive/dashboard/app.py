@@ -97,7 +97,16 @@ class _TokenGate(BaseHTTPMiddleware):
 
 
 async def _figures(ctx: Context) -> StoreFigures:
-    figures = StoreFigures(store_open=ctx.runtime.opened)
+    counts = Home(ctx.settings.home).queue_counts()
+    figures = StoreFigures(
+        store_open=ctx.runtime.opened,
+        queue={
+            "ondeck": counts["ondeck"],
+            "in_progress": sum(counts["in_progress"].values()),
+            "blocked": counts["blocked"],
+            "completed": counts["completed"],
+        },
+    )
     try:
         figures.pending_writes = ctx.runtime.pending_writes()
     except (OSError, ValueError):

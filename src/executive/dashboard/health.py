@@ -14,7 +14,7 @@ bound: the probe cannot know every bundle's limit).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
@@ -32,9 +32,16 @@ class Health:
     ok: bool
     loop: str
     store: str
+    degraded: dict[str, str] = field(default_factory=dict)  # failed parts; the loop works
 
     def as_dict(self) -> dict[str, object]:
-        return {"status": "ok" if self.ok else "unhealthy", "loop": self.loop, "store": self.store}
+        status = "unhealthy" if not self.ok else "degraded" if self.degraded else "ok"
+        return {
+            "status": status,
+            "loop": self.loop,
+            "store": self.store,
+            **({"degraded": self.degraded} if self.degraded else {}),
+        }
 
 
 def loop_state(
@@ -83,4 +90,4 @@ async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool,
 async def check(settings: Settings, observer: Observer, runtime: MemoryRuntime) -> Health:
     loop_ok, loop = loop_state(settings, observer)
     store_ok, store = await store_state(settings, runtime)
-    return Health(loop_ok and store_ok, loop, store)
+    return Health(loop_ok and store_ok, loop, store, observer.degraded())

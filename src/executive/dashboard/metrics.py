@@ -7,10 +7,12 @@ the daemon. Store figures are gathered asynchronously before the (synchronous) e
 
 from __future__ import annotations
 
+import platform
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -20,6 +22,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from executive import __version__
 from executive.observe import DURATION_BUCKETS, Observer
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -32,6 +35,7 @@ class StoreFigures:
     pending_writes: int | None = None
     by_type: dict[str, int] = field(default_factory=dict)
     store_open: bool = False
+    queue: dict[str, int] = field(default_factory=dict)  # bundles by state, from the folders
 
 
 def _bound(value: float) -> str:
@@ -105,9 +109,39 @@ class _Collector(Collector):
         yield GaugeMetricFamily(
             "executive_uptime_seconds", "Seconds since the daemon started", value=o.uptime_seconds
         )
+        yield from self._health()
+
+    def _health(self) -> Iterator[Metric]:
+        """What an alert needs: the queue, blocked bundles, failing iterations, the build."""
+        bundles = GaugeMetricFamily(
+            "executive_bundles",
+            "Bundles by state: ondeck, in_progress, blocked, completed",
+            labels=["state"],
+        )
+        for state, n in sorted(self._f.queue.items()):
+            bundles.add_metric([state], n)
+        yield bundles
+        yield GaugeMetricFamily(
+            "executive_failed_iterations_in_a_row",
+            "Loop iterations that raised, in a row (0 after a good one)",
+            value=self._o.failed_in_a_row,
+        )
+        ticked = self._o.last_tick
+        yield GaugeMetricFamily(
+            "executive_seconds_since_last_iteration",
+            "Seconds since an iteration last started or finished",
+            value=time.monotonic() - ticked if ticked is not None else self._o.uptime_seconds,
+        )
+        info = GaugeMetricFamily(
+            "executive_build_info", "The running version (always 1)", labels=["version", "python"]
+        )
+        info.add_metric([__version__, platform.python_version()], 1)
+        yield info
 
 
 def exposition(observer: Observer, figures: StoreFigures) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Collector(observer, figures))
+    # The daemon's own process: CPU, resident memory, open file descriptors, start time.
+    ProcessCollector(registry=registry)
     return generate_latest(registry)

@@ -94,7 +94,10 @@ async def overview(ctx: Context, request: Request) -> Page:
                 "by_type", lambda: sources.by_type(view, ctx.settings.user_id)
             )
             drift = await ctx.cached(
-                "drift", lambda: sources.drift(view, ctx.home, ctx.settings.peer_home_list)
+                "drift",
+                lambda: sources.drift(
+                    view, ctx.home, ctx.settings.peer_home_list, ctx.settings.user_id
+                ),
             )
         except Exception as exc:
             store_note = f"the store does not answer: {exc}"

@@ -242,11 +242,14 @@ async def by_type(view: ReadView, user_id: str | None) -> dict[str, int]:
     return {t: counts.get(t, 0) for t in TYPES}
 
 
-async def drift(view: ReadView, home: Home, peers: Sequence[Path] = ()) -> dict[str, int]:
+async def drift(
+    view: ReadView, home: Home, peers: Sequence[Path] = (), user_id: str | None = None
+) -> dict[str, int]:
     """Keys the repository holds that the store lacks, and the other way round (counts).
 
     With peer homes sharing the store, "the repository" is every home's ledgers: another
-    executive's memories are not extra.
+    executive's memories are not extra; nor are another installation's (``user_id``) on a
+    store several installations share.
     """
     others = [member(p) for p in peers if p != home.root]
     ledger = (
@@ -255,7 +258,8 @@ async def drift(view: ReadView, home: Home, peers: Sequence[Path] = ()) -> dict[
         else HarvestLedger(home.harvest_runs)
     )
     live = ledger.state().live()
-    stored = Counter(r.key for r in await view.list(None) if r.key)
+    mine = Filter(user_id=user_id) if user_id else None
+    stored = Counter(r.key for r in await view.list(mine) if r.key)
     return {
         "missing": sum(1 for k in live if k not in stored),
         "extra": sum(1 for k in stored if k not in live) + sum(n - 1 for n in stored.values()),

@@ -3,13 +3,15 @@
 A hook runs only when ``V3_MEMORY_ENABLED`` and its own flag are both true; otherwise it
 returns skipped with the reason and touches nothing (no store, no model). Every failure, a
 time-out included, comes back as a value. Every run logs one ``hook.finished`` event with the
-outcome, the tool-call histogram, the duration and the last 400 characters of the answer,
+outcome, the tool-call histogram, the duration and the last 400 characters of the answer (for
+a read hook, whose answer quotes memory, its size and hash at info and the tail at debug),
 and appends ``EXECUTIVE_SKILL_USED`` to the work ledger. A write hook whose writes failed is
 ``failed`` in both, never ``ok`` (the original's go-live bug).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -159,6 +161,18 @@ def _failed(
     )
 
 
+def _answer(result: HookResult) -> dict[str, object]:
+    """The answer's tail, or what stands for it. A write hook answers with its harvest summary
+    (ids, types, statuses): its tail is logged. A read hook's answer quotes memory (a pack, a
+    synthesis): the info line carries its size and a hash, and its tail goes to a debug line,
+    so a log shipped off the host holds no memory text and no line weighs a pack."""
+    if spec_of(result.hook).writes:
+        return {"tail": result.tail}
+    digest = hashlib.sha256(result.final_text.encode("utf-8", "replace")).hexdigest()[:16]
+    log.debug("hook.answer", tail=result.tail)
+    return {"answer_chars": len(result.final_text), "answer_sha256": digest}
+
+
 def _report(result: HookResult, env: HookEnv) -> None:
     fields = {
         "outcome": result.outcome,
@@ -166,7 +180,7 @@ def _report(result: HookResult, env: HookEnv) -> None:
         "tools": result.histogram,
         "duration_ms": result.duration_ms,
         "writes": result.writes.model_dump(),
-        "tail": result.tail,
+        **_answer(result),
         "error": result.error,
     }
     if "fallback_from" in result.details:

@@ -30,7 +30,8 @@ from executive.observe import Observer
 from executive.redact import redactor
 from executive.saferead import UnsafeFile
 from executive.settings import Settings
-from executive.untrusted import one_line
+from executive.untrusted import one_line, opening
+from executive.workers import sandbox
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
 from executive.workspace.bundle import Bundle
@@ -50,6 +51,7 @@ from executive.workspace.state import (
 log = get_logger(__name__)
 
 FAIL_DIAG_FROM = 3
+DIAGNOSIS_CHARS = 2500
 KEEP_ERRORS = 10
 
 
@@ -84,7 +86,11 @@ class Executive:
         """Crash recovery: end orphaned workers, return interrupted steps to pending, and
         complete the goals whose last step was done when the daemon stopped."""
         self.home.ensure()
-        for contract in reap_orphans(self.home.pids):
+        try:
+            iso = sandbox.from_settings(self.settings)
+        except sandbox.IsolationUnavailable:
+            iso = None  # no worker can run; every attempt says why
+        for contract in reap_orphans(self.home.pids, iso):
             self.ledger.append("WORKER_ORPHAN_ENDED", contract_id=contract)
         for active in self.workspace.active():
             try:
@@ -290,9 +296,11 @@ class Executive:
                 ),
             )
             if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
-                step.diagnosis = redactor().scrub(diagnosed.tail)
+                # Whole, from its start (a person reads it in needs-you and bundle show).
+                step.diagnosis = opening(redactor().scrub(diagnosed.final_text), DIAGNOSIS_CHARS)
                 self.workspace.save(active)
         if attempt.fatal or step.attempts >= self._limit(bundle):
+            step.retry_after = ""  # blocked: nothing waits for a time any more
             reason = (
                 f"cannot run: {one_line(attempt.error)[:300]}"
                 if attempt.fatal

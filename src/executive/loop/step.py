@@ -96,6 +96,16 @@ def goal_text(bundle: Bundle, step: StepState) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
+def exposed(iso: Isolation, home: Home) -> None:
+    """Refuse ``user`` mode while the worker account can reach into the home (its ledgers,
+    its memory texts): ``executive init`` makes it 0700, and ``doctor`` says so too."""
+    if iso.mode == "user" and iso.ids is not None and sandbox.reachable(home.root, *iso.ids):
+        raise sandbox.IsolationUnavailable(
+            f"the worker account {iso.account!r} can read the home {home.root}; "
+            f"chmod 700 {home.root}"
+        )
+
+
 def prepare_output(out: Path, iso: Isolation) -> None:
     """The worker's folder: a real folder (a link planted in its place is removed), and in
     ``user`` mode owned by the worker account, so it can write there and nowhere else."""
@@ -118,6 +128,18 @@ def _findable(program: str, env: dict[str, str], cwd: Path) -> bool:
     if "/" in program:
         return os.access(cwd / program, os.X_OK)  # absolute stays absolute under "/"
     return shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+
+
+def missing_program(program: str, vendor: str) -> str:
+    """Why a worker could not start, and what to do about it."""
+    fix = (
+        "install Claude Code and set EXECUTIVE_CLAUDE_BIN to its path, or run this bundle with "
+        "a command worker (`vendor: command` in its PROMPT.md, or WORKER_VENDOR=command)"
+        if vendor == "claude"
+        else "name a program the worker can run in the bundle's `command:` (an absolute path, "
+        f"or one in {sandbox.SANDBOX_PATH})"
+    )
+    return f"cannot start the worker ({program}): no such program on the worker's PATH. Fix: {fix}"
 
 
 def _redacted(run: Callable[P, Awaitable[Attempt]]) -> Callable[P, Awaitable[Attempt]]:
@@ -150,6 +172,7 @@ async def attempt(
 ) -> Attempt:
     try:
         iso = sandbox.from_settings(settings)
+        exposed(iso, home)
     except sandbox.IsolationUnavailable as exc:
         log.error("worker.refused", contract_id=contract_id, reason=str(exc))
         return Attempt(contract_id, False, str(exc), fatal=True)
@@ -211,12 +234,7 @@ async def attempt(
     if iso.mode != "none" and not _findable(argv[0], env, out):
         # Inside bwrap a missing program is bwrap's exit 1, not an OSError: say it first.
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0])
-        return Attempt(
-            contract_id,
-            False,
-            f"cannot start the worker ({argv[0]}): no such program on the worker's PATH",
-            fatal=True,
-        )
+        return Attempt(contract_id, False, missing_program(argv[0], vendor), fatal=True)
     try:
         async with _routed(settings, home, iso, env, contract_id) as (iso, env):
             return await _spawn(settings, home, bundle, vendor, contract_id, argv, out, env, iso)
@@ -265,13 +283,15 @@ async def _spawn(
             contract_id=contract_id,
             isolation=iso,
             readonly=[bundle.folder] if iso.mode == "sandbox" else [],
-            log_max_bytes=settings.worker_log_max_bytes,
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))
-        return Attempt(
-            contract_id, False, f"cannot start the worker ({argv[0]}): {exc}", fatal=True
+        why = (
+            missing_program(argv[0], vendor)
+            if isinstance(exc, FileNotFoundError)
+            else f"cannot start the worker ({argv[0]}): {exc}"
         )
+        return Attempt(contract_id, False, why, fatal=True)
 
     after = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     result = Attempt(

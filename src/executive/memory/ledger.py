@@ -50,8 +50,8 @@ class KeyState:
     attempts: int = 0
     last_error: str | None = None
     created_at: str | None = None
-    # Who wrote the payload the fold holds (replays keep the first writer): rebuild checks
-    # that a principle came from the constitution sync.
+    # Who wrote the payload the fold holds (replays keep the first writer), as the line
+    # says: a claim, never proof (a principle is proved by a trusted file: principles.py).
     actor: str | None = None
     # The memory's text history as the store kept it: the ADD, then each UPDATE of its text
     # ({"event", "old", "new", "at"}), so a rebuild can give it back.

@@ -118,14 +118,17 @@ class MemoryRuntime:
             )
         return self._harvester
 
+    def members(self) -> list[Member]:
+        """This executive, then every peer home that shares its store (EXECUTIVE_PEER_HOMES)."""
+        me = Member(self.home.root, self.settings.executive, tuple(self.settings.spec_file_list))
+        peers = [p for p in self.settings.peer_home_list if p != self.home.root]
+        return [me, *(member(p) for p in peers)]
+
     def ledgers(self) -> LedgerSource:
         """What rebuild and drift compare the store with: this home's ledger or, when other
         executives share the store (EXECUTIVE_PEER_HOMES), the union of every home's."""
-        peers = [p for p in self.settings.peer_home_list if p != self.home.root]
-        if not peers:
-            return self.ledger
-        me = Member(self.home.root, self.settings.executive)
-        return SharedLedgers([me, *(member(p) for p in peers)])
+        members = self.members()
+        return self.ledger if len(members) == 1 else SharedLedgers(members)
 
     def pending_writes(self) -> int:
         return len(self.ledger.state().pending())

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from executive.config.derived import default_executive_name
+from executive.config.rules import split
 from executive.config.sources import ENV_FILE_NAME
 from executive.home import Home
 from executive.memory.ledger import HarvestLedger, KeyState, LedgerState, fold
@@ -31,6 +32,8 @@ class Member:
 
     home: Path
     name: str
+    # Its EXECUTIVE_SPEC_FILES: with constitution.md, the files its principles come from.
+    spec_files: tuple[str, ...] = ()
 
     @property
     def ledger(self) -> HarvestLedger:
@@ -38,7 +41,8 @@ class Member:
 
 
 def member(home: Path) -> Member:
-    """A peer home as a member: its EXECUTIVE_NAME from its own ``.env.executive``.
+    """A peer home as a member: its EXECUTIVE_NAME and EXECUTIVE_SPEC_FILES from its own
+    ``.env.executive``.
 
     Read from the file, not through this process's settings: this process's environment
     names this executive, not the peer.
@@ -47,7 +51,11 @@ def member(home: Path) -> Member:
 
     path = home / ENV_FILE_NAME
     values = dotenv_values(path) if path.is_file() else {}
-    return Member(home, default_executive_name(home, values.get("EXECUTIVE_NAME") or None))
+    return Member(
+        home,
+        default_executive_name(home, values.get("EXECUTIVE_NAME") or None),
+        tuple(split(values.get("EXECUTIVE_SPEC_FILES") or "")),
+    )
 
 
 class SharedLedgers:

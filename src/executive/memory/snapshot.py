@@ -20,7 +20,7 @@ import anyio
 from executive import boundedjson
 from executive.files import atomic_write
 from executive.logs import get_logger
-from executive.memory.store.base import StoreError, StoreReader
+from executive.memory.store.base import Filter, StoreError, StoreReader
 from executive.saferead import UnsafeFile, read_regular
 
 log = get_logger(__name__)
@@ -58,11 +58,16 @@ def overdue(folder: Path, today: date | None = None) -> bool:
 async def take(
     store: StoreReader, folder: Path, *, user_id: str | None, now: datetime | None = None
 ) -> dict[str, Any]:
-    """Write today's snapshot; returns ``{ok, path, total, history_failures, bytes, ms}``."""
+    """Write today's snapshot; returns ``{ok, path, total, history_failures, bytes, ms}``.
+
+    This installation's memories (``user_id``) only: a shared store holds others' as well,
+    which are neither this home's to keep in its history nor its to restore.
+    """
     started = time.monotonic()
     moment = now or datetime.now(UTC)
-    records = await store.list(None)
-    counted = await store.count(None)
+    mine = Filter(user_id=user_id) if user_id else None
+    records = await store.list(mine)
+    counted = await store.count(mine)
     if counted != len(records):
         raise SnapshotError(
             f"the listing returned {len(records)} memories but the store counts {counted}"

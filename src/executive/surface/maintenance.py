@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from executive import git
+from executive.corpus import backfill
 from executive.logs import get_logger
+from executive.memory import drift as drifting
 from executive.memory import rebuild as rebuilding
 from executive.memory import snapshot as snapshots
+from executive.memory.principles import TrustedRules
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter
 from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
@@ -41,6 +43,13 @@ class Maintenance:
 
     def _off(self) -> dict[str, Any] | None:
         return skipped_when_off(self.runtime.settings)
+
+    def _trusted(self) -> TrustedRules:
+        """What constitution.md and the spec files (this home's and its peers') hold now."""
+        try:
+            return backfill.trusted_rules(self.runtime.members(), self.runtime.home.root)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SurfaceError(f"cannot read the files principles come from: {exc}") from exc
 
     async def snapshot(self) -> dict[str, Any]:
         if (off := self._off()) is not None:
@@ -71,31 +80,41 @@ class Maintenance:
         try:
             document = snapshots.load(Path(file))
             store = await self.runtime.store()
-            return await rebuilding.restore(store, await self.runtime.harvester(), document)
+            return await rebuilding.restore(
+                store, await self.runtime.harvester(), document, self._trusted()
+            )
         except (snapshots.SnapshotError, rebuilding.RebuildError) as exc:
             raise SurfaceError(str(exc)) from exc
 
-    async def rebuild(self) -> dict[str, Any]:
+    async def rebuild(self, progress: rebuilding.Progress | None = None) -> dict[str, Any]:
         if (off := self._off()) is not None:
             return off
         store = await self.runtime.store()
         try:
             return await rebuilding.rebuild(
-                store, await self.runtime.harvester(), self.runtime.ledgers()
+                store,
+                await self.runtime.harvester(),
+                self.runtime.ledgers(),
+                self._trusted(),
+                progress,
             )
         except rebuilding.RebuildError as exc:
             raise SurfaceError(str(exc)) from exc
 
     async def drift(self, fix: bool = False) -> dict[str, Any]:
         store = await self.runtime.store()
+        trusted = self._trusted()
         if fix:
             if (off := self._off()) is not None:
                 return off
-            return await rebuilding.fix_drift(
-                store, await self.runtime.harvester(), self.runtime.ledgers()
-            )
-        report, _, _ = await rebuilding.drift(
-            store, self.runtime.ledgers(), self.runtime.settings.user_id
+            try:
+                return await drifting.fix_drift(
+                    store, await self.runtime.harvester(), self.runtime.ledgers(), trusted
+                )
+            except rebuilding.RebuildError as exc:
+                raise SurfaceError(str(exc)) from exc
+        report, _, _ = await drifting.drift(
+            store, self.runtime.ledgers(), self.runtime.settings.user_id, trusted
         )
         return report.as_dict()
 
@@ -108,12 +127,11 @@ class Maintenance:
     ) -> dict[str, Any]:
         if (off := self._off()) is not None:
             return off
-        where = Filter(
-            user_id=self.runtime.settings.user_id,
-            env=env,
-            cohort=cohort,
-            app_ids=(app_id,) if app_id else (),
-        )
+        try:  # this installation's memories only: another's may share the store
+            mine = rebuilding.installation(self.runtime.settings.user_id, "purge")
+        except rebuilding.RebuildError as exc:
+            raise SurfaceError(str(exc)) from exc
+        where = mine.narrowed(env=env, cohort=cohort, app_ids=(app_id,) if app_id else ())
         store = await self.runtime.store()
         if dry_run:
             if not (env or cohort or app_id):

@@ -1,126 +1,154 @@
-"""The worker account of ``user`` mode: one run at a time on this host, nothing of it left after.
+"""The worker account of ``user`` mode: one run at a time, nothing of it left afterwards.
 
-At a run's end every process of the account is ended, not only those that carry the run's
-mark (a process that detaches and clears its environment carries nothing, and used to live
-on and write into the next bundle's folder). So that this never ends another run's
-processes, a run holds the account for as long as it lasts: an exclusive lock on
-``/run/executive/worker-<uid>.lock``, which every executive on this host takes (``user``
-mode needs a root daemon; the folder is root's). Another run as the same account, of this
-executive or another one, waits for it. A process of the account that is no worker's (a
-system service running as ``nobody``) would be ended too: give workers an account of their
-own, and ``doctor`` warns when the account has processes running.
+At a run's end every process of the account is ended, not only those of the run's tree or
+with its mark: a process that detaches and clears its environment would otherwise outlive
+the run, and every bundle's output folder belongs to that same account. The account's
+processes are killed by ``kill(-1, SIGKILL)`` from a helper running as the account, which
+the kernel applies to all of them at once (a fork cannot slip between two signals).
+
+Ending every process of an account is right only while no other run uses it. So a run holds
+an exclusive lock on the account (``/run/executive/account-<uid>.lock``, root's, mode 0600)
+from its start to that sweep: two executives on one host that share a worker account take
+turns, and neither ever ends the other's live worker. The account is the workers' alone:
+anything else running as it is ended at each run's end (README, Security).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import select
 import signal
-import stat
 import subprocess
+import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 
 from executive.logs import get_logger
+from executive.workers import tree
 
 log = get_logger(__name__)
 
-LOCK_FOLDER = Path("/run/executive")
+LOCK_DIR = Path("/run/executive")
 POLL_SECONDS = 0.5
+HELPER_TIMEOUT_SECONDS = 30.0
+REAP_POLL_SECONDS = 0.02
 
 
-@asynccontextmanager
-async def held(uid: int, label: str = "") -> AsyncIterator[None]:
-    """The account is this run's alone while this lasts (waiting for another run to end)."""
-    fd = await anyio.to_thread.run_sync(_open_lock, uid)
+def _lock_file(uid: int) -> int:
+    with contextlib.suppress(FileExistsError):
+        LOCK_DIR.mkdir(mode=0o700, parents=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(LOCK_DIR / f"account-{uid}.lock", flags, 0o600)
+
+
+def try_lock(uid: int) -> int | None:
+    """The locked file's fd, or None while another run of the account holds it."""
+    fd = _lock_file(uid)
     try:
-        waiting = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not waiting:
-                    log.info("worker.account_busy", uid=uid, contract_id=label)
-                    waiting = True
-                await anyio.sleep(POLL_SECONDS)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextlib.asynccontextmanager
+async def held(uid: int, label: str) -> AsyncIterator[None]:
+    """The account, for one run: waits while another run (another executive's) has it."""
+    fd = try_lock(uid)
+    if fd is None:
+        log.warning("worker.account_busy", uid=uid, contract_id=label)
+    while fd is None:
+        await anyio.sleep(POLL_SECONDS)
+        fd = try_lock(uid)
+    try:
         yield
     finally:
-        os.close(fd)  # and with it the lock
+        os.close(fd)  # closing the last fd releases the lock
 
 
-def _open_lock(uid: int) -> int:
-    """The lock file, in a folder only root may write (a planted file or link is refused)."""
-    LOCK_FOLDER.mkdir(mode=0o755, exist_ok=True)
-    info = LOCK_FOLDER.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
-        raise PermissionError(f"{LOCK_FOLDER} is not a folder only root may write; refusing it")
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.open(LOCK_FOLDER / f"worker-{uid}.lock", flags, 0o600)
-
-
-def processes(uid: int, *, zombies: bool = False) -> list[int]:
-    """Processes whose real, effective, saved or file uid is ``uid`` (zombies if asked)."""
+def processes(uid: int, *, orphaned_dead: bool = False) -> list[int]:
+    """Live processes whose real, effective or saved uid is ``uid``; or with
+    ``orphaned_dead``, its dead ones that wait for init to reap them."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            lines = (entry / "status").read_text().splitlines()
+            status = (entry / "status").read_text()
         except OSError:
             continue
-        fields = dict(line.split(":", 1) for line in lines if ":" in line)
-        uids = fields.get("Uid", "").split()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if str(uid) not in fields.get("Uid", "").split()[:3]:
+            continue
         dead = fields.get("State", "").strip().startswith("Z")
-        if str(uid) in uids and (zombies or not dead):
+        if dead == orphaned_dead and (not dead or fields.get("PPid", "").strip() == "1"):
             found.append(int(entry.name))
     return found
 
 
-async def wait_empty(uid: int, grace: float) -> list[int]:
-    """Wait (within ``grace``) until no process of ``uid`` is left, zombies included: a zombie
-    still counts against the account's RLIMIT_NPROC until its parent (init, for a killed
-    worker's orphans) reaps it, and nothing tells when. Returns the processes still alive."""
-    with anyio.move_on_after(grace):
-        # Polled: no event says "reaped" (a pidfd turns readable at the exit, before it).
-        while True:
-            if not await anyio.to_thread.run_sync(lambda: processes(uid, zombies=True)):
-                break
-            await anyio.sleep(0.05)
-    return await anyio.to_thread.run_sync(processes, uid)
+def sweep(uid: int, gid: int) -> list[int]:
+    """End every process of the account and wait until they are gone; returns survivors.
+
+    Blocking: the loop runs it in a thread, start-up directly. The caller holds the lock.
+    """
+    try:
+        subprocess.run(
+            ["/bin/sh", "-c", "kill -9 -1"],  # every process the account may signal but this
+            user=uid,
+            group=gid,
+            extra_groups=[],
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=HELPER_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.error("worker.account_sweep_failed", uid=uid, error=str(exc))
+    pinned = []
+    for pid in processes(uid):
+        with contextlib.suppress(OSError):
+            pinned.append(os.pidfd_open(pid))
+    survivors = []
+    try:
+        for fd in pinned:
+            tree.pidfd_signal(fd, signal.SIGKILL)  # one the helper could not reach
+        for fd in pinned:
+            if not select.select([fd], [], [], tree.GRACE_SECONDS)[0]:
+                survivors.append(tree.pidfd_pid(fd))
+    finally:
+        for fd in pinned:
+            os.close(fd)
+    for pid in survivors:
+        log.error("worker.survivor", pid=pid, uid=uid)
+    _reaped(uid)
+    return [p for p in survivors if p is not None]
 
 
-def can_enter(uid: int, gid: int, folder: Path) -> bool:
-    """Whether the account may list ``folder`` or pass through it (and so read the files in
-    it that are readable to others), asked as the account itself (ACLs and all)."""
-    done = subprocess.run(
-        ["/bin/sh", "-c", 'test -x "$1" || test -r "$1"', "sh", str(folder)],
-        user=uid,
-        group=gid,
-        extra_groups=[],
-        cwd="/",
-        env={"PATH": "/usr/bin:/bin"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=30,
-        check=False,
-    )
-    return done.returncode == 0
+def _reaped(uid: int) -> None:
+    """Wait (a grace at most) until init has reaped the account's dead: until then they count
+    against its ``RLIMIT_NPROC``, and the next run could not start its processes. (systemd
+    reaps at once; some container inits only every second or two.)"""
+    deadline = time.monotonic() + tree.GRACE_SECONDS
+    while (left := processes(uid, orphaned_dead=True)) and time.monotonic() < deadline:
+        time.sleep(REAP_POLL_SECONDS)
+    if left:
+        log.warning("worker.account_unreaped", uid=uid, processes=len(left))
 
 
-async def signal_all(uid: int, gid: int, signum: signal.Signals) -> None:
-    """``kill(-1, signum)`` as the account: all of its processes in one call, which a process
-    forking at that moment cannot slip past (the kernel holds new forks back meanwhile)."""
-    await anyio.run_process(
-        ["/bin/sh", "-c", f"kill -s {signum.name.removeprefix('SIG')} -- -1"],
-        user=uid,
-        group=gid,
-        extra_groups=[],
-        cwd="/",
-        env={"PATH": "/usr/bin:/bin"},  # never the daemon's: other processes of it may read it
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+def sweep_if_idle(uid: int, gid: int) -> bool:
+    """At start-up: end what a killed daemon's runs left, unless another run holds the account."""
+    fd = try_lock(uid)
+    if fd is None:
+        return False
+    try:
+        sweep(uid, gid)
+    finally:
+        os.close(fd)
+    return True

@@ -1,30 +1,22 @@
-"""The first program of every worker: its ports, its limits, its confinement, then the worker.
+"""The first program in every sandbox: the run's ports, the worker's confinement, then the worker.
 
-In a sandbox, a worker has a network namespace of its own, with nothing in it but a
-loopback. Bubblewrap runs this program there, and it:
+A sandboxed worker has a network namespace of its own, with nothing in it but a loopback.
+Bubblewrap runs this program there, and it:
 
 1. listens on each port it is given (the egress proxy's, and the API endpoint the daemon
    carries in) and forks a child that forwards each connection to its Unix socket (bound in
    from the host); the child makes itself non-dumpable, so the worker (same uid, no
    capability) can neither trace it nor write its memory to make it connect elsewhere;
-2. sets the run's rlimits (:mod:`executive.workers.limits`: the largest file, and the
-   number of processes where that binds), which every process the worker starts inherits;
-3. confines itself: ``no_new_privs`` and a seccomp filter under which ``socket(AF_UNIX, …)``
+2. confines itself: ``no_new_privs`` and a seccomp filter under which ``socket(AF_UNIX, …)``
    and ``io_uring_setup`` fail with EPERM (and, for 32-bit programs, every socket call), so
    no Unix socket the read-only ``/`` shows (a database's, a container engine's, a bus) can
    be reached from the worker; the filter is inherited by all it starts;
-4. becomes the worker (exec), with SIGPIPE and SIGXFSZ as a program expects them (Python
-   ignores both, and an ignored signal stays ignored across exec). The listeners exist
-   before it starts; the child dies with the sandbox (its pid namespace ends with the worker).
-
-Outside a sandbox (``user``, ``none``) it only sets the rlimits. When the run has a cgroup,
-a launcher outside any sandbox first waits, reading its stdin, until the daemon has put it
-in the cgroup and written one byte; then everything the worker starts is in the cgroup.
+3. becomes the worker (exec). The listeners exist before it starts; the child dies with the
+   sandbox (its pid namespace ends with the worker).
 
 It runs as ``python -I -S -c <this file's text> <spec> <argv...>`` with the interpreter the
-daemon runs on (the read-only ``/`` shows it) or, in ``user`` mode, one the worker account
-can run, so it imports the standard library only: never ``executive``, never the worker's
-``PYTHON*`` variables (``-I``).
+daemon runs on (the read-only ``/`` shows it), so it imports the standard library only:
+never ``executive``, never the worker's ``PYTHON*`` variables (``-I``).
 """
 
 from __future__ import annotations
@@ -32,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import resource
 import signal
 import socket
 import struct
@@ -173,32 +164,15 @@ def serve(listeners: list[tuple[socket.socket, str]]) -> None:
         thread.join()
 
 
-def released() -> bool:
-    """Wait for the daemon's byte on stdin (the run is in its cgroup); then stdin is empty."""
-    go = os.read(0, 1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return go == b"1"
-
-
-def limit(rlimits: dict[str, int]) -> None:
-    """Each rlimit, soft and hard: the worker cannot raise it again (it has no capability)."""
-    for name, value in rlimits.items():
-        resource.setrlimit(getattr(resource, name), (value, value))
-
-
 def main(args: list[str]) -> int:
     spec, argv = json.loads(args[0]), args[1:]
-    if spec.get("gate") and not released():
-        return 125  # the daemon could not place the run: it never starts
     listeners = []
     for host, port, path, required in spec["forwards"]:
         try:
             listeners.append((listen(host, port), path))
         except OSError as exc:
             if required:
-                print(f"launcher: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
+                print(f"sandbox launcher: cannot listen on {host}:{port}: {exc}", file=sys.stderr)
                 return 126
     if listeners and os.fork() == 0:
         try:
@@ -207,19 +181,16 @@ def main(args: list[str]) -> int:
             os._exit(0)
     for sock, _ in listeners:
         sock.close()
-    try:
-        limit(spec.get("rlimits", {}))
-    except (OSError, ValueError, AttributeError) as exc:
-        print(f"launcher: cannot set the run's limits: {exc!r}", file=sys.stderr)
-        return 126
     if spec["confine"]:
         try:
             confine(os.uname().machine)
         except (OSError, KeyError) as exc:
-            print(f"launcher: cannot confine the worker: {exc!r}", file=sys.stderr)
+            print(f"sandbox launcher: cannot confine the worker: {exc!r}", file=sys.stderr)
             return 126
-    for signum in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(signum, signal.SIG_DFL)
+    # Python starts with SIGPIPE and SIGXFSZ ignored, and an ignored signal stays ignored
+    # across exec: the worker gets them as a shell would (a full file ends the writer).
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     try:
         os.execvp(argv[0], argv)
     except OSError as exc:

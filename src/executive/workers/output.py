@@ -1,139 +1,159 @@
-"""A worker's output, taken as it comes: into its run log, redacted and capped, or a tail.
+"""A worker's output on its way to the record: streamed, redacted as it passes, capped.
 
-The worker writes into a pipe that the daemon drains as it fills, so the worker never waits
-on a full pipe and the daemon never holds more than a piece of what it printed (a worker
-that printed 300 MB used to be read whole, decoded and redacted on the event loop: 145 MB
-more resident, ``/healthz`` silent for 30 s). Redacting and writing happen in a worker
-thread, a piece at a time, through :class:`executive.redact.Stream` (a secret cut in two
-by a piece boundary is still caught). Past the cap one marker line is written and the rest
-is read and dropped.
+The worker writes into a pipe. The daemon reads it in chunks on the event loop and hands
+each chunk to a sink in a worker thread, where it is decoded, scrubbed (a secret split
+between two chunks included: :class:`executive.redact.StreamScrubber`) and written. Past
+the cap one marker line is written and every further chunk is read and dropped on the
+loop, so the worker never blocks on a full pipe and nothing grows with what it prints.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+from collections import deque
 from pathlib import Path
-from typing import Protocol
 
 import anyio
-from anyio.abc import ByteReceiveStream
 
 from executive.logs import get_logger
-from executive.redact import Stream
+from executive.redact import redactor
 
 log = get_logger(__name__)
 
-CHUNK = 65536
-# The line that ends a run log cut at its cap; the digest of the run says so when it sees it.
-MARKER = "[executive: the output went past {cap:,} bytes here; the rest was dropped]"
-MARKER_START = MARKER.split("{", 1)[0]
+CHUNK_BYTES = 64 * 1024
+MARKER = "\n[executive: the output passed {limit} bytes; the rest was dropped]\n"
 
 
-class Output(Protocol):
-    """Where a run's output goes, a piece at a time, then once closed."""
+class Redacting:
+    """Decodes, scrubs and caps a stream of chunks; subclasses say where the text goes.
 
-    async def write(self, chunk: bytes) -> None: ...
+    ``write`` and ``close`` run in a worker thread (file writes, regular expressions); the
+    pump reads ``full`` on the loop to drop chunks without a thread hop.
+    """
 
-    async def aclose(self) -> None: ...
-
-
-async def drain(stream: ByteReceiveStream, output: Output) -> None:
-    """Everything ``stream`` gives until its end, into ``output``."""
-    async for chunk in stream:
-        await output.write(chunk)
-
-
-class RunLog:
-    """The run log file, written in a worker thread: redacted, at most ``cap`` bytes, then the
-    marker. Not thread-safe: one thread at a time, as :class:`LogOutput` calls it."""
-
-    def __init__(self, path: Path, cap: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("ab")
-        self._cap = cap
-        self._room = cap
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._stream = Stream()
-        self._line_start = True
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
         self.full = False
+        self.closed = False
+        self.written = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._scrubber = redactor().stream()
 
-    def write(self, chunk: bytes) -> None:
-        self._put(self._stream.feed(self._decoder.decode(chunk)))
+    def write(self, data: bytes) -> None:
+        if not self.full:
+            self._emit(self._scrubber.feed(self._decoder.decode(data)))
 
     def close(self) -> None:
-        try:
-            if not self.full:
-                self._put(self._stream.feed(self._decoder.decode(b"", final=True)))
-                self._put(self._stream.close())
-        finally:
-            self._file.close()
-
-    def _put(self, text: str) -> None:
-        if self.full or not text:
+        """What the scrubber held back, then the sink's own release; once only."""
+        if self.closed:
             return
+        self.closed = True
+        if not self.full:
+            self._emit(self._scrubber.feed(self._decoder.decode(b"", final=True)))
+            self._emit(self._scrubber.flush())
+        self._close()
+
+    def _emit(self, text: str) -> None:
         data = text.encode()
-        if len(data) <= self._room:
-            self._file.write(data)
-            self._room -= len(data)
-            self._line_start = data.endswith(b"\n")
-            return
-        # Cut on a character boundary, then the marker on a line of its own.
-        kept = data[: self._room].decode(errors="ignore").encode()
-        at_start = kept.endswith(b"\n") if kept else self._line_start
-        marker = MARKER.format(cap=self._cap).encode()
-        self._file.write(kept + (b"" if at_start else b"\n") + marker + b"\n")
-        self._file.flush()
-        self.full = True
+        if self.limit is not None and self.written + len(data) > self.limit:
+            room = self.limit - self.written
+            # Cut on a character boundary: the record stays valid UTF-8.
+            data = data[:room].decode(errors="ignore").encode()
+            self._put(data + MARKER.format(limit=self.limit).encode())
+            self.full = True
+        else:
+            self._put(data)
+        self.written += len(data)
+
+    def _put(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        """Release what the sink holds (after the last ``_put``)."""
 
 
-class LogOutput:
-    """A run's output into its :class:`RunLog`, each piece handed to a worker thread; once the
-    log is full, pieces are dropped here, on the loop, at the cost of reading them."""
+class LogFile(Redacting):
+    """A worker's run log: appended to, at most ``limit`` bytes plus the marker."""
 
-    def __init__(self, path: Path, cap: int) -> None:
+    def __init__(self, path: Path, limit: int | None) -> None:
+        super().__init__(limit)
+        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._log = RunLog(path, cap)
+        self._file = path.open("ab")
 
-    async def write(self, chunk: bytes) -> None:
-        if self._log.full:
-            return
-        try:
-            await anyio.to_thread.run_sync(self._log.write, chunk)
-        except OSError as exc:  # a full disk: the worker runs on, its output is dropped
-            log.error("worker.log_unwritable", path=str(self.path), error=str(exc))
-            self._log.full = True
+    def _put(self, data: bytes) -> None:
+        if data:
+            self._file.write(data)
 
-    async def aclose(self) -> None:
-        try:
-            await anyio.to_thread.run_sync(self._log.close)
-        except OSError as exc:
-            log.error("worker.log_unwritable", path=str(self.path), error=str(exc))
+    def _close(self) -> None:
+        self._file.close()
 
 
-class Tail:
-    """The last ``limit`` bytes of a run's output, in memory (a verifier's evidence)."""
+class Tail(Redacting):
+    """The last ``keep`` bytes of the scrubbed output (a verifier's evidence)."""
 
-    def __init__(self, limit: int) -> None:
-        self._limit = limit
-        self._kept = bytearray()
+    def __init__(self, keep: int, limit: int | None) -> None:
+        super().__init__(limit)
+        self._keep = keep
+        self._parts: deque[bytes] = deque()
+        self._size = 0
 
-    async def write(self, chunk: bytes) -> None:
-        self._kept += chunk
-        if len(self._kept) > self._limit:
-            del self._kept[: len(self._kept) - self._limit]
-
-    async def aclose(self) -> None:
-        return None
+    def _put(self, data: bytes) -> None:
+        self._parts.append(data)
+        self._size += len(data)
+        while self._size - len(self._parts[0]) >= self._keep:
+            self._size -= len(self._parts.popleft())
 
     def text(self) -> str:
-        return bytes(self._kept).decode(errors="replace")
+        data = b"".join(self._parts)[-self._keep :]
+        return data.decode(errors="replace")
 
 
-def cut_at_cap(log_path: Path) -> bool:
-    """Whether the run log at ``log_path`` ends with the marker (its output was cut)."""
-    tail = len(MARKER) + 64
-    with log_path.open("rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - tail))
-        return MARKER_START.encode() in handle.read()
+class Pump:
+    """Reads a pipe's read end into a sink until end of file, or until told to finish."""
+
+    def __init__(self, fd: int, sink: Redacting) -> None:
+        os.set_blocking(fd, False)
+        self.fd = fd
+        self.sink = sink
+        self.total = 0  # bytes the worker printed, dropped ones included
+
+    async def run(self) -> None:
+        while await self._drain():
+            await anyio.wait_readable(self.fd)
+
+    async def finish(self) -> None:
+        """Everything still in the pipe into the sink, then the pipe closed.
+
+        Called once the worker's tree is gone: what it wrote is in the pipe by then, and a
+        process that escaped and still holds the write end cannot keep the run open.
+        """
+        try:
+            await self._drain()
+        finally:
+            os.close(self.fd)
+        if self.sink.full:
+            log.warning(
+                "worker.output_capped",
+                limit=self.sink.limit,
+                printed_bytes=self.total,
+            )
+
+    async def _drain(self) -> bool:
+        """Read what is there now; False at end of file."""
+        while True:
+            try:
+                data = os.read(self.fd, CHUNK_BYTES)
+            except BlockingIOError:
+                return True
+            if not data:
+                return False
+            self.total += len(data)
+            if self.sink.full:
+                await anyio.lowlevel.checkpoint()  # dropped, but the loop still gets turns
+                continue
+            # Shielded: a chunk read is a chunk written, even when the run is being ended
+            # (the thread call would otherwise check for cancellation first and lose it).
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.sink.write, data)

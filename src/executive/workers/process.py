@@ -1,12 +1,15 @@
-"""Running one worker: its isolation and limits, its own process group (and cgroup), a time
-limit, a pid file, its output streamed into a run log.
+"""Running one worker: its isolation and limits, its own process group, a time limit, a pid
+file, its output streamed into a run log.
 
-The time limit (or the daemon's shutdown) sends SIGTERM to the whole group, every
-descendant, every process of the run's cgroup and, in ``user`` mode, every process of the
-worker account (:mod:`executive.workers.account`), then SIGKILL after a grace, and waits
-until none is left. A pid file per run records pid, group and start time, so a daemon killed
-with SIGKILL finds and ends its orphaned workers when it starts again (the start time makes
-sure a recycled pid is never mistaken for one).
+The limit (or the daemon's shutdown) sends SIGTERM to the whole group and every descendant,
+then SIGKILL after a grace, and waits until none is left. A pid file per run records pid,
+group, start time and cgroup, so a daemon killed with SIGKILL finds and ends its orphaned
+workers when it starts again (the start time makes sure a recycled pid is never mistaken
+for one).
+
+Where the run gets a cgroup (:mod:`executive.workers.cgroup`), the worker starts behind a
+gate: a shell that waits for one word on its stdin, sent once the daemon has moved it into
+the cgroup, so not one process of the tree ever runs outside it.
 """
 
 from __future__ import annotations
@@ -22,12 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import Process
 
 from executive import peers
 from executive.logs import get_logger
-from executive.workers import account, cgroups, output, tree
-from executive.workers.output import LogOutput, Output
+from executive.workers import account, cgroup, limits, output, tree
 from executive.workers.sandbox import Isolation
 
 log = get_logger(__name__)
@@ -35,9 +37,9 @@ log = get_logger(__name__)
 TERM_GRACE_SECONDS = tree.GRACE_SECONDS
 MARK = tree.MARK
 TAIL_BYTES = 4000
-DEFAULT_LOG_MAX_BYTES = 16 * 1024 * 1024
-# Rounds of reading a cgroup's members and killing them: none of them can fork once killed.
-KILL_ROUNDS = 20
+NOT_ISOLATED = Isolation("none", "not isolated")
+# Runs the worker's command once the daemon says "go" (after the move into the cgroup).
+GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null; exit 125', "gate"]
 
 
 @dataclass(frozen=True)
@@ -80,37 +82,28 @@ async def run(
     contract_id: str,
     isolation: Isolation | None = None,
     readonly: Sequence[Path] = (),
-    log_max_bytes: int = DEFAULT_LOG_MAX_BYTES,
 ) -> WorkerRun:
-    """Run one worker; its output, redacted as it comes, goes into ``log_path``: at most
-    ``log_max_bytes`` of it, then one marker line (:mod:`executive.workers.output`)."""
+    """Run one worker; its output streams into ``log_path``, redacted as it passes.
+
+    Nothing unredacted is written anywhere, and the log holds at most the isolation's
+    ``log_max_bytes`` plus one marker line (:mod:`executive.workers.output`).
+    """
     await anyio.Path(pid_dir).mkdir(parents=True, exist_ok=True)
-    sink = await anyio.to_thread.run_sync(LogOutput, log_path, log_max_bytes)
+    limit = (isolation or NOT_ISOLATED).limits.log_max_bytes
+    sink = await anyio.to_thread.run_sync(output.LogFile, log_path, limit)
     started = time.monotonic()
-    try:
-        exit_code, timed_out = await supervise(
-            argv,
-            cwd=cwd,
-            env=env,
-            timeout_seconds=timeout_seconds,
-            output=sink,
-            isolation=isolation,
-            readonly=readonly,
-            pid_file=pid_dir / f"{contract_id}.json",
-            label=contract_id,
-        )
-    finally:
-        with anyio.CancelScope(shield=True):
-            await sink.aclose()
-    duration = time.monotonic() - started
-    log.info(
-        "worker.finished",
-        contract_id=contract_id,
-        exit_code=exit_code,
-        timed_out=timed_out,
-        duration_ms=round(duration * 1000),
+    exit_code, timed_out = await supervise(
+        argv,
+        cwd=cwd,
+        env=env,
+        timeout_seconds=timeout_seconds,
+        sink=sink,
+        isolation=isolation,
+        readonly=readonly,
+        pid_file=pid_dir / f"{contract_id}.json",
+        label=contract_id,
     )
-    return WorkerRun(exit_code, timed_out, duration, log_path)
+    return WorkerRun(exit_code, timed_out, time.monotonic() - started, log_path)
 
 
 async def supervise(
@@ -119,258 +112,221 @@ async def supervise(
     cwd: Path,
     env: Mapping[str, str],
     timeout_seconds: float,
-    output: Output,
+    sink: output.Redacting,
     isolation: Isolation | None = None,
     readonly: Sequence[Path] = (),
     pid_file: Path | None = None,
     label: str = "",
 ) -> tuple[int | None, bool]:
-    """Start ``argv`` in its own process group (and isolation, limits, cgroup), stream its
-    output (stdout and stderr) into ``output``, wait, end everything it left.
+    """Start ``argv`` in its own process group (and isolation, and limits), wait, end
+    everything it left; its output streams into ``sink``, which is closed at the end.
 
     Returns (exit code, timed out). When this returns, no process of the tree is alive: the
-    time limit, a cancellation or a normal exit all end the group and every descendant.
+    time limit, a cancellation or a normal exit all end the group and every descendant,
+    every member of the run's cgroup, and in ``user`` mode every process of the account.
     """
-    iso = isolation or Isolation("none", "not isolated")
-    worker_account = iso.ids if iso.mode == "user" else None
+    iso = isolation or NOT_ISOLATED
+    ids = iso.ids if iso.mode == "user" else None
     async with contextlib.AsyncExitStack() as stack:
-        if worker_account is not None:
-            await stack.enter_async_context(account.held(worker_account[0], label))
-        limits = iso.limits
-        group = None
-        if limits is not None and limits.cgroups is not None:
-            group = cgroups.create(limits.cgroups, limits.processes, limits.owner)
-            stack.callback(cgroups.remove, group)
-        full = iso.wrap(argv, workdir=cwd, readonly=readonly, gated=group is not None)
-        uid, gid = worker_account or (None, None)
-        # Never from a worker thread: bwrap's --die-with-parent follows the starting thread.
-        # Shielded: cancelled after the fork but before this returns, the process would run
-        # on with no one to end it; the cancellation comes at the next await, in _watch.
-        with anyio.CancelScope(shield=True):
-            process = await anyio.open_process(
-                full,
-                cwd=cwd,
-                env=dict(env),  # the environment travels here, not as --setenv in argv
-                stdin=subprocess.PIPE if group is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,  # drained as it fills: the worker never waits on it
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # its own session and process group
-                user=uid,
-                group=gid,
-                extra_groups=[] if uid is not None else None,
-            )
-        # Under the account's RLIMIT_NPROC, the next run may start only once none is left.
-        settle = limits is not None and "RLIMIT_NPROC" in limits.rlimits(iso.mode)
-        ending = Ending(
-            process, env.get(MARK), group, worker_account, settle and iso.mode == "user"
-        )
-        return await _watch(
-            process, ending, output, timeout_seconds, pid_file, label, argv[0], cwd, iso.mode
-        )
-    raise AssertionError("unreachable")  # the exit stack swallows nothing
+        stack.push_async_callback(_close, sink)  # last: once nothing can write to it
+        if ids is not None:
+            # Held to the sweep: no other run of the account is live while it happens.
+            await stack.enter_async_context(account.held(ids[0], label))
+        group = _new_group(iso)
+        if group is not None:
+            stack.callback(group.remove)
+        if ids is not None:
+            stack.push_async_callback(_sweep, ids)  # before the cgroup goes, after the tree
+        job = _Job(argv[0], cwd, env, timeout_seconds, iso, group, pid_file, label)
+        prefixed = [*limits.prefix(iso.limits, iso.mode), *argv]
+        result = await job.streamed(iso.wrap(prefixed, workdir=cwd, readonly=readonly), sink)
+    return result
+
+
+def _new_group(iso: Isolation) -> cgroup.RunGroup | None:
+    n = iso.limits.max_processes
+    found = cgroup.hierarchy().hierarchy if n else None
+    return found.new_run(n) if found is not None and n else None
+
+
+async def _close(sink: output.Redacting) -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(sink.close)
+
+
+async def _sweep(ids: tuple[int, int]) -> None:
+    with anyio.CancelScope(shield=True):
+        await anyio.to_thread.run_sync(account.sweep, *ids)
 
 
 @dataclass(frozen=True)
-class Ending:
-    """What ends one run: its root process, its mark, its cgroup, its account (user mode)."""
+class _Job:
+    """One supervised run, once its isolation, cgroup and command are settled."""
 
-    process: Process
-    mark: str | None = None
-    group: Path | None = None
-    account: tuple[int, int] | None = None
-    settle: bool = False  # wait until the account has no process at all, zombies included
+    argv0: str
+    cwd: Path
+    env: Mapping[str, str]
+    timeout_seconds: float
+    iso: Isolation
+    group: cgroup.RunGroup | None
+    pid_file: Path | None
+    label: str
 
-    async def __call__(self) -> None:
-        await end_tree(
-            self.process,
-            self.mark,
-            group=self.group,
-            worker_account=self.account,
-            settle=self.settle,
+    async def streamed(self, full: list[str], sink: output.Redacting) -> tuple[int | None, bool]:
+        """Spawn with stdout and stderr on a pipe a pump drains into ``sink``; watch it."""
+        read_end, write_end = os.pipe()
+        pump = output.Pump(read_end, sink)
+        try:
+            async with anyio.create_task_group() as tasks:
+                try:
+                    process = await self.spawn(full, write_end)
+                finally:
+                    os.close(write_end)  # the tree holds it now: end of file once it is gone
+                tasks.start_soon(pump.run)
+                try:
+                    result = await self.watch(process)
+                finally:
+                    tasks.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await pump.finish()
+        return result
+
+    async def spawn(self, full: list[str], out: int) -> Process:
+        iso, gated = self.iso, self.group is not None
+        uid, gid = iso.ids if iso.mode == "user" and iso.ids else (None, None)
+        # Never from a worker thread: bwrap's --die-with-parent follows the starting thread.
+        process = await anyio.open_process(
+            [*GATE, *full] if gated else full,
+            cwd=self.cwd,
+            env=dict(self.env),  # the environment travels here, not in a readable argv
+            stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,  # its own session and process group
+            user=uid,
+            group=gid,
+            extra_groups=[] if uid is not None else None,
+        )
+        if self.group is not None:
+            await _release(process, self.group)
+        return process
+
+    async def watch(self, process: Process) -> tuple[int | None, bool]:
+        peers.register(process.pid)  # the control socket refuses this tree from now on
+        timed_out = False
+        started = time.monotonic()
+        # From here on the tree is ours to end: a cancellation while the pid file is written
+        # (its first await) left the worker running, so the try starts at once.
+        try:
+            await self._record(process)
+            with anyio.move_on_after(self.timeout_seconds) as scope:
+                await process.wait()
+            if scope.cancelled_caught:
+                timed_out = True
+                log.warning(
+                    "worker.timeout", contract_id=self.label, timeout_seconds=self.timeout_seconds
+                )
+            # Also the leftovers a worker that exited started in the background.
+            await end_tree(process, self.env.get(MARK), self.group)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                log.warning("worker.cancelled", contract_id=self.label)
+                await end_tree(process, self.env.get(MARK), self.group)
+            raise
+        finally:
+            peers.unregister(process.pid)
+            # Every worker.started has its worker.finished: workers and verifiers, ended
+            # however (a cancelled run's exit code is what the kill left).
+            log.info(
+                "worker.finished",
+                contract_id=self.label,
+                exit_code=process.returncode,
+                timed_out=timed_out,
+                duration_ms=round((time.monotonic() - started) * 1000),
+            )
+            if self.pid_file is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.Path(self.pid_file).unlink(missing_ok=True)
+        return process.returncode, timed_out
+
+    async def _record(self, process: Process) -> None:
+        if self.pid_file is not None:
+            record = {
+                "pid": process.pid,
+                "pgid": process.pid,
+                "start": start_time(process.pid),
+                "contract_id": self.label,
+                "argv0": self.argv0,
+                "cgroup": str(self.group.path) if self.group is not None else None,
+            }
+            await anyio.Path(self.pid_file).write_text(json.dumps(record))
+        log.info(
+            "worker.started",
+            contract_id=self.label,
+            pid=process.pid,
+            argv0=self.argv0,
+            cwd=str(self.cwd),
+            isolation=self.iso.mode,
         )
 
 
-async def _watch(
-    process: Process,
-    ending: Ending,
-    sink: Output,
-    timeout_seconds: float,
-    pid_file: Path | None,
-    label: str,
-    argv0: str,
-    cwd: Path,
-    mode: str,
-) -> tuple[int | None, bool]:
-    """Drain the output while the run lasts; the time limit; the tree ended whatever happens."""
-    peers.register(process.pid)  # the control socket refuses this tree from now on
-    timed_out, failure = False, None
-    drained = anyio.Event()
-    try:
-        async with anyio.create_task_group() as group:
-            assert process.stdout is not None
-            group.start_soon(_drain, process.stdout, sink, drained)
-            # From here on the tree is ours to end: the try starts at once.
-            try:
-                await _release(process, ending.group)
-                if pid_file is not None:
-                    await _write_pid_file(pid_file, process.pid, label, argv0)
-                log.info(
-                    "worker.started",
-                    contract_id=label,
-                    pid=process.pid,
-                    argv0=argv0,
-                    cwd=str(cwd),
-                    isolation=mode,
-                )
-                with anyio.move_on_after(timeout_seconds) as scope:
-                    await process.wait()
-                if scope.cancelled_caught:
-                    timed_out = True
-                    log.warning(
-                        "worker.timeout", contract_id=label, timeout_seconds=timeout_seconds
-                    )
-                await ending()  # and the leftovers it started in the background
-            except Exception as exc:  # raised after the task group, never wrapped in a group
-                failure = exc
-                with anyio.CancelScope(shield=True):
-                    await ending()
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    log.warning("worker.cancelled", contract_id=label)
-                    await ending()
-                raise
-            # The tree is gone, so its output ends now, unless a survivor holds the pipe.
-            with anyio.move_on_after(TERM_GRACE_SECONDS):
-                await drained.wait()
-            if not drained.is_set():
-                log.error("worker.output_held_open", contract_id=label)
-            group.cancel_scope.cancel()
-    finally:
-        peers.unregister(process.pid)
-        with anyio.CancelScope(shield=True):
-            if pid_file is not None:
-                await anyio.Path(pid_file).unlink(missing_ok=True)
-            await process.aclose()
-    if failure is not None:
-        raise failure
-    return process.returncode, timed_out
-
-
-async def _release(process: Process, group: Path | None) -> None:
-    """Put the waiting launcher in the run's cgroup, then let it start the worker."""
-    if group is None:
-        return
+async def _release(process: Process, group: cgroup.RunGroup) -> None:
+    """Into its cgroup before it runs anything: the gate waits for the word on its stdin."""
     assert process.stdin is not None
-    cgroups.place(group, process.pid)
-    with contextlib.suppress(anyio.BrokenResourceError):  # it died: its exit code says why
-        await process.stdin.send(b"1")
-    await process.stdin.aclose()
-
-
-async def _write_pid_file(pid_file: Path, pid: int, label: str, argv0: str) -> None:
-    info = {"pid": pid, "pgid": pid, "start": start_time(pid), "contract_id": label}
-    await anyio.Path(pid_file).write_text(json.dumps({**info, "argv0": argv0}))
-
-
-async def _drain(stream: ByteReceiveStream, sink: Output, drained: anyio.Event) -> None:
     try:
-        await output.drain(stream, sink)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-        pass  # the pipe closed under us: there is nothing more to read
+        group.add(process.pid)
+        await process.stdin.send(b"go\n")
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            process.kill()
+            await process.wait()
+        raise
     finally:
-        drained.set()
+        with anyio.CancelScope(shield=True):
+            await process.stdin.aclose()
 
 
 async def end_tree(
-    process: Process,
-    mark: str | None = None,
-    *,
-    group: Path | None = None,
-    worker_account: tuple[int, int] | None = None,
-    settle: bool = False,
+    process: Process, mark: str | None = None, group: cgroup.RunGroup | None = None
 ) -> None:
-    """SIGTERM the group, every descendant, the run's cgroup and (``user`` mode) every process
-    of the worker account; a grace, then SIGKILL; wait until all are gone.
+    """SIGTERM the group and every descendant, a grace, then SIGKILL, and wait until all are gone.
 
     How they are found is :mod:`executive.workers.tree`; inside bwrap the pid namespace takes
-    the rest with it, and a cgroup holds every process of the run in any mode. Without a
-    cgroup, outside a sandbox and the worker account, a process that cleared its environment
-    and left the group and the tree survives: isolation ``none`` is not a sandbox.
+    the rest with it, and a run cgroup lists every member. Without either (``none`` mode
+    where the host gives no cgroup), a process that cleared its environment and left the
+    group and the tree survives: isolation ``none`` is not a sandbox.
     """
-    pinned = tree.pin(process.pid) + (_pin_members(group, set()) if group else [])
+    members = group.pids if group is not None else list
+    pinned = tree.pin(process.pid) + tree.pin_pids(members(), skip=process.pid)
     tree.signal_group(process.pid, signal.SIGTERM)
     for fd in pinned:
         tree.pidfd_signal(fd, signal.SIGTERM)
-    if worker_account is not None:
-        await _account_signal(worker_account, signal.SIGTERM)
     if process.returncode is None:
         with anyio.move_on_after(TERM_GRACE_SECONDS):
             await process.wait()
     pinned += tree.pin(process.pid) if process.returncode is None else []
     pinned += tree.pin_group(process.pid) + (tree.pin_marked(mark) if mark else [])
+    pinned += tree.pin_pids(members(), skip=process.pid)
     tree.signal_group(process.pid, signal.SIGKILL)
     for fd in pinned:
         tree.pidfd_signal(fd, signal.SIGKILL)
-    if group is not None:
-        pinned += _kill_members(group)
-    if worker_account is not None:
-        await _account_signal(worker_account, signal.SIGKILL)
     await process.wait()
     try:
-        await _wait_gone(pinned)
+        for fd in pinned:
+            # A pidfd turns readable when its process has exited: nothing is left running.
+            with anyio.move_on_after(TERM_GRACE_SECONDS) as scope:
+                await anyio.wait_readable(fd)
+            if scope.cancelled_caught:
+                log.error("worker.survivor", pid=tree.pidfd_pid(fd))
     finally:
         for fd in pinned:
             os.close(fd)
-    if worker_account is not None:
-        uid = worker_account[0]
-        left = (
-            await account.wait_empty(uid, TERM_GRACE_SECONDS)
-            if settle
-            else await anyio.to_thread.run_sync(account.processes, uid)
-        )
-        for pid in left:
-            log.error("worker.survivor", pid=pid, uid=uid)
 
 
-async def _account_signal(ids: tuple[int, int], signum: signal.Signals) -> None:
-    try:
-        await account.signal_all(*ids, signum)
-    except OSError as exc:
-        log.error("worker.account_unsignalled", uid=ids[0], signal=signum.name, error=str(exc))
-
-
-def _pin_members(group: Path, seen: set[int]) -> list[int]:
-    """pidfds for the processes of ``group`` not in ``seen`` (which this adds them to)."""
-    fresh = [pid for pid in cgroups.members(group) if pid not in seen]
-    seen.update(fresh)
-    return tree.pin_pids(fresh)
-
-
-def _kill_members(group: Path) -> list[int]:
-    """SIGKILL every process of ``group`` until no new one appears; their pidfds."""
-    seen: set[int] = set()
-    pinned: list[int] = []
-    for _ in range(KILL_ROUNDS):
-        fresh = _pin_members(group, seen)
-        if not fresh:
-            break
-        for fd in fresh:
-            tree.pidfd_signal(fd, signal.SIGKILL)
-        pinned += fresh
-    return pinned
-
-
-async def _wait_gone(pinned: list[int]) -> None:
-    for fd in pinned:
-        # A pidfd turns readable when its process has exited: nothing is left running.
-        with anyio.move_on_after(TERM_GRACE_SECONDS) as scope:
-            await anyio.wait_readable(fd)
-        if scope.cancelled_caught:
-            log.error("worker.survivor", pid=tree.pidfd_pid(fd))
-
-
-def reap_orphans(pid_dir: Path) -> list[str]:
-    """End the workers a previous daemon left running (whole trees); returns their contract ids.
+def reap_orphans(pid_dir: Path, isolation: Isolation | None = None) -> list[str]:
+    """End the workers a previous daemon left running (whole trees, their cgroups' members,
+    and in ``user`` mode every process of the account); returns their contract ids.
 
     Runs once at start-up, before the loop: blocking here is fine.
     """
@@ -387,24 +343,17 @@ def reap_orphans(pid_dir: Path) -> list[str]:
         root_alive = started is not None and start_time(pid) == started
         # A sandbox whose outer bwrap died before it armed --die-with-parent lives on,
         # reparented and in its own session: it is found by the run's mark in its environment.
-        marked = tree.pin_marked(contract)
+        group = cgroup.RunGroup.recorded(info.get("cgroup"))
+        marked = tree.pin_marked(contract) + tree.pin_pids(group.pids() if group else [])
         if root_alive or marked:
             tree.end_orphan(pid if root_alive else None, pgid, marked)
             log.warning("worker.orphan_ended", contract_id=contract, pid=pid)
             ended.append(contract)
+        if group is not None:
+            group.remove()
         pid_file.unlink(missing_ok=True)
     for raw in pid_dir.glob("*.out") if pid_dir.is_dir() else []:
-        raw.unlink(missing_ok=True)  # unredacted output of an earlier version's run
-    _end_leftover_cgroups(cgroups.owner_key(pid_dir))
+        raw.unlink(missing_ok=True)  # an earlier version's unredacted output of a lost run
+    if isolation is not None and isolation.mode == "user" and isolation.ids is not None:
+        account.sweep_if_idle(*isolation.ids)
     return ended
-
-
-def _end_leftover_cgroups(owner: str) -> None:
-    """Whatever is still in the cgroup of a run whose daemon is gone: nothing escapes that."""
-    hierarchy, _ = cgroups.locate()
-    for group in cgroups.leftovers(hierarchy, owner) if hierarchy is not None else []:
-        pids = cgroups.members(group)
-        if pids:
-            tree.end_orphan(None, 0, tree.pin_pids(pids))
-            log.warning("worker.orphan_ended", cgroup=str(group), processes=len(pids))
-        cgroups.remove(group)

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from executive.logs import get_logger
-from executive.workers import output, runlog
+from executive.workers import runlog
 from executive.workers.experience import (
-    MAX_NOTES,
     Experience,
     FileChange,
     bounded_files,
@@ -76,15 +75,13 @@ def read(
     """The experience of one attempt; never raises (an unreadable log gives a partial one)."""
     try:
         if vendor == "claude":
-            found = _claude(log_path, workdir, folder_changes)
-        else:
-            found = of_command(
-                command=command,
-                exit_code=exit_code,
-                output=_tail(log_path),
-                changes=folder_changes,
-            )
-        return _cut(found) if log_path is not None and output.cut_at_cap(log_path) else found
+            return _claude(log_path, workdir, folder_changes)
+        return of_command(
+            command=command,
+            exit_code=exit_code,
+            output=_tail(log_path),
+            changes=folder_changes,
+        )
     except OSError as exc:
         log.warning("experience.log_unreadable", path=str(log_path), error=str(exc))
         return Experience(
@@ -106,11 +103,6 @@ def _claude(log_path: Path | None, workdir: Path, folder_changes: list[FileChang
             command="claude", exit_code=None, output=_tail(log_path), changes=folder_changes
         ).model_copy(update={"complete": False, "notes": ["the run log holds no stream-json"]})
     return digest(reading, relative=within(str(workdir)), changes=folder_changes)
-
-
-def _cut(found: Experience) -> Experience:
-    note = "the run log was cut at its cap (EXECUTIVE_WORKER_LOG_MAX_BYTES): the rest was dropped"
-    return found.model_copy(update={"complete": False, "notes": [note, *found.notes][:MAX_NOTES]})
 
 
 def lines(handle: BinaryIO, max_line: int = runlog.MAX_LINE_BYTES) -> Iterator[bytes]:

@@ -21,6 +21,7 @@ probe runs bwrap itself (verified on this machine: see the team's sandboxing not
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -36,8 +37,8 @@ from typing import TYPE_CHECKING, Literal
 
 from executive.home import Home
 from executive.settings import Settings
-from executive.workers import cgroups, launcher
-from executive.workers.limits import Limits
+from executive.workers import launcher
+from executive.workers.limits import Limits, tmpfs_size_supported
 
 if TYPE_CHECKING:
     from executive.workers.egress import Route
@@ -67,46 +68,26 @@ class Isolation:
     bwrap: str | None = None
     account: str | None = None  # the worker account in ``user`` mode
     ids: tuple[int, int] | None = field(default=None, compare=False)
-    launcher: str | None = None  # the Python that runs launcher.py (for the worker's account)
+    launcher: str | None = None  # the Python that runs launcher.py inside (sandbox mode)
     # One run's way out of the sandbox (the egress proxy); None: no network at all.
     route: Route | None = field(default=None, compare=False)
-    limits: Limits | None = field(default=None, compare=False)  # None: no limits set
+    limits: Limits = field(default_factory=Limits)  # what the tree may use (workers.limits)
 
     def wrap(
-        self,
-        argv: Sequence[str],
-        *,
-        workdir: Path,
-        readonly: Sequence[Path] = (),
-        gated: bool = False,
+        self, argv: Sequence[str], *, workdir: Path, readonly: Sequence[Path] = ()
     ) -> list[str]:
-        """The argv that runs ``argv`` in this isolation, behind the launcher (its limits, and
-        in a sandbox its ports and filter); ``gated``: it waits to be placed in its cgroup."""
-        rlimits = self.limits.rlimits(self.mode) if self.limits is not None else {}
+        """The argv that runs ``argv`` inside this isolation (unchanged outside ``sandbox``)."""
         if self.mode != "sandbox":
-            if self.launcher is None:
-                return list(argv)
-            return launch(self.launcher, argv, rlimits=rlimits, gate=gated, confine=False)
+            return list(argv)
         assert self.bwrap is not None and self.launcher is not None
         forwards = self.route.forwards() if self.route is not None else []
-        inner = launch(self.launcher, argv, forwards, rlimits=rlimits)
-        box = [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
-        # The gate waits outside: inside, the cgroup file system is read-only.
-        return launch(self.launcher, box, gate=True, confine=False) if gated else box
+        inner = launch(self.launcher, argv, forwards)
+        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
 
 
-def launch(
-    python: str,
-    argv: Sequence[str],
-    forwards: Sequence[Forward] = (),
-    *,
-    rlimits: dict[str, int] | None = None,
-    gate: bool = False,
-    confine: bool = CONFINED,
-) -> list[str]:
-    """``argv`` behind the launcher: the run's ports, limits and confinement, then ``argv``."""
-    spec = {"forwards": list(forwards), "confine": confine, "rlimits": rlimits or {}}
-    spec["gate"] = gate
+def launch(python: str, argv: Sequence[str], forwards: Sequence[Forward] = ()) -> list[str]:
+    """``argv`` behind the launcher: the run's ports, the confinement, then ``argv`` (exec)."""
+    spec = {"forwards": list(forwards), "confine": CONFINED}
     return [python, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
 
 
@@ -141,8 +122,8 @@ def namespace_args() -> list[str]:
 def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
     """Mounts apply in order and later ones cover earlier ones: hide, then bind back."""
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    if iso.limits is not None:
-        args += ["--size", str(iso.limits.file_bytes)]  # /tmp is memory: bounded
+    if iso.limits.file_max_bytes and iso.bwrap and tmpfs_size_supported(iso.bwrap):
+        args += ["--size", str(iso.limits.file_max_bytes)]  # /tmp is memory: bounded too
     args += ["--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     for folder in iso.hidden:
@@ -232,20 +213,13 @@ def choose(
     writable: Sequence[Path] = (),
     bwrap: str | None = None,
     workdir: Path | None = None,
-    limits: Limits | None = None,
 ) -> Isolation:
     """The isolation to run workers in, with the reason; raises when a required mode cannot run.
 
     ``workdir`` is where the workers' folders live: ``user`` needs the account to reach it.
-    With ``limits``, every worker starts behind the launcher, which sets them.
     """
     found = bwrap or shutil.which("bwrap")
-    common = {
-        "network": network,
-        "hidden": tuple(hidden),
-        "writable": tuple(writable),
-        "limits": limits,
-    }
+    common = {"network": network, "hidden": tuple(hidden), "writable": tuple(writable)}
     why_not_sandbox = "bwrap is not installed (apt-get install bubblewrap)"
     if found is not None and requested in ("auto", "sandbox"):
         python, why_not_sandbox = _ready(found, hidden)
@@ -266,55 +240,18 @@ def choose(
         if workdir is not None and not reachable(workdir, *ids)
         else None
     )
-    python = None
-    if why_not_user is None and limits is not None and requested in ("auto", "user"):
-        assert ids is not None
-        python = account_python(*ids)
-        if python is None:
-            why_not_user = f"account {account!r} cannot run a Python for the launcher"
     if requested in ("auto", "user") and why_not_user is None:
         reason = f"workers run as {account!r}"
         if requested == "auto":
             reason += f" ({why_not_sandbox})"
-        return Isolation("user", reason, account=account, ids=ids, launcher=python, **common)
+        return Isolation("user", reason, account=account, ids=ids, **common)
     if requested == "user":
         raise IsolationUnavailable(f"worker isolation 'user' is unavailable: {why_not_user}")
-    own = interpreter(()) if limits is not None else None
     if requested == "none":
-        reason = "EXECUTIVE_WORKER_ISOLATION=none (unsafe)"
-        return Isolation("none", reason, launcher=own, **common)
+        return Isolation("none", "EXECUTIVE_WORKER_ISOLATION=none (unsafe)", **common)
     return Isolation(
-        "none",
-        f"no isolation is available: {why_not_sandbox}; {why_not_user} (unsafe)",
-        launcher=own,
-        **common,
+        "none", f"no isolation is available: {why_not_sandbox}; {why_not_user} (unsafe)", **common
     )
-
-
-@functools.cache
-def account_python(uid: int, gid: int) -> str | None:
-    """A Python the worker account can run the launcher with (the daemon's own may sit in a
-    folder only root can enter), found by running the launcher as the account."""
-    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
-        real = os.path.realpath(candidate)
-        try:
-            done = subprocess.run(
-                launch(real, ["/bin/true"], confine=False),
-                user=uid,
-                group=gid,
-                extra_groups=[],
-                cwd="/",
-                env={},  # never the daemon's: other processes of the account may read it
-                capture_output=True,
-                timeout=PROBE_TIMEOUT_SECONDS,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode == 0:
-            return real
-    return None
 
 
 def reachable(folder: Path, uid: int, gid: int) -> bool:
@@ -345,20 +282,20 @@ def from_settings(settings: Settings) -> Isolation:
     home = Home(settings.home)
     hidden = [home.root, home.state, home.socket.parent, settings.outputs]
     hidden += [*settings.peer_home_list, *_paths(settings.sandbox_hide)]
-    return choose(
+    chosen = choose(
         settings.worker_isolation,
         account=settings.worker_user,
         network=settings.worker_network,
         hidden=list(dict.fromkeys(hidden)),
         writable=_paths(settings.sandbox_writable),
         workdir=settings.outputs,
-        limits=Limits.found(
-            settings.worker_max_processes,
-            settings.worker_max_file_bytes,
-            use_cgroups=settings.worker_cgroups,
-            owner=cgroups.owner_key(home.pids),
-        ),
     )
+    limits = Limits(
+        max_processes=settings.worker_max_processes,
+        file_max_bytes=settings.worker_file_max_bytes,
+        log_max_bytes=settings.worker_log_max_bytes,
+    )
+    return dataclasses.replace(chosen, limits=limits)
 
 
 def _paths(value: str) -> list[Path]:

@@ -3,7 +3,8 @@
 A process group alone is not enough (a worker can ``setsid``), and killing a shell leaves a
 pipeline's stages alive holding its output pipe. The descendants are found through
 ``/proc/<pid>/task/*/children``, the group through ``/proc/*/stat``, and escapees (``setsid``
-plus a double fork) by the run's mark in their environment; each is pinned with a pidfd, so
+plus a double fork) by the run's mark in their environment, and where the run has a cgroup,
+by its member list (which a cleared environment does not leave); each is pinned with a pidfd, so
 a recycled pid is never signalled, and a pidfd turning readable says its process has exited.
 """
 
@@ -54,6 +55,16 @@ def pin(root: int) -> list[int]:
     return fds
 
 
+def pin_pids(pids: list[int], skip: int | None = None) -> list[int]:
+    """pidfds for ``pids`` still alive (a run cgroup's members), ``skip`` left out."""
+    fds = []
+    for pid in pids:
+        if pid != skip:
+            with contextlib.suppress(OSError):
+                fds.append(os.pidfd_open(pid))
+    return fds
+
+
 def pin_group(pgid: int) -> list[int]:
     """pidfds for processes still in group ``pgid`` (orphans that left the tree)."""
     fds = []
@@ -67,15 +78,6 @@ def pin_group(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             with contextlib.suppress(OSError):
                 fds.append(os.pidfd_open(int(entry)))
-    return fds
-
-
-def pin_pids(pids: list[int]) -> list[int]:
-    """pidfds for those of ``pids`` still there."""
-    fds = []
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            fds.append(os.pidfd_open(pid))
     return fds
 
 

@@ -13,9 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from executive.redact import scrub
-from executive.workers import safefs
-from executive.workers.output import Tail
+from executive.workers import output, safefs
 from executive.workers.process import supervise
 from executive.workers.sandbox import Isolation
 
@@ -149,16 +147,18 @@ async def _capture(
 ) -> tuple[int | None, bool, str]:
     """Run in its own group and isolation; (exit code, timed out, last output redacted).
 
-    stderr joins stdout: evidence shows both; only the last CAPTURE_BYTES are ever held."""
-    tail = Tail(CAPTURE_BYTES)
+    stderr joins stdout: evidence shows both. The output is redacted as it streams and
+    capped as a worker's log is: the evidence is the end of what was kept."""
+    iso = isolation or Isolation("none", "not isolated")
+    tail = output.Tail(CAPTURE_BYTES, iso.limits.log_max_bytes)
     code, timed_out = await supervise(
         argv,
         cwd=cwd,
         env=env,
         timeout_seconds=limit,
-        output=tail,
+        sink=tail,
         isolation=isolation,
         readonly=readonly,
         label=f"verifier:{argv[0]}",
     )
-    return code, timed_out, scrub(tail.text())
+    return code, timed_out, tail.text()

@@ -43,11 +43,11 @@ def new_user_id() -> str:
 
 
 def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
-    """Create (or complete) an agent home. Existing files are never overwritten."""
+    """Create (or complete) an agent home, mode 0700. Existing files are never overwritten."""
     root = root.expanduser().resolve()
     root.mkdir(parents=True, exist_ok=True)
-    # Private to its owner: a worker account (user mode) or any other user reads nothing
-    # of it, ledgers and memory texts included.
+    # Private: ledgers and memory texts are the executive's, never a worker account's to
+    # read (user mode runs workers as another account; doctor fails if it can reach in).
     root.chmod(0o700)
     home = Home(root)
     result = Scaffolded(root)

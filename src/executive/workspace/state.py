@@ -57,7 +57,7 @@ class StepState(BaseModel):
     estimated_seconds: float | None = None
     # After a failure: not before this instant (ISO, UTC). Empty: no wait.
     retry_after: str = ""
-    # Hook D's last diagnosis of this step's failures (redacted, tail only).
+    # Hook D's last diagnosis of this step's failures (redacted, from its start).
     diagnosis: str = ""
 
 

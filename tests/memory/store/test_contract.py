@@ -331,6 +331,19 @@ async def test_update_merges_history_follows_and_a_delete_is_final(backend: Back
             await store.delete(receipt.memory_id)
 
 
+async def test_a_wipe_of_one_installation_leaves_every_other_installations_memories(store):
+    theirs = (
+        await store.add(NewMemory("Theirs.", tscope(user_id="other-user"), tmeta(1)))
+    ).memory_id
+    await store.add_many([NewMemory(f"Mine {i}.", tscope(), tmeta(i)) for i in range(3)])
+    await store.wipe("agent-test")
+    assert [r.id for r in await store.list(None)] == [theirs]
+    assert await store.count(Filter(user_id="agent-test")) == 0
+    assert [h["new_memory"] for h in await store.history(theirs)] == ["Theirs."]
+    assert (await store.add(NewMemory("After.", tscope(), tmeta(0)))).confirmed
+    assert await store.count() == 2
+
+
 async def test_wipe_empties_and_the_store_takes_writes_again(store):
     await store.add_many([NewMemory(f"M {i}.", tscope(), tmeta(i)) for i in range(3)])
     await store.wipe()

@@ -257,6 +257,7 @@ async def test_the_pool_survives_a_server_restart(pg_server, pg_url, tmp_path):
 async def test_the_store_refuses_another_embedder(pg_url, tmp_path):
     first = await PostgresStore.open(pg_url, tmp_path / "a")
     await first.add(NewMemory("Made with int8 vectors.", scope(), meta(0)))
+    await first.add(NewMemory("Another's.", scope(user_id="someone-else"), meta(1)))
     await first.close()
     other = await PostgresStore.open(pg_url, tmp_path / "b", embedder="minilm-fp32")
     try:
@@ -264,7 +265,13 @@ async def test_the_store_refuses_another_embedder(pg_url, tmp_path):
             await other.search("vectors", Filter(user_id="agent-test"), 5)
         with pytest.raises(StoreError, match="built with the embedder"):
             await other.add(NewMemory("More.", scope(), meta(1)))
-        await other.wipe()  # what `executive mem rebuild` does first
+        # What `executive mem rebuild` does first: another installation's vectors stay, so
+        # the embedder cannot change, and nothing is deleted.
+        with pytest.raises(StoreError, match="1 memories of other installations share"):
+            await other.wipe("agent-test")
+        with psycopg.connect(pg_url) as conn:
+            assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 2
+        await other.wipe()  # everyone's: then it takes the new embedder
         assert (await other.add(NewMemory("More.", scope(), meta(1)))).confirmed
     finally:
         await other.close()

@@ -206,7 +206,13 @@ class Store(StoreReader, Protocol):
 
     async def delete(self, memory_id: str) -> None: ...
 
-    async def wipe(self) -> None: ...
+    async def wipe(self, user_id: str | None = None) -> None:
+        """Delete every memory of ``user_id`` (one installation's), or with None every memory.
+
+        A store may be shared (Postgres, a Qdrant server, the Platform): a wipe for one
+        installation never touches another's memories or their history.
+        """
+        ...
 
     async def close(self) -> None: ...
 

@@ -111,6 +111,10 @@ class InMemoryStore:
             self._records.pop(entry["id"], None)
             self._vectors.pop(entry["id"], None)
             self._history.setdefault(entry["id"], []).append(entry["row"])
+        elif op == "wipe" and entry.get("user_id") is not None:
+            for memory_id in [i for i, r in self._records.items() if r.user_id == entry["user_id"]]:
+                del self._records[memory_id], self._vectors[memory_id]
+                self._history.pop(memory_id, None)
         elif op == "wipe":
             self._records.clear()
             self._vectors.clear()
@@ -247,14 +251,19 @@ class InMemoryStore:
         row["updated_at"] = _now()
         await self._write({"op": "delete", "id": memory_id, "row": row})
 
-    async def wipe(self) -> None:
-        await self._write({"op": "wipe"})
-        if self._journal is not None:
+    async def wipe(self, user_id: str | None = None) -> None:
+        await self._write({"op": "wipe", "user_id": user_id})
+        if self._journal is not None and (user_id is None or not self._records):
             # Nothing before a wipe matters: start the journal over rather than grow it.
             journal = self._journal
             async with self._writing:
                 await anyio.to_thread.run_sync(lambda: (journal.truncate(0), journal.flush()))
-        log.warning("store.wiped", backend="inmemory", where=self._where)
+        log.warning(
+            "store.wiped",
+            backend="inmemory",
+            where=self._where,
+            one_installation=user_id is not None,
+        )
 
     async def close(self) -> None:
         if self._closed:

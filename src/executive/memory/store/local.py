@@ -286,20 +286,18 @@ class LocalStore:
                 ids.discard(memory_id)
 
     async def count(self, where: Filter | None = None) -> int:
-        filters = compile_filter(where)
+        return await self._call("count", self._count, where)
 
-        def run() -> int:
-            store = self._vectors
-            if hasattr(store, "search_many"):  # Qdrant Edge (ours)
-                return int(store.count(compile_where(where)))
-            qfilter = mem0_private.qdrant_filter(store, filters)
-            return int(
-                store.client.count(
-                    collection_name=store.collection_name, count_filter=qfilter, exact=True
-                ).count
-            )
-
-        return await self._call("count", run)
+    def _count(self, where: Filter | None) -> int:
+        store = self._vectors
+        if hasattr(store, "search_many"):  # Qdrant Edge (ours)
+            return int(store.count(compile_where(where)))
+        qfilter = mem0_private.qdrant_filter(store, compile_filter(where))
+        return int(
+            store.client.count(
+                collection_name=store.collection_name, count_filter=qfilter, exact=True
+            ).count
+        )
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
@@ -346,8 +344,20 @@ class LocalStore:
 
         await self._call("delete", run)
 
-    async def wipe(self) -> None:
+    async def wipe(self, user_id: str | None = None) -> None:
         def run() -> None:
+            mine = Filter(user_id=user_id)
+            if user_id is not None and self._count(None) > self._count(mine):
+                # A Qdrant server another installation writes to as well: ours, one by one
+                # (and its vectors stay: another embedder's could not be searched with them).
+                if self._refusal:
+                    raise StoreError(
+                        f"wipe: {self._refusal}; other installations' memories share it"
+                    )
+                for record in self._scroll(mine):
+                    self._memory.delete(record.id)
+                    self._wrote(removed=[record.id])
+                return
             self._memory.reset()
             mem0_private.write_ahead(self._memory)  # reset() opened a new history database
             self._revision += 1
@@ -361,7 +371,9 @@ class LocalStore:
                 self._refusal = None
 
         await self._call("wipe", run)
-        log.warning("store.wiped", backend="local", where=self._where)
+        log.warning(
+            "store.wiped", backend="local", where=self._where, one_installation=user_id is not None
+        )
 
     async def close(self) -> None:
         if self._closed:

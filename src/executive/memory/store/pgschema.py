@@ -205,3 +205,32 @@ def truncate(conn: Any) -> None:
     """Empty the store, keeping every index and the trigger (mem0's reset() drops them)."""
     conn.execute(sql.SQL("TRUNCATE {}, {}").format(sql.Identifier(TABLE), sql.Identifier(HISTORY)))
     conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(sql.Identifier(REVISION)))
+
+
+def delete_user(conn: Any, user_id: str) -> int:
+    """Delete one installation's memories and their history; every other row stays.
+
+    Executives of other installations share the table: a rebuild of one must never empty it
+    (``truncate`` is for a store that is this installation's alone). The history of a memory
+    deleted before is kept: its rows name no installation.
+    """
+    row = conn.execute(
+        sql.SQL(
+            "WITH gone AS (DELETE FROM {} WHERE payload->>'user_id' = %s RETURNING id::text AS id), "
+            "history AS (DELETE FROM {} WHERE memory_id IN (SELECT id FROM gone)) "
+            "SELECT count(*) FROM gone"
+        ).format(sql.Identifier(TABLE), sql.Identifier(HISTORY)),
+        (user_id,),
+    ).fetchone()
+    return int(row[0])
+
+
+def others_stored(conn: Any, user_id: str) -> int:
+    """How many memories of other installations the table holds."""
+    row = conn.execute(
+        sql.SQL("SELECT count(*) FROM {} WHERE payload->>'user_id' IS DISTINCT FROM %s").format(
+            sql.Identifier(TABLE)
+        ),
+        (user_id,),
+    ).fetchone()
+    return int(row[0])

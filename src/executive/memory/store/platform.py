@@ -353,13 +353,14 @@ class PlatformStore:
 
         await self._call("delete", run)
 
-    async def wipe(self) -> None:
-        """Delete every memory the key can see, one by one over the complete listing.
+    async def wipe(self, user_id: str | None = None) -> None:
+        """Delete every memory of ``user_id`` (with None, every memory the key can see), one by
+        one over the complete listing.
 
         Not ``delete_all``: that endpoint only queues the deletion (an event to poll) and
         scopes by one entity id; per-memory deletes are synchronous and cover every record.
         """
-        records = await self.list(None)
+        records = await self.list(None if user_id is None else Filter(user_id=user_id))
         limiter = anyio.CapacityLimiter(WIPE_CONCURRENCY)
         failures: list[str] = []
 
@@ -374,7 +375,13 @@ class PlatformStore:
             for record in records:
                 group.start_soon(one, record.id)
         deleted = len(records) - len(failures)
-        log.warning("store.wiped", backend="platform", host=self._host, deleted=deleted)
+        log.warning(
+            "store.wiped",
+            backend="platform",
+            host=self._host,
+            deleted=deleted,
+            one_installation=user_id is not None,
+        )
         if failures:
             raise StoreError(f"wipe left {len(failures)} of {len(records)} memories: {failures[0]}")
 

@@ -16,8 +16,10 @@ measured in ``postgres-store.md``:
   turns hybrid keyword scoring on for pgvector; it is switched off on the instance too);
 - writes go through mem0 (``infer=False``); the database's unique ``(user_id, key)`` index
   turns a second write of the same lesson into ``DUPLICATE``, naming the stored memory;
-- wipe truncates (mem0's ``reset`` drops the table and every index of ours) and re-applies
-  the schema; the store refuses another embedder than the one its vectors came from.
+- wipe deletes one installation's rows (its user id: other installations share the table)
+  or, for all, truncates (mem0's ``reset`` drops the table and every index of ours), and
+  re-applies the schema; the store refuses another embedder than the one its vectors came
+  from.
 """
 
 from __future__ import annotations
@@ -321,19 +323,41 @@ class PostgresStore:
     async def delete(self, memory_id: str) -> None:
         await self._call("delete", lambda: self._mem0().delete(memory_id))
 
-    async def wipe(self) -> None:
+    async def wipe(self, user_id: str | None = None) -> None:
+        """Empty the store (with ``user_id``: delete that installation's memories only)."""
+        deleted: int | None = None
+
         def run() -> None:
+            nonlocal deleted
             with self._pool.connection() as conn:
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (pgschema.LOCK_ID,))
-                    pgschema.truncate(conn)
-                    pgschema.record_embedder(conn, self._spec.name, self._spec.dims)
+                    others = 0 if user_id is None else pgschema.others_stored(conn, user_id)
+                    if others and self._refusal:
+                        # Their vectors came from the recorded embedder: it cannot change.
+                        raise StoreError(
+                            f"wipe: {self._refusal}; {others} memories of other installations "
+                            "share this store, so it keeps the embedder they were made with"
+                        )
+                    if user_id is None:
+                        pgschema.truncate(conn)
+                    else:
+                        deleted = pgschema.delete_user(conn, user_id)
+                    if not others:
+                        pgschema.record_embedder(conn, self._spec.name, self._spec.dims)
                 # Re-applied: an index dropped by hand (or by mem0's reset) is back.
                 pgschema.migrate(conn, self._spec.dims)
-            self._refusal = None
+            if not others:
+                self._refusal = None
 
         await self._call("wipe", run)
-        log.warning("store.wiped", backend="postgres", where=self._where)
+        log.warning(
+            "store.wiped",
+            backend="postgres",
+            where=self._where,
+            one_installation=user_id is not None,
+            deleted=deleted,
+        )
 
     async def close(self) -> None:
         if self._closed:

@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from executive.untrusted import opening
+
+
+def test_an_opening_keeps_the_start_and_cuts_after_a_sentence():
+    text = "Failure of bundle b at step 1, attempt 3 of 3. " + "Earlier failures: 2. " * 40
+    cut = opening(text, 200)
+    assert cut.startswith("Failure of bundle b at step 1, attempt 3 of 3.")
+    assert cut.endswith("2. …") or cut.endswith(". …")
+    assert len(cut) <= 202
+    assert opening("short", 200) == "short"
+    words = opening("word " * 100, 50)
+    assert words.endswith("word …") and len(words) <= 52
