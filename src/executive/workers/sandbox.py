@@ -6,7 +6,8 @@ A worker is an LLM with a shell or any command a bundle names, so it is treated 
   its ``.state/``, the control socket's folder, the outputs root (every other bundle's
   folder), the peer homes and ``EXECUTIVE_SANDBOX_HIDE`` are hidden behind empty tmpfs
   mounts the worker cannot write (mode 0555: a writable one was memory it could fill
-  without bound), and the bundle's own folders are bound back; ``/tmp`` is private; its own user,
+  without bound), and the bundle's own folders are bound back; ``/tmp`` and ``/dev/shm`` are
+  private tmpfs of the file size limit's size, ``/dev`` is read-only; its own user,
   pid, ipc, uts and network namespaces (so the whole tree dies with it, its processes never
   see ours and nothing listening on this host is reachable); every capability dropped
   (required when the daemon is root, where bwrap would otherwise keep them all). Its one way
@@ -122,10 +123,12 @@ def namespace_args() -> list[str]:
 
 def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
     """Mounts apply in order and later ones cover earlier ones: hide, then bind back."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    sized = []
     if iso.limits.file_max_bytes and iso.bwrap and tmpfs_size_supported(iso.bwrap):
-        args += ["--size", str(iso.limits.file_max_bytes)]  # /tmp is memory: bounded too
-    args += ["--tmpfs", "/tmp"]
+        sized = ["--size", str(iso.limits.file_max_bytes)]  # a tmpfs is memory: bounded too
+    # /dev is a tmpfs as well: read-only (its devices still work), with a /dev/shm like /tmp.
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev"]
+    args += [*sized, "--tmpfs", "/dev/shm", "--proc", "/proc", *sized, "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
     # Read-only to the worker: a hiding tmpfs it could write is memory without a bound.
     sealed = ["--perms", "0555"] if iso.bwrap and sealed_tmpfs(iso.bwrap) else []
