@@ -26,7 +26,7 @@ from executive.memory.store.base import Filter, StoreError
 from executive.observe import HookRun
 
 if TYPE_CHECKING:
-    from executive.dashboard.app import Context
+    from executive.dashboard.context import Context
 
 Page = tuple[str, dict[str, Any]]
 Handler = Callable[["Context", Request], Awaitable[Page]]
