@@ -129,3 +129,25 @@ def test_a_key_block_that_never_ends_is_dropped_and_memory_stays_bounded():
     text = "".join(out)
     assert text == f"before\n{REDACTED}(done)\n"
     assert held <= stream.MAX_HOLD + 4096 + stream.WINDOW
+
+
+def test_a_long_jwt_cut_anywhere_in_its_first_parts_is_still_redacted():
+    # An OAuth access token of ~1.4 KB: header and claims are long before the second '.'
+    # makes it a JWT. With a 256-character window the part before the cut was let go as
+    # plain text, and the rest never matched: the whole token reached the log.
+    import base64
+    import secrets
+
+    def part(claims: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+
+    claims = {"sub": secrets.token_hex(8), "scope": "read write " * 60, "iss": "https://a.b"}
+    token = ".".join(
+        [part({"alg": "RS256", "kid": "k1"}), part(claims), secrets.token_urlsafe(256)]
+    )
+    text = "log line\n" * 100 + f"token={token}\n" + "more\n" * 50
+    whole = Redactor().scrub(text)
+    assert token not in whole
+    start = text.index(token)
+    for cut in range(start + 1, start + len(token), 97):
+        assert _streamed(Redactor(), text, [cut]) == whole, cut

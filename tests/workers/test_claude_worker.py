@@ -22,7 +22,7 @@ from tests.claude_cli import API_KEY, CLI, needs_cli
 from tests.conftest import run_cli
 from tests.daemonproc import Daemon
 from tests.loop.homes import MEMORY_ON, add_bundle, events, make_home, outputs
-from tests.messages_api import CLI_ENV, MessagesAPI
+from tests.messages_api import MessagesAPI
 from tests.messages_script import Text, ToolResult, Turn, bash, write
 
 pytestmark = [
@@ -67,7 +67,7 @@ NEXT_GOAL = "Add a command line to the parser: src/weather/cli.py reads lines an
 def _run(home: Path, turns: list[Turn], slug: str) -> tuple[MessagesAPI, Daemon, int | None]:
     """One daemon start against one scripted API, until ``slug`` completes; then SIGTERM."""
     with MessagesAPI(turns, api_key=API_KEY) as api:
-        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": API_KEY, **CLI_ENV}
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": API_KEY}
         daemon = Daemon(home, env)
         try:
             try:
@@ -91,7 +91,8 @@ def scene(tmp_path_factory: pytest.TempPathFactory):
         WORKER_VENDOR="claude",
         EXECUTIVE_CLAUDE_BIN=str(CLI),
         EXECUTIVE_WORKER_ISOLATION="sandbox",
-        EXECUTIVE_WORKER_ENV=",".join(["ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", *CLI_ENV]),
+        # CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is not passed: the daemon sets it itself.
+        EXECUTIVE_WORKER_ENV="ANTHROPIC_BASE_URL,ANTHROPIC_API_KEY",
     )
     add_bundle(
         home,
@@ -148,6 +149,8 @@ def test_the_cli_worker_completes_the_goal_in_its_sandbox(scene):
         if r.get("event") == "worker.started" and r["argv0"] == str(CLI)
     ]
     assert started["isolation"] == "sandbox"
+    # The CLI's own traffic (telemetry, update checks) is off, so the proxy refuses nothing.
+    assert not [r for r in scene["daemon"].records if r.get("event") == "egress.refused"]
     home = scene["home"]
     assert (outputs(home) / SLUG / "src/weather/parser.py").read_text() == PARSER
     assert events(home, "GOAL_COMPLETED", bundle=SLUG)

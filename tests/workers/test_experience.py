@@ -190,3 +190,17 @@ def test_searches_and_silent_failures_are_not_fixes():
         r.done("done"),
     ]
     assert read(lines).fixes == []
+
+
+def test_a_failed_read_of_a_missing_file_does_not_make_the_file_it_then_writes_old():
+    lines = [
+        r.init(CWD),
+        r.call("a", "Read", file_path=f"{CWD}/notes.md"),
+        r.result("a", "File does not exist.", exit_code=None).replace(
+            b'"is_error": false', b'"is_error": true'
+        ),
+        r.call("b", "Write", file_path=f"{CWD}/notes.md", content="x"),
+        r.result("b", "ok"),
+        r.done("done"),
+    ]
+    assert [(f.path, f.change) for f in read(lines).files] == [("notes.md", "created")]

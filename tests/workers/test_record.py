@@ -74,3 +74,21 @@ def test_a_command_workers_digest_reads_only_the_tail_of_its_log(tmp_path):
     )
     assert found.commands[0].error == "Error: the build failed"
     assert len(found.summary) < 1000
+
+
+def test_a_capped_log_says_so_and_its_marker_is_never_the_workers_last_word(tmp_path):
+    from executive.workers.output import MARKER
+
+    log = tmp_path / "contract-4.log"
+    log.write_text("building\ncompiling module 812 of 900\n" + MARKER.format(limit=1048576))
+    found = record.read(
+        log, vendor="command", workdir=tmp_path, folder_changes=[], command="sh w.sh", exit_code=1
+    )
+    assert found.commands[0].error == "compiling module 812 of 900"
+    assert not found.complete and found.notes[0].startswith("the run log stops at its cap")
+    claude = tmp_path / "contract-5.log"
+    claude.write_bytes(b"".join(r.fixed_run(str(tmp_path)))[:-40] + MARKER.format(limit=9).encode())
+    found = record.read(
+        claude, vendor="claude", workdir=tmp_path, folder_changes=[], command="", exit_code=0
+    )
+    assert not found.complete and found.notes[0].startswith("the run log stops at its cap")

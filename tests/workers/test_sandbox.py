@@ -27,6 +27,8 @@ echo private > /tmp/private.txt
 grep -c : /proc/net/dev
 echo "secret=${DAEMON_SECRET:-absent}"
 ps -e --no-headers | wc -l
+(head -c 1000000 /dev/zero > "$home/planted") 2>&1 | tail -1
+(echo x > /dev/planted) 2>&1 | tail -1
 """
 
 
@@ -73,6 +75,9 @@ def test_the_sandbox_hides_the_home_state_and_socket_and_keeps_writes_in_the_out
     assert lines[6] == "1"  # only lo with the network off
     assert lines[7] == "secret=absent"
     assert int(lines[8]) <= 6  # its own pid namespace: bwrap, sh and the probe's few
+    # The empty home is not memory to fill: nothing can be written into it.
+    assert "Permission denied" in lines[9]
+    assert "Read-only file system" in lines[10]  # nor /dev (a tmpfs too)
     assert not (home / ".env.executive").read_text().startswith("x")
 
 

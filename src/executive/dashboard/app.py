@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import hmac
 import json
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -27,45 +25,15 @@ from starlette.staticfiles import StaticFiles
 
 from executive.dashboard import health, pages, sources
 from executive.dashboard.callers import AccountGate
+from executive.dashboard.context import Context
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
 from executive.home import Home
-from executive.memory.runtime import MemoryRuntime
-from executive.observe import Observer
 from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
 
 COOKIE = "executive_dashboard_token"
 T = TypeVar("T")
-
-
-# Figures that list the whole store are computed at most this often, however many tabs
-# refresh and however often Prometheus scrapes: the store's one thread also serves the hooks.
-STORE_FIGURES_SECONDS = 15.0
-
-
-@dataclass
-class Context:
-    """What the routes read. ``status`` is the daemon's own report (``executive status``)."""
-
-    settings: Settings
-    observer: Observer
-    runtime: MemoryRuntime
-    status: Callable[[], dict[str, Any]]
-    _cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
-
-    async def cached(self, key: str, compute: Callable[[], Awaitable[T]]) -> T:
-        now = time.monotonic()
-        hit = self._cache.get(key)
-        if hit is not None and now - hit[0] < STORE_FIGURES_SECONDS:
-            return cast(T, hit[1])
-        value = await compute()
-        self._cache[key] = (now, value)
-        return value
-
-    @property
-    def home(self) -> Home:
-        return Home(self.settings.home)
 
 
 class _TokenGate(BaseHTTPMiddleware):

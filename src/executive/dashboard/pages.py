@@ -27,7 +27,7 @@ from executive.observe import HookRun
 from executive.redact import scrub
 
 if TYPE_CHECKING:
-    from executive.dashboard.app import Context
+    from executive.dashboard.context import Context
 
 Page = tuple[str, dict[str, Any]]
 Handler = Callable[["Context", Request], Awaitable[Page]]

@@ -204,7 +204,7 @@ async def attempt(
         "step": str(step.number),
         "attempt": str(step.attempts + 1),
     }
-    env = environment.build(
+    env = vendors.defaults(vendor) | environment.build(
         os.environ,
         passthrough=settings.worker_env_names,
         extra={

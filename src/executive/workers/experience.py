@@ -245,7 +245,8 @@ class _Walk:
         if path is None:
             self.outside += call.name in _EDITS
         elif call.name == "Read":
-            self.read.add(path)
+            if not result.is_error:  # a read of a file not there yet does not make it old
+                self.read.add(path)
         elif call.name in _EDITS and not result.is_error:
             before = next((e.change for e in self.edits if e.path == path), None)
             # A file this run created stays created, however often it is edited after.

@@ -10,7 +10,8 @@ Each limit is set by the daemon in every isolation mode that can enforce it, and
   sandbox's own). It never binds uid 0, so a root daemon's sandbox needs the cgroup; in
   ``none`` mode it would count the daemon's own processes, so it is not set there.
 - file size: ``RLIMIT_FSIZE`` in every mode (a write past it fails, SIGXFSZ ends the
-  writer); a sandbox's private /tmp is a tmpfs of that size in total. The output folder's
+  writer); a sandbox's private /tmp and /dev/shm are each a tmpfs of that size in total (and
+  the tmpfs mounts that hide folders, and /dev, cannot be written). The output folder's
   total is not bounded: a worker may write many files below the limit.
 - the run log: :mod:`executive.workers.output` caps it.
 
@@ -140,5 +141,5 @@ def _file_size(limits: Limits, found: str | None) -> Holding:
 def _tmp(limits: Limits, bwrap: str | None) -> Holding:
     n = limits.file_max_bytes
     if n and bwrap is not None and tmpfs_size_supported(bwrap):
-        return Holding("sandbox /tmp", True, f"a tmpfs of {n} bytes")
+        return Holding("sandbox /tmp", True, f"/tmp and /dev/shm each a tmpfs of {n} bytes")
     return Holding("sandbox /tmp", False, "a tmpfs of the kernel's default size (half the RAM)")

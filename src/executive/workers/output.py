@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 from collections import deque
 from pathlib import Path
 
@@ -23,6 +24,14 @@ log = get_logger(__name__)
 
 CHUNK_BYTES = 64 * 1024
 MARKER = "\n[executive: the output passed {limit} bytes; the rest was dropped]\n"
+# The marker where it ends a capped log.
+_MARKED = re.compile(r"\n?\[executive: the output passed \d+ bytes; the rest was dropped\]\n\Z")
+
+
+def unmarked(tail: str) -> tuple[str, bool]:
+    """The end of a run log without its marker line, and whether the log was capped."""
+    found = _MARKED.search(tail)
+    return (tail[: found.start()], True) if found else (tail, False)
 
 
 class Redacting:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from executive.logs import get_logger
-from executive.workers import runlog
+from executive.workers import output, runlog
 from executive.workers.experience import (
+    MAX_NOTES,
     Experience,
     FileChange,
     bounded_files,
@@ -74,14 +75,15 @@ def read(
 ) -> Experience:
     """The experience of one attempt; never raises (an unreadable log gives a partial one)."""
     try:
+        # The marker line is the daemon's, not the worker's: never its last words.
+        tail, capped = output.unmarked(_tail(log_path))
         if vendor == "claude":
-            return _claude(log_path, workdir, folder_changes)
-        return of_command(
-            command=command,
-            exit_code=exit_code,
-            output=_tail(log_path),
-            changes=folder_changes,
-        )
+            found = _claude(log_path, workdir, folder_changes)
+        else:
+            found = of_command(
+                command=command, exit_code=exit_code, output=tail, changes=folder_changes
+            )
+        return _capped(found) if capped else found
     except OSError as exc:
         log.warning("experience.log_unreadable", path=str(log_path), error=str(exc))
         return Experience(
@@ -103,6 +105,12 @@ def _claude(log_path: Path | None, workdir: Path, folder_changes: list[FileChang
             command="claude", exit_code=None, output=_tail(log_path), changes=folder_changes
         ).model_copy(update={"complete": False, "notes": ["the run log holds no stream-json"]})
     return digest(reading, relative=within(str(workdir)), changes=folder_changes)
+
+
+def _capped(found: Experience) -> Experience:
+    note = "the run log stops at its cap (EXECUTIVE_WORKER_LOG_MAX_BYTES): the end was dropped"
+    notes = [note, *found.notes][:MAX_NOTES]
+    return found.model_copy(update={"complete": False, "notes": notes})
 
 
 def lines(handle: BinaryIO, max_line: int = runlog.MAX_LINE_BYTES) -> Iterator[bytes]:

@@ -5,7 +5,9 @@ A worker is an LLM with a shell or any command a bundle names, so it is treated 
 - ``sandbox`` (bubblewrap): the output folder is the only writable place; the agent home,
   its ``.state/``, the control socket's folder, the outputs root (every other bundle's
   folder), the peer homes and ``EXECUTIVE_SANDBOX_HIDE`` are hidden behind empty tmpfs
-  mounts, and the bundle's own folders are bound back; ``/tmp`` is private; its own user,
+  mounts the worker cannot write (mode 0555: a writable one was memory it could fill
+  without bound), and the bundle's own folders are bound back; ``/tmp`` and ``/dev/shm`` are
+  private tmpfs of the file size limit's size, ``/dev`` is read-only; its own user,
   pid, ipc, uts and network namespaces (so the whole tree dies with it, its processes never
   see ours and nothing listening on this host is reachable); every capability dropped
   (required when the daemon is root, where bwrap would otherwise keep them all). Its one way
@@ -121,17 +123,21 @@ def namespace_args() -> list[str]:
 
 def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
     """Mounts apply in order and later ones cover earlier ones: hide, then bind back."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    sized = []
     if iso.limits.file_max_bytes and iso.bwrap and tmpfs_size_supported(iso.bwrap):
-        args += ["--size", str(iso.limits.file_max_bytes)]  # /tmp is memory: bounded too
-    args += ["--tmpfs", "/tmp"]
+        sized = ["--size", str(iso.limits.file_max_bytes)]  # a tmpfs is memory: bounded too
+    # /dev is a tmpfs as well: read-only (its devices still work), with a /dev/shm like /tmp.
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--remount-ro", "/dev"]
+    args += [*sized, "--tmpfs", "/dev/shm", "--proc", "/proc", *sized, "--tmpfs", "/tmp"]
     tmp = Path("/tmp")
+    # Read-only to the worker: a hiding tmpfs it could write is memory without a bound.
+    sealed = ["--perms", "0555"] if iso.bwrap and sealed_tmpfs(iso.bwrap) else []
     for folder in iso.hidden:
         # Under /tmp or under another hidden folder it is already gone (hiding it again
         # would leave an empty mount point to see); a missing path would stop bwrap.
         covered = any(folder != o and folder.is_relative_to(o) for o in iso.hidden)
         if folder.is_dir() and not covered and not folder.is_relative_to(tmp):
-            args += ["--tmpfs", str(folder)]
+            args += [*sealed, "--tmpfs", str(folder)]
     if iso.route is not None:
         args += iso.route.bind_args()
     for path in readonly:
@@ -167,6 +173,13 @@ def _run_probe(argv: list[str], bwrap: str) -> str | None:
     if done.returncode != 0:
         return (done.stderr.strip() or f"exit {done.returncode}")[-500:]
     return None
+
+
+@functools.cache
+def sealed_tmpfs(bwrap: str) -> bool:
+    """Whether this bwrap takes ``--perms`` for a tmpfs (0.8 does; older ones refuse it)."""
+    argv = [bwrap, *namespace_args(), "--ro-bind", "/", "/", "--perms", "0555", "--tmpfs", "/mnt"]
+    return _run_probe([*argv, "--", "/bin/true"], bwrap) is None
 
 
 @functools.cache

@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 VENDORS = ("claude", "command")
+# Claude Code's own traffic besides the conversation (telemetry, update checks, a warm-up
+# call) would be refused by the sandbox's egress proxy anyway, with a log line each time.
+CLAUDE_DEFAULTS = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
+def defaults(vendor: str) -> dict[str, str]:
+    """Variables a vendor's worker gets unless the operator passes their own."""
+    return dict(CLAUDE_DEFAULTS) if vendor == "claude" else {}
 
 
 def fill(template: Sequence[str], values: Mapping[str, str]) -> list[str]:

@@ -24,14 +24,14 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.limits import MAX_TEXT_CHARS
 from executive.memory.taxonomy import MAX_FILES, WorkerVendor
-from executive.untrusted import one_line
 from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
 from executive.workspace.signals import root_signal, signal_tag
 
 SLOW_FACTOR = 2.0
 MAX_WRITES = 3
 ACCOUNT_CHARS = 400
-_MARKUP = re.compile(r"#{1,6}\s+|\*\*")
+_MARKUP = re.compile(r"^\s*(?:#{1,6}|[-*+]|\d+[.)])\s+|\*\*|`{3,}\w*")
+_ENDS = (".", ":", "!", "?", ";")
 _NOTE_PREFIXES = ("note:", "warning:", "warn:")
 _VENDORS = {v.value for v in WorkerVendor}
 
@@ -54,6 +54,13 @@ def _payload(ctx: PostRunContext, text: str, **meta: Any) -> dict[str, Any]:
     }
 
 
+def _flat(text: str) -> str:
+    """Markdown as one line of prose: headings, bullets and bold marks gone, and a line that
+    did not end a sentence ended, so "## Done" and its next line do not run together."""
+    lines = [_MARKUP.sub("", line).strip() for line in text.splitlines()]
+    return " ".join(x if x.endswith(_ENDS) else x + "." for x in lines if x)
+
+
 def _what_was_done(experience: Experience | None) -> str:
     if experience is None or experience.empty:
         return ""
@@ -69,7 +76,7 @@ def _what_was_done(experience: Experience | None) -> str:
     )
     # A claude worker's closing account, in one line (its headings and bold are noise in a
     # memory). A command's output is not an account: it may echo anything, the pack included.
-    account = _MARKUP.sub("", one_line(experience.summary)).strip()
+    account = _flat(experience.summary)
     if account and experience.source != "command":
         cut = account if len(account) <= ACCOUNT_CHARS else account[: ACCOUNT_CHARS - 1] + "…"
         said += f" The worker's account: “{cut}”"
