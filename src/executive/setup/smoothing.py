@@ -68,12 +68,7 @@ def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None
     calibration rarely excited are then left alone instead of amplified. Then
     :func:`constant_reshapes`, which pays for the Mul nodes.
     """
-    import numpy as np
     import onnx
-    from onnx import helper, numpy_helper
-
-    ort = onnxruntime()
-    from tokenizers import Tokenizer
 
     model = onnx.load(str(fp32))
     weights = {w.name: w for w in model.graph.initializer}
@@ -81,45 +76,11 @@ def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None
     for node in model.graph.node:
         if node.op_type == "MatMul" and node.input[1] in weights:
             consumers[node.input[0]].append(node)
-
-    # Calibration: the fp32 model with every such input exposed, one text at a time (the
-    # ranges a single embed sees), unoptimised so the tensors keep their names.
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    for name in consumers:
-        probe.graph.output.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(
-        probe.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    del probe
-    tok = Tokenizer.from_file(str(tokenizer))
-    tok.enable_truncation(256)
-    names = list(consumers)
-    peak: dict[str, Any] = {}
-    for text in _CALIBRATION:
-        ids = np.array([tok.encode(text).ids], np.int64)
-        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": ids * 0}
-        for name, value in zip(names, session.run(names, feed), strict=True):
-            channel_max = np.abs(value.reshape(-1, value.shape[-1])).max(axis=0)
-            peak[name] = np.maximum(peak[name], channel_max) if name in peak else channel_max
-
-    inserted: list[tuple[Any, Any]] = []
-    for name, nodes in consumers.items():
-        arrays = [numpy_helper.to_array(weights[n.input[1]]) for n in nodes]
-        w_max = np.max([np.abs(a).max(axis=1) for a in arrays], axis=0)
-        x_max = np.maximum(peak[name], np.median(peak[name]))
-        scale = (x_max**alpha / np.maximum(w_max, 1e-5) ** (1 - alpha)).astype(np.float32)
-        inverse = numpy_helper.from_array((1 / scale).astype(np.float32), f"{name}/smooth_inv")
-        model.graph.initializer.append(inverse)
-        mul = helper.make_node("Mul", [name, inverse.name], [f"{name}/smoothed"], f"{name}/smooth")
-        inserted.append((nodes[0], mul))
-        for node, array in zip(nodes, arrays, strict=True):
-            scaled = (array * scale[:, None]).astype(np.float32)
-            weights[node.input[1]].CopyFrom(numpy_helper.from_array(scaled, node.input[1]))
-            node.input[0] = mul.output[0]
+    peak = _activation_peaks(model, list(consumers), tokenizer)
+    inserted = [
+        (nodes[0], _smooth_input(model, weights, name, nodes, peak[name], alpha))
+        for name, nodes in consumers.items()
+    ]
     order = list(model.graph.node)
     for first, mul in inserted:  # just before its first consumer: the graph stays sorted
         order.insert(order.index(first), mul)
@@ -127,6 +88,69 @@ def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None
     model.graph.node.extend(order)
     constant_reshapes(model)
     onnx.save(model, str(out))
+
+
+def _activation_peaks(model: Any, names: list[str], tokenizer: Path) -> dict[str, Any]:
+    """Each tensor's per-channel maximum of ``|x|`` over the calibration texts, embedded one
+    at a time (the ranges a single embed sees)."""
+    import numpy as np
+    import onnx
+    from tokenizers import Tokenizer
+
+    session = _probe(model, names, onnx.TensorProto.FLOAT, threads=1)
+    tok = Tokenizer.from_file(str(tokenizer))
+    tok.enable_truncation(256)
+    peak: dict[str, Any] = {}
+    for text in _CALIBRATION:
+        ids = np.array([tok.encode(text).ids], np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": ids * 0}
+        for name, value in zip(names, session.run(names, feed), strict=True):
+            channel_max = np.abs(value.reshape(-1, value.shape[-1])).max(axis=0)
+            peak[name] = np.maximum(peak[name], channel_max) if name in peak else channel_max
+    return peak
+
+
+def _smooth_input(
+    model: Any, weights: dict[str, Any], name: str, nodes: list[Any], peak: Any, alpha: float
+) -> Any:
+    """The ``Mul`` node that divides input ``name`` by ``s``; the weights of its MatMuls
+    (``nodes``) multiplied by ``s`` in place, and the MatMuls fed from the ``Mul``."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    arrays = [numpy_helper.to_array(weights[n.input[1]]) for n in nodes]
+    w_max = np.max([np.abs(a).max(axis=1) for a in arrays], axis=0)
+    x_max = np.maximum(peak, np.median(peak))
+    scale = (x_max**alpha / np.maximum(w_max, 1e-5) ** (1 - alpha)).astype(np.float32)
+    inverse = numpy_helper.from_array((1 / scale).astype(np.float32), f"{name}/smooth_inv")
+    model.graph.initializer.append(inverse)
+    mul = helper.make_node("Mul", [name, inverse.name], [f"{name}/smoothed"], f"{name}/smooth")
+    for node, array in zip(nodes, arrays, strict=True):
+        scaled = (array * scale[:, None]).astype(np.float32)
+        weights[node.input[1]].CopyFrom(numpy_helper.from_array(scaled, node.input[1]))
+        node.input[0] = mul.output[0]
+    return mul
+
+
+def _probe(model: Any, outputs: list[str], dtype: int, *, nodes: Any = (), threads: int = 0) -> Any:
+    """A session of ``model`` (with ``nodes`` added) that also outputs ``outputs``, unoptimised
+    so the tensors keep their names."""
+    import onnx
+    from onnx import helper
+
+    ort = onnxruntime()
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.node.extend(nodes)
+    for name in outputs:
+        probe.graph.output.append(helper.make_tensor_value_info(name, dtype, None))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if threads:
+        options.intra_op_num_threads = threads
+    return ort.InferenceSession(
+        probe.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
 
 
 def constant_reshapes(model: Any) -> int:
@@ -145,8 +169,6 @@ def constant_reshapes(model: Any) -> int:
     import onnx
     from onnx import helper, numpy_helper
 
-    ort = onnxruntime()
-
     fixed = {w.name for w in model.graph.initializer}
     reshapes = [
         node
@@ -156,55 +178,56 @@ def constant_reshapes(model: Any) -> int:
         and not any(a.name == "allowzero" and a.i for a in node.attribute)
     ]
     # Expose each target and its input's shape: both int64, whatever the input's type.
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    exposed: list[str] = []
-    for index, node in enumerate(reshapes):
-        shape = f"constant_reshapes/{index}/input_shape"
-        probe.graph.node.append(helper.make_node("Shape", [node.input[0]], [shape]))
-        for name in (node.input[1], shape):
-            if name not in exposed:
-                exposed.append(name)
-                probe.graph.output.append(
-                    helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None)
-                )
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(
-        probe.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    del probe
+    shapes = [
+        helper.make_node("Shape", [node.input[0]], [f"constant_reshapes/{index}/input_shape"])
+        for index, node in enumerate(reshapes)
+    ]
+    pairs = zip(reshapes, shapes, strict=True)
+    exposed = list(dict.fromkeys(n for r, s in pairs for n in (r.input[1], s.output[0])))
+    session = _probe(model, exposed, onnx.TensorProto.INT64, nodes=shapes)
     runs = []
     for batch, length in ((1, 7), (3, 13)):
         ids = np.ones((batch, length), np.int64)
         feed = {"input_ids": ids, "attention_mask": ids, "token_type_ids": ids * 0}
         runs.append(dict(zip(exposed, session.run(exposed, feed), strict=True)))
     made = 0
-    for index, node in enumerate(reshapes):
-        targets = [run[node.input[1]].tolist() for run in runs]
-        inputs = [run[f"constant_reshapes/{index}/input_shape"].tolist() for run in runs]
-        if len(targets[0]) != len(targets[1]):
-            continue
-        target: list[int | None] = []
-        for i, values in enumerate(zip(*targets, strict=True)):
-            if values[0] == values[1]:
-                target.append(values[0])
-            elif all(
-                i < len(shape) and shape[i] == v for shape, v in zip(inputs, values, strict=True)
-            ):
-                target.append(0)
-            else:
-                target.append(None)
-        if target.count(None) > 1 or (None in target and -1 in target):
+    for node, shape in zip(reshapes, shapes, strict=True):
+        target = _constant_target(
+            [run[node.input[1]].tolist() for run in runs],
+            [run[shape.output[0]].tolist() for run in runs],
+        )
+        if target is None:
             continue
         constant = numpy_helper.from_array(
-            np.array([-1 if v is None else v for v in target], np.int64),
-            f"{node.name or node.output[0]}/constant_shape",
+            np.array(target, np.int64), f"{node.name or node.output[0]}/constant_shape"
         )
         model.graph.initializer.append(constant)
         node.input[1] = constant.name
         made += 1
-    # What computed the targets now feeds nothing: drop it, and the constants only it read.
+    _drop_unread(model)
+    return made
+
+
+def _constant_target(targets: list[list[int]], inputs: list[list[int]]) -> list[int] | None:
+    """The constant a Reshape's target can be, from its values at two input sizes and its
+    input's shapes then; None when it cannot be one."""
+    if len(targets[0]) != len(targets[1]):
+        return None
+    target: list[int | None] = []
+    for i, values in enumerate(zip(*targets, strict=True)):
+        if values[0] == values[1]:
+            target.append(values[0])
+        elif all(i < len(shape) and shape[i] == v for shape, v in zip(inputs, values, strict=True)):
+            target.append(0)
+        else:
+            target.append(None)
+    if target.count(None) > 1 or (None in target and -1 in target):
+        return None
+    return [-1 if v is None else v for v in target]
+
+
+def _drop_unread(model: Any) -> None:
+    """What computed the targets now feeds nothing: drop it, and the constants only it read."""
     wanted = {o.name for o in model.graph.output}
     while True:
         read = {name for node in model.graph.node for name in node.input} | wanted
@@ -217,4 +240,3 @@ def constant_reshapes(model: Any) -> int:
     kept = [w for w in model.graph.initializer if w.name in read]
     del model.graph.initializer[:]
     model.graph.initializer.extend(kept)
-    return made
