@@ -84,7 +84,6 @@ class ClaudeEngine:
         policy = AllowList(mem_prefix(settings.home), writes=spec.writes)
         prompt = scrub(render(spec.name, context, mem_command=policy.mem_command))
         transcript = Transcript(policy, tools.calls, scrub)
-
         can_use_tool, pre_tool_use = _gates(sdk, policy, transcript)
         stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         options = sdk.ClaudeAgentOptions(
