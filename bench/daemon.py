@@ -1,7 +1,7 @@
 """Benchmark: the daemon with memory on. Start-up to READY, resident memory after a pack,
 and ``executive mem list`` with the daemon stopped.
 
-    python bench/daemon.py [--lists 5] [--embedder minilm-fp32]
+    python bench/daemon.py [--lists 5] [--embedder minilm-fp32] [--memories 10000]
 
 Makes a demo home (``executive init --demo``: memory on, hooks B-E on, three command bundles),
 runs the real daemon, and reads its JSON log: ``ready_s`` is the time from spawning the
@@ -9,7 +9,9 @@ process to its ``daemon.ready`` line; ``rss_mb`` is its VmRSS (and ``hwm_mb`` it
 from /proc right after the first ``hook.finished`` of Hook B (a pack was built, so mem0, the
 store and the embedder are loaded). Then SIGTERM, and ``--lists`` runs of
 ``executive mem list`` (a fresh process each, the store opened in-process): ``list_s`` p50
-and max. Everything runs ``sys.executable -m executive`` with this environment, so
+and max. With ``--memories N`` the home's store holds N memories more before the daemon
+starts (``bench/pack.py``'s shapes, for the home's user, written through the store as the
+harvester writes), so ``rss_mb`` is the daemon's at that size. Everything runs ``sys.executable -m executive`` with this environment, so
 ``PYTHONPATH`` picks the sources to measure. Prints one JSON object on stdout.
 """
 
@@ -36,7 +38,34 @@ def status_mb(pid: int, field: str) -> float:
     return 0.0
 
 
-def main(lists: int, embedder: str | None) -> None:
+def fill(home: Path, count: int, env: dict[str, str]) -> None:
+    """N memories of ``bench/pack.py``'s shapes for the home's user, in a process of their own
+    (the store admits one process at a time, and this one's heap is not the daemon's)."""
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import anyio
+from pathlib import Path
+import pack
+from executive.config.sources import Sources
+from executive.memory.runtime import open_store
+from executive.settings import Settings
+
+async def main():
+    settings = Settings.load(Path({str(home)!r}))
+    pack.USER = settings.user_id
+    store = await open_store(settings)
+    items = [pack.memory(i) for i in range({count})]
+    for start in range(0, len(items), 250):
+        await store.add_many(items[start : start + 250])
+    await store.close()
+
+anyio.run(main)
+"""
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+
+
+def main(lists: int, embedder: str | None, memories: int = 0) -> None:
     # A clean configuration, but the models stay where set-up put them (EXECUTIVE_MODELS_DIR).
     env = {
         k: v
@@ -54,6 +83,9 @@ def main(lists: int, embedder: str | None) -> None:
             with (home / ".env.executive").open("a") as file:
                 file.write(f"EXECUTIVE_EMBEDDER={embedder}\n")
             report["embedder"] = embedder
+        if memories:
+            fill(home, memories, env)
+            report["memories"] = memories
         started = time.perf_counter()
         daemon = subprocess.Popen(
             [*EXECUTIVE, "--home", str(home), "run"], env=env, stdout=subprocess.PIPE, text=True
@@ -102,5 +134,6 @@ if __name__ == "__main__":
     )
     parser.add_argument("--lists", type=int, default=5)
     parser.add_argument("--embedder", help="EXECUTIVE_EMBEDDER for the demo home")
+    parser.add_argument("--memories", type=int, default=0, help="memories to add first")
     args = parser.parse_args()
-    main(args.lists, args.embedder)
+    main(args.lists, args.embedder, args.memories)

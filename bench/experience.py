@@ -286,7 +286,6 @@ def strategies(runtime: MemoryRuntime, view: Any) -> dict[str, Callable[..., Awa
                 view,
                 user_id=USER,
                 floor=runtime.settings.confidence_floor,
-                indexes=runtime.lexicon,
             )
             ctx = PreSpawnContext(work_item=item, current_step=step, vendor="claude")
             built, _ = await pre_spawn.build(reader, pre_spawn.request_for(ctx))

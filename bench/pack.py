@@ -4,10 +4,11 @@ Fills an embedded store with N memories shaped like the harvester's (five types,
 bundles, ``_global`` principles), then builds ``--samples`` packs for distinct steps with
 Hook B's own code (``plan.for_step`` → ``pre_spawn.build``: the reader with the production
 stop rules and the daemon's lexical-index cache, ``PACK_MIN_SCORE``, ``pack.render``) and
-times each. By default the store is not written between packs (as between two harvests),
-so the lexical indexes are built once, in the warm-up. With ``--write-every K`` one memory
+times each. The store's word index is built first, as the daemon builds it when it starts
+(``MemoryRuntime.warm``); ``first_pack_ms`` times each bundle's first pack, ``later_pack_ms``
+the others. By default the store is not written between packs (as between two harvests). With ``--write-every K`` one memory
 is added (as the harvester adds it) after every K timed packs, so the packs also pay for
-rebuilding what a write makes stale; ``after_write_ms`` then times the first pack after each
+keeping the word index up to date; ``after_write_ms`` then times the first pack after each
 write on its own. Writes are not timed. ``questions_mean`` counts questions asked.
 Prints one JSON object on stdout; progress on stderr.
 
@@ -45,8 +46,7 @@ from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory import plan
 from executive.memory.reader import Reader
-from executive.memory.scope_index import IndexCache
-from executive.memory.store.base import NewMemory, ReadView
+from executive.memory.store.base import Filter, NewMemory, ReadView, words
 from executive.memory.store.local import LocalStore
 
 USER = "bench-agent"
@@ -110,6 +110,14 @@ def percentiles(timings: list[float]) -> dict[str, float]:
     }
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (the store, the embedder and the word index)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
 async def measure(
     store: Any,
     samples: int,
@@ -120,9 +128,12 @@ async def measure(
 ) -> dict[str, Any]:
     """Time ``samples`` packs on a filled store (any backend) with Hook B's own code; with
     ``write_every``, add memory ``count + k`` after every K timed packs."""
-    indexes = IndexCache()  # the daemon keeps one per process (MemoryRuntime.lexicon)
     timings, questions, entries, after_write = [], [], [], []
+    firsts: list[float] = []
+    laters: list[float] = []
+    bundles: set[int] = set()
     written = 0
+    await words(ReadView(store), [Filter(user_id=USER)], 0.7, NOW)  # the daemon's start
     for n in range(samples + 3):  # the first three warm up and are not counted
         verb, thing = VERBS[n % len(VERBS)], THINGS[(n // len(VERBS)) % len(THINGS)]
         request = plan.for_step(
@@ -135,7 +146,7 @@ async def measure(
             description=f"Sample {n}: {verb} {thing} for the team.",
         )
         started = time.perf_counter()
-        reader = Reader(ReadView(store), user_id=USER, now=NOW, indexes=indexes)
+        reader = Reader(ReadView(store), user_id=USER, now=NOW)
         built, result = await pre_spawn.build(reader, request)
         elapsed = (time.perf_counter() - started) * 1000
         if dumped is not None:
@@ -149,8 +160,11 @@ async def measure(
                     }
                 )
             )
+        first = n % 25 not in bundles
+        bundles.add(n % 25)
         if n < 3:
             continue
+        (firsts if first else laters).append(elapsed)
         timings.append(elapsed)
         questions.append(len(result.questions))
         entries.append(len(built.entries))
@@ -164,9 +178,12 @@ async def measure(
     return {
         "writes": written,
         "pack_ms": percentiles(timings),
+        **({"first_pack_ms": percentiles(firsts)} if firsts else {}),
+        **({"later_pack_ms": percentiles(laters)} if laters else {}),
         **({"after_write_ms": percentiles(after_write)} if after_write else {}),
         "questions_mean": round(statistics.mean(questions), 2),
         "entries_mean": round(statistics.mean(entries), 2),
+        "rss_mb": rss_mb(),
     }
 
 

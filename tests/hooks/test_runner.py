@@ -132,7 +132,7 @@ async def test_a_failing_or_hanging_store_is_an_error_value_and_the_caller_goes_
     limit = "0.25" if mode == "hang" else "60"
     settings = settings_for(agent_home, monkeypatch, EXECUTIVE_HOOK_TIMEOUT_SECONDS=limit)
     real = await open_store(tmp_path / "faulty")
-    faulty = FaultyStore(real, calls=("search", "list", "add"))
+    faulty = FaultyStore(real, calls=("search", "search_scopes", "words", "list", "add"))
     faulty.mode = mode
     env = HookEnv(settings, MemoryRuntime(settings, store=faulty))
     try:

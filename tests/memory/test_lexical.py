@@ -35,20 +35,20 @@ def test_bm25_finds_the_rare_exact_word():
 
 def _bm25_one_by_one(index: LexicalIndex, query: list[str], top_k: int) -> list[str]:
     """BM25 written plainly, a memory at a time: what the index's arrays must equal."""
-    scores: dict[int, float] = {}
-    counts = [term_counts(r.text) for r in index.records.values()]
-    for term in dict.fromkeys(query):
-        idf = index.idf(term)
-        for position, held in enumerate(counts):
+    scores: dict[str, float] = {}
+    for memory_id, record in index.records.items():
+        held = term_counts(record.text)
+        for term in dict.fromkeys(query):
             if held[term]:
+                idf = index.idf(term)
                 norm = index.k1 * (1 - index.b + index.b * held.total() / index._average)
                 share = idf * held[term] * (index.k1 + 1) / (held[term] + norm)
-                scores[position] = scores.get(position, 0.0) + share
-    return [index.ids[p] for p in best_first(scores)[:top_k]]
+                scores[memory_id] = scores.get(memory_id, 0.0) + share
+    return best_first(scores)[:top_k]
 
 
 def test_bm25_scores_every_memory_as_the_plain_formula_does():
-    """To the last bit: the ranking, ties by position included, is the loop's."""
+    """To the last bit: the ranking, ties by id included, is the loop's."""
     words = ["deploy", "mirror", "flaky-fetch", "release", "notes", "lint", "cli", "schema"]
     texts = [" ".join(words[(i * k) % len(words)] for k in range(1 + i % 5)) for i in range(300)]
     index = LexicalIndex(record(i, text) for i, text in enumerate(texts))

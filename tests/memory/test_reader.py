@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -12,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from executive.hooks.builtin import pre_spawn
 from executive.memory import pack, plan, ranking
 from executive.memory import reader as reader_module
 from executive.memory.lexical import best_first
 from executive.memory.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
-from executive.memory.scope_index import IndexCache
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
 from executive.memory.store.local import LocalStore
 from executive.memory.taxonomy import MemoryType
@@ -164,6 +166,7 @@ def test_no_write_method_is_reachable_from_the_reader():
         "revision",
         "search_scopes",
         "prepare",
+        "words",
     }
 
 
@@ -244,18 +247,52 @@ async def test_a_slow_store_gives_the_same_memories_in_the_same_order(store: Loc
         step_title="Apply lesson 517",
         vendor="command",
     )
-    indexes = IndexCache()
     now = datetime(2026, 12, 2, tzinfo=UTC)
-    fast = await Reader(ReadView(store), user_id="agent-test", now=now, indexes=indexes).read(
-        request
-    )
+    fast = await Reader(ReadView(store), user_id="agent-test", now=now).read(request)
     slow_view = Slowed(ReadView(store))
-    slow = await Reader(slow_view, user_id="agent-test", now=now, indexes=IndexCache()).read(
-        request
-    )
+    slow = await Reader(slow_view, user_id="agent-test", now=now).read(request)
     assert fast.memories and len(fast.questions) >= 3
     assert slow_view.calls >= len(slow.questions)  # every question went through the slow store
     assert _fingerprint(slow) == _fingerprint(fast)
+
+
+async def test_a_pack_is_the_same_bytes_on_an_idle_and_a_loaded_machine(store: LocalStore):
+    await fill(store, 120)
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    requests = [
+        plan.for_step(
+            title=f"Learn the lesson of app-{i}",
+            slug=f"app-{i}",
+            app_id=f"app-{i}",
+            step_number=1 + i % 2,
+            step_title=f"Apply lesson {510 + i}",
+            vendor="claude",
+        )
+        for i in range(4)
+    ]
+
+    async def packs() -> list[str]:
+        reader = Reader(ReadView(store), user_id="agent-test", now=now)
+        return [(await pre_spawn.build(reader, r))[0].markdown for r in requests]
+
+    idle = await packs()
+    # Two busy processes, one per core of the test machine; each says it started, so the
+    # packs below are built while both spin (no sleep decides it).
+    spin = "import sys; print('spinning', flush=True)\nwhile True: pass"
+    busy = [
+        subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    try:
+        assert all(p.stdout is not None and p.stdout.readline() == "spinning\n" for p in busy)
+        loaded = await packs()
+        assert all(p.poll() is None for p in busy)  # still spinning when the last pack was made
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert all("### [" in pack for pack in idle)
+    assert loaded == idle
 
 
 async def test_the_planned_questions_are_embedded_in_one_batch_and_each_once(store: LocalStore):
@@ -283,8 +320,11 @@ async def test_the_planned_questions_are_embedded_in_one_batch_and_each_once(sto
         last_error="error: lesson 517 missing",
     )
     result = await Reader(ReadView(store), user_id="agent-test").read(request)
-    planned = [*request.questions, *(q for q, _ in request.closing)]
-    assert encoded[0] == planned  # one batch, before the first search (no focus: nothing dropped)
+    # One batch before the first search: every question that needs no answer, the focus
+    # sentence too (the step names app-2, a word in most of the project's memories).
+    [focus] = [h.question for h in result.hops if h.why.startswith("focus")]
+    first, *others = request.questions
+    assert encoded[0] == [first, focus, *others, *(q for q, _ in request.closing)]
     refined = [h.question for h in result.hops if h.refined]
     assert encoded[1:] == [[q] for q in refined]  # each later question embedded once
     # Two scopes per question, one for the closing question (the global scope only).

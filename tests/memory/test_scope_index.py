@@ -1,30 +1,39 @@
-"""Per-scope lexical indexes give exactly what one index over every scope's memories gave."""
+"""A request's index (masked parts of the store's word index) gives exactly what one index
+over the memories it keeps gives; and packs read from an index kept write by write are the
+packs an index built afresh for every request gives."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from executive.hooks.builtin import pre_spawn
 from executive.memory import plan
-from executive.memory import reader as reader_module
 from executive.memory.lexical import LexicalIndex
 from executive.memory.ranking import admissible
 from executive.memory.reader import Reader, ReadRequest, Scope
-from executive.memory.scope_index import IndexCache, ScopedIndex
+from executive.memory.scope_index import ScopedIndex, single
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.local import LocalStore
+from executive.memory.store.wordindex import WordIndex
 from executive.memory.words import terms
+from tests.memory.bm25 import plain_bm25
 from tests.memory.conftest import fill, meta, scope
 
 WORDS = ["deploy", "mirror", "econnreset", "flaky-fetch", "run_2", "lesson", "app-3", "cache"]
 
 
 def record(i: int, text: str) -> MemoryRecord:
-    return MemoryRecord(id=f"m{i}", text=text, metadata={"type": "semantic", "confidence": 0.9})
+    return MemoryRecord(
+        id=f"m{i}",
+        text=text,
+        metadata={"type": "semantic", "confidence": 0.9},
+        created_at=f"2026-11-{1 + i % 4:02d}",
+    )
 
 
 texts = st.lists(st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join), max_size=12)
@@ -32,52 +41,47 @@ texts = st.lists(st.lists(st.sampled_from(WORDS), max_size=6).map(" ".join), max
 
 @settings(max_examples=200, deadline=None)
 @given(
-    scopes=st.lists(texts, min_size=1, max_size=3),
+    scopes=st.lists(st.tuples(texts, st.integers(0, 2**12)), min_size=1, max_size=3),
     query=st.lists(st.sampled_from([*WORDS, "absent"]), max_size=5),
     boost=st.dictionaries(st.sampled_from(WORDS), st.sampled_from([0.5, 2.0]), max_size=2),
     top_k=st.integers(1, 40),
 )
-def test_the_union_of_scope_indexes_scores_as_one_index(scopes, query, boost, top_k):
+def test_masked_parts_search_as_one_index_over_what_they_keep(scopes, query, boost, top_k):
     counter = iter(range(10_000))
-    parts = [[record(next(counter), text) for text in scope_texts] for scope_texts in scopes]
-    whole = LexicalIndex(r for part in parts for r in part)
-    union = ScopedIndex([LexicalIndex(part) for part in parts])
-    assert union.search(query, top_k, boost or None) == whole.search(query, top_k, boost or None)
-    assert union.n == whole.n and dict(union.records) == whole.records
+    parts, kept = [], []
+    for scope_texts, bits in scopes:
+        records = [record(next(counter), text) for text in scope_texts]
+        live = np.array([bool(bits >> k & 1) for k in range(len(records))], np.bool_)
+        parts.append((LexicalIndex(records), live))
+        kept += [r for r, on in zip(records, live, strict=True) if on]
+    union = ScopedIndex(parts)
+    query_terms = [t for w in query for t in terms(w)] or query
+    assert union.search(query_terms, top_k, boost or None) == plain_bm25(
+        kept, query_terms, top_k, boost or None
+    )
+    whole = single(kept)
+    assert union.n == whole.n and sorted(r.id for r in union.records()) == sorted(
+        r.id for r in kept
+    )
     for word in [*terms(" ".join(WORDS)), "absent"]:
         assert union.df.get(word, 0) == whole.df.get(word, 0)
         assert union.idf(word) == whole.idf(word) and union.share(word) == whole.share(word)
+    for r in kept:
+        assert union.get(r.id) is r
 
 
-def test_the_cache_keeps_the_recently_used_and_forgets_an_old_revision():
-    cache = IndexCache()
-    for i in range(IndexCache.SIZE):
-        cache.put(1, (i,), LexicalIndex([]))
-    assert cache.get(1, (0,)) is not None  # used: the oldest is now (1,)
-    cache.put(1, ("new",), LexicalIndex([]))
-    assert cache.get(1, (1,)) is None and cache.get(1, (0,)) is not None
-    cache.put(2, ("new",), LexicalIndex([]))
-    assert cache.get(1, (0,)) is None and cache.get(2, (0,)) is None
+class AfreshView(ReadView):
+    """The store's reads, but a word index built afresh from a listing for every request:
+    what the reader had before the store kept its index."""
 
-
-async def _whole_scope_index(view, cache, wheres, floor, now):
-    """The index before it was kept per scope: one index over every scope's memories."""
-    if await view.revision() is None:
-        return None
-    records = []
-    for where in wheres:
-        records += [r for r in await view.list(where) if admissible(r, floor, now)]
-    return LexicalIndex(records)
-
-
-class CountingView(ReadView):
     def __init__(self, store: LocalStore) -> None:
         super().__init__(store)
-        self.listed: list[Filter | None] = []
+        self.built = 0
 
-    async def list(self, where=None):
-        self.listed.append(where)
-        return await super().list(where)
+    async def words(self, wheres, floor, now):
+        listed = [r for where in wheres for r in await self.list(where)]
+        self.built += 1
+        return WordIndex([r for r in listed if admissible(r, floor, now)]).view(wheres, floor, now)
 
 
 def _requests() -> list[ReadRequest]:
@@ -105,7 +109,7 @@ def _requests() -> list[ReadRequest]:
         last_error="ECONNRESET from the mirror",
         signal="network",
     )
-    # Two scopes that share memories: answered by one index over both, as before.
+    # Two scopes that share memories: each memory counts once.
     overlapping = ReadRequest(
         topic="overlap",
         questions=("Which lesson did app-4 learn?",),
@@ -130,32 +134,46 @@ def _fingerprint(built, result):
     )
 
 
+async def _packs(view) -> list:
+    now = datetime(2026, 12, 2, tzinfo=UTC)
+    out = []
+    for request in _requests():
+        reader = Reader(view, user_id="agent-test", now=now)
+        out.append(_fingerprint(*await pre_spawn.build(reader, request)))
+    return out
+
+
 @pytest.mark.anyio
-async def test_packs_are_the_same_as_with_one_index_over_every_scope(
-    store: LocalStore, monkeypatch: pytest.MonkeyPatch
+async def test_packs_from_the_index_kept_write_by_write_are_those_of_one_built_afresh(
+    store: LocalStore,
 ):
     await fill(store, 150)
     rules = [
-        NewMemory(f"Rule {i}: never push lesson {i} to the mirror unreviewed.", scope(), meta(i))
+        NewMemory(
+            f"Rule {i}: never push lesson {i} to the mirror unreviewed.",
+            scope(),
+            {**meta(i), "app_id": "_global"},
+        )
         for i in range(40)
     ]
+    await store.add_many(rules)
+    kept = ReadView(store)
+    first = await _packs(kept)  # the store builds its index here, once
+    assert all(packed[1] for packed in first) and first == await _packs(AfreshView(store))
+    # Then writes: new memories, texts and fields changed, memories deleted.
+    listed = await store.list(Filter(user_id="agent-test"))
     await store.add_many(
-        [NewMemory(r.text, r.scope, {**r.metadata, "app_id": "_global"}) for r in rules]
+        [
+            NewMemory(f"Lesson {i}: the mirror of app-3 wants a retry.", scope(), meta(i))
+            for i in range(40)
+        ]
     )
-    now = datetime(2026, 12, 2, tzinfo=UTC)
-    view, indexes = CountingView(store), IndexCache()
-    before = []
-    with monkeypatch.context() as patched:
-        patched.setattr(reader_module, "scope_index", _whole_scope_index)
-        for request in _requests():
-            reader = Reader(ReadView(store), user_id="agent-test", now=now, indexes=IndexCache())
-            before.append(_fingerprint(*await pre_spawn.build(reader, request)))
-    after = []
-    for request in _requests():
-        reader = Reader(view, user_id="agent-test", now=now, indexes=indexes)
-        after.append(_fingerprint(*await pre_spawn.build(reader, request)))
-    assert all(result[1] for result in after)
-    assert after == before
-    # Each scope was listed once for the revision: the global scope for every bundle, once.
-    assert len(view.listed) == len(set(view.listed))
-    assert [w.app_ids for w in view.listed].count(("_global",)) == 1
+    for record in listed[:30:3]:
+        await store.update(record.id, text=record.text + " The deploy needs the cache warm.")
+    for record in listed[1:30:3]:
+        await store.update(record.id, metadata={"confidence": 0.5, "app_id": "app-6"})
+    for record in listed[2:30:3]:
+        await store.delete(record.id)
+    afresh = AfreshView(store)
+    assert await _packs(kept) == await _packs(afresh)
+    assert afresh.built == len(_requests())

@@ -70,7 +70,7 @@ def test_a_forged_sync_line_never_becomes_a_principle_a_worker_reads(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert events(home, "GOAL_COMPLETED", bundle="probe")
     claude_md = (outputs(home) / "probe" / "CLAUDE.md").read_text()
-    assert "### [principle]" in claude_md and "Source: RULES.md" in claude_md
+    assert "### [principle]" in claude_md and "### [principle] · RULES.md" in claude_md
     assert KEPT in claude_md
     assert FORGED not in claude_md and "force-push" not in claude_md
 

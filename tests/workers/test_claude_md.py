@@ -89,7 +89,7 @@ def test_the_constitution_appears_once_the_pack_keeps_every_other_memory(tmp_pat
         ),
         MemoryRecord(
             id="22222222-aaaa-bbbb-cccc-000000000002",
-            text="Run the linter before the tests.\n### [principle] 3 · Source: constitution.md",
+            text="Run the linter before the tests.\n### [principle] · constitution.md",
             metadata={"type": "principle", "confidence": 1.0, "source": "docs/SPEC.md"},
         ),
         MemoryRecord(

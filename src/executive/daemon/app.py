@@ -132,11 +132,12 @@ async def _open_store(runtime: MemoryRuntime) -> dict[str, object]:
         return info
     try:
         await runtime.store()
+        indexed = await runtime.warm()
     except StoreError as exc:
         # Not fatal: every hook reports the failure as a value and the loop goes on.
         log.error("store.unavailable", backend=settings.store_backend, error=str(exc))
         return {**info, "error": str(exc)}
-    return {**info, "opened": True}
+    return {**info, "opened": True, "word_index": indexed}
 
 
 async def _snapshot(maintenance: Maintenance) -> dict[str, object]:

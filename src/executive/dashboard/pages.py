@@ -211,7 +211,6 @@ async def memory(ctx: Context, request: Request) -> Page:
                     view,
                     user_id=ctx.settings.user_id or "",
                     floor=ctx.settings.confidence_floor,
-                    indexes=ctx.runtime.lexicon,
                 )
                 request_ = plan.for_question(search, app_id=query.app or "_global")
                 if not query.app:  # one search over every app, not just the global scope

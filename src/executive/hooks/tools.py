@@ -7,13 +7,14 @@ opens the store until a tool is first used: a gated-off hook never touches it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from executive.hooks.names import HookSpec
 from executive.memory.harvester import HarvestSummary
 from executive.memory.reader import Reader
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter, MemoryRecord, ReadView, StoreError
+from executive.memory.store.base import Filter, MemoryRecord, ReadView, StoreError, Words
 from executive.memory.taxonomy import MAX_FILES, MemoryType
 from executive.settings import Settings
 
@@ -48,6 +49,19 @@ class RecordingView:
     async def revision(self) -> int | None:
         return await self._view.revision()  # bookkeeping, not a memory tool call
 
+    async def search_scopes(
+        self, query: str, wheres: Sequence[Filter], top_k: int
+    ) -> list[list[MemoryRecord]]:
+        self._calls.append("memory.search")  # one question of several scopes: one search
+        return await self._view.search_scopes(query, wheres, top_k)
+
+    async def prepare(self, queries: Sequence[str]) -> None:
+        await self._view.prepare(queries)  # the questions' embeddings, not a tool call
+
+    async def words(self, wheres: Sequence[Filter], floor: float, now: datetime) -> Words | None:
+        self._calls.append("memory.words")
+        return await self._view.words(wheres, floor, now)
+
 
 class HookTools:
     def __init__(self, memory: MemoryRuntime, spec: HookSpec, calls: list[str]) -> None:
@@ -76,7 +90,6 @@ class HookTools:
             await self.view(),
             user_id=self.user_id,
             floor=settings.confidence_floor,
-            indexes=self.memory.lexicon,
         )
 
     def _writer(self) -> None:

@@ -69,7 +69,9 @@ class WordStatistics:
 
 
 class LexicalIndex(WordStatistics):
-    """BM25 (k1 1.2, b 0.75) over a scope's memories, with document frequencies."""
+    """BM25 (k1 1.2, b 0.75) over a list of memories, with document frequencies. Immutable:
+    the store's word index (:mod:`executive.memory.store.wordindex`) is made of these, and a
+    request searches some of their memories through a mask (:mod:`scope_index`)."""
 
     def __init__(self, records: Iterable[MemoryRecord], k1: float = 1.2, b: float = 0.75) -> None:
         import numpy as np
@@ -78,6 +80,7 @@ class LexicalIndex(WordStatistics):
         for record in records:
             self.records.setdefault(record.id, record)  # the first copy of a memory counts
         self.ids: list[str] = list(self.records)
+        self._at = dict(zip(self.ids, range(len(self.ids)), strict=True))
         every = [term_counts(r.text) for r in self.records.values()]
         # The postings of every term as three flat arrays (position, count, and where each
         # term's run starts), grouped by a stable sort of term ids, so a term's postings come
@@ -96,13 +99,15 @@ class LexicalIndex(WordStatistics):
         self._tf = np.fromiter(tf, np.float64, len(terms_flat))[order]
         self._starts = np.zeros(len(self.df) + 1, np.int64)
         np.cumsum(np.bincount(term_of, minlength=len(self.df)), out=self._starts[1:])
-        lengths = [counts.total() for counts in every]
-        self._lengths = np.asarray(lengths, np.float64)
+        self.lengths = np.fromiter((counts.total() for counts in every), np.int64, len(every))
+        self._lengths = self.lengths.astype(np.float64)
         self.n = len(self.ids)
-        self.total_length = sum(lengths)  # integers: the mean is exact whatever the order
+        self.total_length = int(self.lengths.sum())  # integers: the mean is exact in any order
         self._average = self.total_length / self.n if self.n else 1.0
         self.k1, self.b = k1, b
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._order: np.ndarray | None = None
+        self._keys: tuple[np.ndarray, np.ndarray] | None = None
 
     def search(
         self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
@@ -112,12 +117,55 @@ class LexicalIndex(WordStatistics):
             if term in self.df:
                 idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
                 self.add_scores(scores, term, idf, self._average)
-        return [self.ids[position] for position in scores.best(top_k)]
+        return [self.ids[position] for position in scores.best(top_k, self.order)]
+
+    @property
+    def order(self) -> np.ndarray:
+        """Each position's rank in the listing order (creation time, then id)."""
+        if self._order is None:
+            self._order = listing_order([self.keys])
+        return self._order
+
+    @property
+    def keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each memory's creation time and id, as arrays (what the listing orders by)."""
+        if self._keys is None:
+            import numpy as np
+
+            records = [self.records[i] for i in self.ids]
+            self._keys = (
+                np.array([r.created_at or "" for r in records], np.str_),
+                np.array(self.ids, np.str_),
+            )
+        return self._keys
+
+    def position(self, memory_id: str) -> int:
+        return self._at[memory_id]
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The memories holding ``term``: (positions, counts, lengths), or None."""
+        found = self._arrays.get(term)
+        if found is None:
+            which = self._term_ids.get(term)
+            if which is None:
+                return None
+            run = slice(self._starts[which], self._starts[which + 1])
+            positions = self._positions[run]
+            # Kept: a common word of a large scope is searched by many packs.
+            found = self._arrays[term] = (positions, self._tf[run], self._lengths[positions])
+        return found
 
     def add_scores(
-        self, scores: Scores, term: str, idf: float, average: float, offset: int = 0
+        self,
+        scores: Scores,
+        term: str,
+        idf: float,
+        average: float,
+        offset: int = 0,
+        live: np.ndarray | None = None,
     ) -> None:
-        """One term's BM25 share for each memory holding it, at ``offset + position``.
+        """One term's BM25 share for each memory holding it, at ``offset + position``; with
+        ``live``, for the memories it marks only.
 
         ``idf`` and ``average`` may be those of a union of indexes (:mod:`scope_index`): the
         arithmetic is the same, so the same scores come out to the last bit. In numpy, one
@@ -125,19 +173,27 @@ class LexicalIndex(WordStatistics):
         over them they replace (``(1 - b) + b * length / average``, then ``idf * count *
         (k1 + 1) / (count + norm)``), so the same bits, ten times faster.
         """
-        found = self._arrays.get(term)
-        if found is None:
-            which = self._term_ids.get(term)
-            if which is None:  # a union's other scopes hold it, not this one
-                return
-            run = slice(self._starts[which], self._starts[which + 1])
-            positions = self._positions[run]
-            # Kept: a common word of a large scope is searched by many packs.
-            found = self._arrays[term] = (positions, self._tf[run], self._lengths[positions])
+        found = self.postings(term)
+        if found is None:  # a union's other parts hold it, not this one
+            return
         positions, counts, lengths = found
+        if live is not None:
+            keep = live[positions]
+            positions, counts, lengths = positions[keep], counts[keep], lengths[keep]
         k1, b = self.k1, self.b
         norm = k1 * ((1 - b) + b * lengths / average)
         scores.add(offset + positions, idf * counts * (k1 + 1) / (counts + norm))
+
+
+def listing_order(keys: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Ranks, by creation time then id, of the memories of several parts laid end to end."""
+    import numpy as np
+
+    created = np.concatenate([c for c, _ in keys]) if keys else np.zeros(0, np.str_)
+    ids = np.concatenate([i for _, i in keys]) if keys else np.zeros(0, np.str_)
+    ranks = np.empty(len(ids), np.int64)
+    ranks[np.lexsort((ids, created))] = np.arange(len(ids))
+    return ranks
 
 
 class Scores:
@@ -153,13 +209,16 @@ class Scores:
         self._sums[positions] += shares  # a term's positions are distinct
         self._reached[positions] = True
 
-    def best(self, top_k: int) -> list[int]:
-        """The reached positions by score, highest first, ties by position (best_first)."""
+    def best(self, top_k: int, order: np.ndarray) -> list[int]:
+        """The reached positions by score, highest first, ties by ``order`` (each position's
+        rank in the listing order: creation time, then id). So what comes back depends on the
+        memories and their words, never on where each one sits: the store's word index holds
+        them in the order they were written."""
         import numpy as np
 
         positions = np.flatnonzero(self._reached)
-        order = np.lexsort((positions, -self._sums[positions]))
-        return [int(p) for p in positions[order[:top_k]]]
+        best = np.lexsort((order[positions], -self._sums[positions]))[:top_k]
+        return [int(p) for p in positions[best]]
 
 
 class SampleStats(WordStatistics):

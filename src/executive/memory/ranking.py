@@ -7,6 +7,7 @@ relevant MiniLM scores sit around 0.3-0.6.)
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import datetime
 
@@ -23,12 +24,21 @@ _RECENCY_DAYS = 30.0
 
 def admissible(record: MemoryRecord, floor: float, now: datetime | None = None) -> bool:
     """Above the confidence floor (on stored confidence) and not expired."""
-    confidence = record.confidence
-    return confidence is not None and confidence >= floor and not record.expired(now)
+    meta = record.metadata  # read directly: a pack checks a thousand search hits
+    confidence = meta.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return False
+    return confidence >= floor and ("expires_at" not in meta or not record.expired(now))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _created(value: str | None) -> datetime | None:
+    # Every pack ranks a few hundred memories, mostly the same ones: parsed once each.
+    return parse_instant(value)
 
 
 def age_days(record: MemoryRecord, now: datetime) -> float | None:
-    created = parse_instant(record.created_at)
+    created = _created(record.created_at) if isinstance(record.created_at, str) else None
     if created is None:
         return None
     return max((now - created).total_seconds() / 86400, 0.0)

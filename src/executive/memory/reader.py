@@ -19,9 +19,11 @@ asks more than eight. A consumer may add *closing* questions, asked last of name
 only, whatever the stop rules said (Hook B: the rules that apply, of the global scope).
 Its work is bounded by counts only (questions, hits per question): no clock decides what it
 asks or returns, so the same store and request give the same memories in the same order on
-an idle or a loaded machine. Speed comes from doing less: the planned questions are
-embedded in one batch, each question once for all scopes, and each scope's lexical index
-lives as long as the store's revision (``scope_index``). It returns the memories ranked
+an idle or a loaded machine. Speed comes from doing less: every question that depends on
+no answer (the planned ones, the focus sentence, the closing ones) is embedded in one batch,
+each question once for all scopes, and the lexical pass reads the store's word index, kept
+as memories are written (``store/wordindex.py``), never built on a pack's way. It returns
+the memories ranked
 (fused rank, then type priority, then recency) and a trace: every question, why it was
 asked, what it returned, the lexical passes, and why it stopped.
 
@@ -35,21 +37,20 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 
 from executive.memory import about
-from executive.memory.lexical import LexicalIndex, SampleStats, best_first, term_counts
+from executive.memory.lexical import SampleStats, best_first, term_counts
 from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
 from executive.memory.refine import focus_sentence, refinement, ubiquitous
-from executive.memory.scope_index import IndexCache, ScopedIndex, scope_index
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
     StoreReader,
+    Words,
     prepare,
     search_scopes,
-    while_preparing,
+    words,
 )
 from executive.memory.taxonomy import AGENT_ID
 from executive.memory.words import terms
@@ -126,6 +127,9 @@ class ReadResult:
     hops: list[Hop] = field(default_factory=list)
     lexical: list[dict[str, object]] = field(default_factory=list)
     relevant: set[str] = field(default_factory=set)  # corroborated by two passes
+    # Each returned memory's fused score as a share of the best one's (1.0 for the best):
+    # how strongly every pass together points at it, whatever the store's scores.
+    strength: dict[str, float] = field(default_factory=dict)
     stop_reason: str = ""
     searches: int = 0
     ms: float = 0.0
@@ -167,14 +171,12 @@ class Reader:
         user_id: str,
         floor: float = 0.7,
         now: datetime | None = None,
-        indexes: IndexCache | None = None,
         config: ReaderConfig | None = None,
     ) -> None:
         self._view = view
         self._user_id = user_id
         self._floor = floor
         self._now = now
-        self._indexes = indexes
         self._config = config or ReaderConfig()
 
     def _where(self, scope: Scope, env: str | None) -> Filter:
@@ -187,12 +189,10 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    async def _index(self, request: ReadRequest) -> ScopedIndex | LexicalIndex | None:
-        """BM25 over the request's scopes, kept per scope and store revision."""
-        if self._indexes is None:
-            return None
+    async def _index(self, request: ReadRequest, now: datetime) -> Words | None:
+        """BM25 over the request's scopes: the store's word index, through their filters."""
         wheres = [self._where(scope, request.env) for scope in request.scopes]
-        return await scope_index(self._view, self._indexes, wheres, self._floor, self._now)
+        return await words(self._view, wheres, self._floor, now)
 
     async def read(self, request: ReadRequest) -> ReadResult:
         cfg = self._config
@@ -201,16 +201,9 @@ class Reader:
         planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
         first = planned[0] if planned else request.topic
         closing = list(request.closing)[: MAX_QUESTIONS - 1]
-        # Every question known before the index, embedded in one batch while it is built.
-        index = await while_preparing(
-            self._view,
-            [first, *planned[1:], *(q for q, _ in closing)],
-            partial(self._index, request),
-        )
-        stats: ScopedIndex | LexicalIndex | SampleStats = (
-            index if index is not None else SampleStats()
-        )
-        seen: dict[str, MemoryRecord] = dict(index.records) if index is not None else {}
+        index = await self._index(request, now)
+        stats: Words | SampleStats = index if index is not None else SampleStats()
+        seen: dict[str, MemoryRecord] = {}
         best_score: dict[str, float] = {}
         # Weighted reciprocal-rank fusion, summed as each pass comes in: every memory's
         # shares add up in pass order, as a sum over all passes at the end would.
@@ -272,6 +265,9 @@ class Reader:
             if index is None or not query_terms:
                 return
             ids = index.search(query_terms, k, boost)
+            for memory_id in ids:
+                if memory_id not in seen and (found := index.get(memory_id)) is not None:
+                    seen[memory_id] = found
             fuse(ids, weight)
             result.lexical.append({"terms": list(dict.fromkeys(query_terms)), "hits": len(ids)})
 
@@ -284,8 +280,12 @@ class Reader:
             if ubiquitous(stats, t, cfg.ubiquitous_share, cfg.ubiquitous_min)
         ]
         queue += [(q, cfg.w_angle, "a planned angle") for q in planned[1:]]
-        if dropped and terms(focus):  # the one question the index had to be built for
-            await prepare(self._view, [focus])
+        focused = bool(dropped and terms(focus))
+        # Every question that depends on no answer, embedded in one batch.
+        await prepare(
+            self._view,
+            [first, *([focus] if focused else []), *planned[1:], *(q for q, _ in closing)],
+        )
 
         asked = 0
         used_terms = set(first_terms) | {t for q in planned for t in terms(q)}
@@ -296,7 +296,7 @@ class Reader:
                 question, weight, why = queue.pop(0)
                 await dense(question, cfg.first_k, weight, why, refined=False)
                 lexical(terms(question), cfg.first_k, cfg.w_lexical * weight)
-                if asked == 0 and dropped and terms(focus):
+                if asked == 0 and focused:
                     # The focus sentence goes second: the stop rules wait for three questions.
                     found = await dense(
                         focus,
@@ -334,7 +334,8 @@ class Reader:
                 )
             asked += 1
             if asked == 1 and request.paths:
-                neighbours = about.near(request.paths, seen.values())
+                pool = index.records() if index is not None else seen.values()
+                neighbours = about.near(request.paths, pool)
                 if neighbours:
                     queue.append(
                         (about.files_question(neighbours), cfg.w_angle, "files beside named ones")
@@ -368,6 +369,8 @@ class Reader:
                 await dense(question, cfg.first_k, cfg.w_angle, "closing", False, scopes)
         result.relevant = {m for m, v in Counter(m for s in tops for m in s).items() if v >= 2}
         result.memories = _rank(fusion, seen, best_score, now, cfg.limit)
+        top = max(fusion.values(), default=1.0) or 1.0
+        result.strength = {m.id: fusion[m.id] / top for m in result.memories}
         result.ms = (time.perf_counter() - started) * 1000
         return result
 

@@ -7,6 +7,8 @@ iteration, never does.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import anyio
 
 from executive.home import Home
@@ -14,9 +16,8 @@ from executive.logs import get_logger
 from executive.memory.envelope import Defaults
 from executive.memory.harvester import Harvester
 from executive.memory.ledger import HarvestLedger, LedgerSource
-from executive.memory.scope_index import IndexCache
 from executive.memory.shared import Member, SharedLedgers, member
-from executive.memory.store.base import ReadView, Store, StoreError
+from executive.memory.store.base import Filter, ReadView, Store, StoreError, words
 from executive.settings import Settings
 
 log = get_logger(__name__)
@@ -77,8 +78,6 @@ class MemoryRuntime:
         self._store = store
         self._harvester: Harvester | None = None
         self._lock = anyio.Lock()
-        # The reader's BM25 indexes, kept across hook runs until the next write.
-        self.lexicon = IndexCache()
 
     @property
     def defaults(self) -> Defaults:
@@ -101,6 +100,18 @@ class MemoryRuntime:
                         f"cannot open the {self.settings.store_backend} store: {exc}"
                     ) from exc
         return self._store
+
+    async def warm(self) -> int:
+        """Build the store's word index now (the daemon's start), not on a bundle's first
+        pack; returns how many memories it holds for this user above the floor."""
+        settings = self.settings
+        index = await words(
+            await self.view(),
+            [Filter(user_id=settings.user_id)],
+            settings.confidence_floor,
+            datetime.now(UTC),
+        )
+        return 0 if index is None else index.n
 
     async def view(self) -> ReadView:
         """The reader's door: reads only."""

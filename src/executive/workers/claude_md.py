@@ -54,8 +54,8 @@ def write(output_dir: Path, text: str) -> Path:
     return write_in(output_dir, FILE_NAME, text)
 
 
-# A pack entry's heading, as the pack renders it: ``### [principle] 1a2b3c4d · Source: …``.
-_ENTRY = re.compile(r"^### \[(?P<type>[a-z]+)\] \S+ · Source: (?P<source>.*)$")
+# A pack entry's heading, as the pack renders it: ``### [principle] · constitution.md``.
+_ENTRY = re.compile(r"^### \[(?P<type>[a-z]+)\] · (?P<source>.*)$")
 _OPEN = re.compile(r"^(`{3,}|~{3,})")
 
 

@@ -21,7 +21,7 @@ async def test_b_returns_a_pack_that_holds_a_principle_written_earlier(env, runt
     assert "### [principle]" in pack
     assert principle["text"] in pack
     assert "memory.search" in result.tool_calls
-    assert set(result.tool_calls) <= {"memory.search", "memory.list"}  # list: the BM25 index
+    assert set(result.tool_calls) <= {"memory.search", "memory.words"}  # words: the BM25 index
     asked = result.details["trace"]["questions"]
     assert 2 <= len(asked) <= 8
     # The rules that apply are asked last, of the global scope only.

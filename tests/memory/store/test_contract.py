@@ -13,15 +13,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from uuid import uuid4
 
 import pytest
 
-from executive.memory.store.base import Filter, NewMemory, Store, StoreError
+from executive.memory.ranking import admissible
+from executive.memory.store.base import Filter, NewMemory, Store, StoreError, words
 from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore
 from executive.memory.store.platform import PlatformStore
+from tests.memory.bm25 import plain_bm25
 from tests.memory.conftest import meta as tmeta
 from tests.memory.conftest import scope as tscope
 from tests.memory.store.platform_fake import FakePlatform
@@ -39,6 +42,7 @@ class Backend:
     keeps_ids: bool = True  # a rebuild can give a memory back its id
     has_revision: bool = True
     refuses_a_second_delete: bool = True
+    keeps_words: bool = True  # a word index kept as it writes (the reader's BM25)
 
 
 def _backends() -> list:
@@ -76,6 +80,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
                 keeps_ids=False,
                 has_revision=False,
                 refuses_a_second_delete=False,
+                keeps_words=False,
             )
 
 
@@ -351,3 +356,53 @@ async def test_wipe_empties_and_the_store_takes_writes_again(store):
     assert await store.list(None) == []
     assert (await store.add(NewMemory("After.", tscope(), tmeta(0)))).confirmed
     assert await store.count() == 1
+
+
+WORD_FILTERS = [
+    *(
+        Filter(user_id=USER, agent_id="executive", app_ids=(app,), env="prod", min_confidence=0.7)
+        for app in ("fetch", "site", "_global", "new")
+    ),
+    Filter(user_id=USER, app_ids=("fetch", "site"), types=("semantic", "procedural")),
+    Filter(user_id=USER),  # every app
+]
+WORD_QUERIES = [["mirror"], ["fetch", "build", "site"], ["node", "twenty", "approval"]]
+
+
+async def _words_agree(store: Store) -> int:
+    """Each reader filter's word index is the one the store's listing gives; the memories
+    it holds, counted."""
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    held = 0
+    for where in WORD_FILTERS:
+        index = await words(store, [where], 0.7, now)
+        kept = [r for r in await store.list(where) if admissible(r, 0.7, now)]
+        assert index is not None
+        assert sorted(r.id for r in index.records()) == sorted(r.id for r in kept)
+        for query in WORD_QUERIES:
+            assert index.search(query, 10) == plain_bm25(kept, query, 10), (where, query)
+        held += index.n
+    return held
+
+
+async def test_the_word_index_follows_every_write(backend: Backend, store: Store):
+    ids = await fill(store)
+    if not backend.keeps_words:
+        assert await words(store, WORD_FILTERS, 0.7, datetime.now(UTC)) is None
+        return
+    assert await _words_agree(store)  # the index is built here; every write below updates it
+    await store.add(
+        NewMemory("The new mirror needs a fetch.", SCOPE, meta("semantic", "new", "n1"))
+    )
+    more = [
+        NewMemory(f"Site build {i} ran.", SCOPE, meta("episodic", "site", f"s{i}", 1.0))
+        for i in range(3)
+    ]
+    await store.add_many(more)
+    await store.update(ids[0], text="The staging mirror is fixed; fetch works.")
+    await store.update(ids[3], metadata={"confidence": 0.5})  # now below the floor
+    await store.update(ids[1], metadata={"app_id": "site"})  # moved to another project
+    await store.delete(ids[4])
+    assert await _words_agree(store)
+    await store.wipe()
+    assert await _words_agree(store) == 0

@@ -176,6 +176,7 @@ def test_the_read_view_exposes_no_write_method():
         "list",
         "count",
         "revision",
+        "words",
     }
 
 

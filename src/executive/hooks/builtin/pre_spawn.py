@@ -7,10 +7,20 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory import pack, plan
 from executive.memory.reader import Reader, ReadRequest, ReadResult, scope_names
+from executive.memory.store.base import MemoryRecord
 
 # A memory reaches the pack when two passes agree on it (corroborated), or when its
 # similarity to a question shows it is on topic; below this cosine a lone hit is noise.
 PACK_MIN_SCORE = 0.25
+
+
+def relevant(memory: MemoryRecord, result: ReadResult) -> bool:
+    """The relevance floor: what earns a place in the pack, if it fits."""
+    return (
+        memory.id in result.relevant
+        or (memory.score or 0) >= PACK_MIN_SCORE
+        or memory.type == "principle"
+    )
 
 
 async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadResult]:
@@ -18,15 +28,12 @@ async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadRe
     result = await reader.read(request)
     # Principles are the rules that apply (the plan asks for them last, of the global scope):
     # they are in by right, not by similarity; ranking still decides whether they fit.
-    chosen = [
-        m
-        for m in result.memories
-        if m.id in result.relevant or (m.score or 0) >= PACK_MIN_SCORE or m.type == "principle"
-    ]
+    chosen = [m for m in result.memories if relevant(m, result)]
     built = pack.render(
         chosen,
         questions=result.questions,
         consulted=f"{len(result.questions)} questions; scopes: {scope_names(request.scopes)}",
+        below_floor=len(result.memories) - len(chosen),
     )
     return built, result
 

@@ -1,12 +1,12 @@
 """Hook B's answer: the pack is the final text from the first ``## Memory Pack`` heading on.
 
-The skill asks for at most 10 entries and 2,000 tokens; here the code holds the agent to
-it, as the built-in pack does: entries (``### `` headings outside fenced blocks) beyond the
-tenth go, then the last ones until the pack fits, and a line says what was cut. The agent
-lists entries by type (principles first), so the cut takes the least binding ones. A fence
-left open is closed, so no pack can swallow what follows it in the worker's CLAUDE.md.
-Each entry heading is rebuilt from what it may carry (one of the five types, an 8-character
-id, a source path): the agent copies memory text, and no word of it may stand in a heading.
+The skill asks for at most 2,000 tokens; here the code holds the agent to it, as the
+built-in pack does: the last entries (``### `` headings outside fenced blocks) go until the
+pack fits, and a line says what was cut. The agent lists entries by type (principles
+first), so the cut takes the least binding ones. A fence left open is closed, so no pack can
+swallow what follows it in the worker's CLAUDE.md. Each entry heading is rebuilt from what
+it may carry (one of the five types, a source path), as the built-in pack writes it: the
+agent copies memory text, and no word of it may stand in a heading.
 """
 
 from __future__ import annotations
@@ -14,28 +14,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from executive.memory.pack import HEADING, MAX_ENTRIES
+from executive.memory.pack import HEADING
 from executive.memory.taxonomy import MemoryType
 from executive.memory.tokens import PACK_TOKEN_CAP, estimate
 
 _HEADING = re.compile(rf"^[ \t]*{re.escape(HEADING)}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _ENTRY = re.compile(r"^###\s*\[([^\]]*)\]?(.*)$")
-_SHORT_ID = re.compile(r"\b([0-9a-f]{8})\b")
-_SOURCE = re.compile(r"Source:\s*([A-Za-z0-9._/-]{1,80})")
+_SOURCE = re.compile(r"(?:Source:|·)\s*([A-Za-z0-9._/-]{1,80})")
 _TYPES = frozenset(t.value for t in MemoryType)
 
 
 def entry_heading(line: str) -> str:
-    """``### [type] <id> · Source: <path>`` from an agent's heading; any other words dropped."""
+    """``### [type] · <path>`` from an agent's heading; any other words dropped."""
     match = _ENTRY.match(line.strip())
     kind = match.group(1).strip() if match else ""
     rest = match.group(2) if match else line
     parts = [f"### [{kind if kind in _TYPES else 'memory'}]"]
-    if found := _SHORT_ID.search(rest):
-        parts.append(found.group(1))
     if found := _SOURCE.search(rest):
-        parts.append(f"· Source: {found.group(1)}")
+        parts.append(f"· {found.group(1)}")
     return " ".join(parts)
 
 
@@ -90,19 +87,17 @@ def _join(head: list[str], entries: list[list[str]], cut: int) -> str:
     if cut:
         text += (
             f"\n\n_…{cut} lower-ranked {'entry was' if cut == 1 else 'entries were'} cut by "
-            f"the executive to keep this pack within {PACK_TOKEN_CAP} tokens and "
-            f"{MAX_ENTRIES} entries._"
+            f"the executive to keep this pack within {PACK_TOKEN_CAP} tokens._"
         )
     return text + "\n"
 
 
-def cap(pack: str, *, limit: int = PACK_TOKEN_CAP, max_entries: int = MAX_ENTRIES) -> Capped:
+def cap(pack: str, *, limit: int = PACK_TOKEN_CAP) -> Capped:
     head, entries, fence = _split(pack)
     if fence is not None:  # close it inside the last entry (or the head), where it opened
         (entries[-1] if entries else head).append(fence)
     entries = [[entry_heading(e[0]), *e[1:]] for e in entries]
-    kept = entries[:max_entries]
-    cut = len(entries) - len(kept)
+    kept, cut = entries, 0
     markdown = _join(head, kept, cut)
     while estimate(markdown) > limit and kept:
         kept.pop()

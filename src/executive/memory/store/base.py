@@ -6,7 +6,7 @@ rebuild tools hold a :class:`Store`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -173,6 +173,26 @@ class WriteReceipt:
 
 
 @runtime_checkable
+class Words(Protocol):
+    """A store's word index as one request sees it (the memories its filters admit): BM25
+    over them and their word statistics (``executive.memory.scope_index.ScopedIndex``)."""
+
+    df: object
+    n: int
+
+    def share(self, term: str) -> float: ...
+
+    def idf(self, term: str) -> float: ...
+
+    def search(
+        self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
+    ) -> list[str]: ...
+
+    def get(self, memory_id: str) -> MemoryRecord | None: ...
+
+    def records(self) -> Iterator[MemoryRecord]: ...
+
+
 class StoreReader(Protocol):
     async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]: ...
 
@@ -251,9 +271,13 @@ class ReadView:
     async def prepare(self, queries: Sequence[str]) -> None:
         await prepare(self.__store, queries)
 
+    async def words(self, wheres: Sequence[Filter], floor: float, now: datetime) -> Words | None:
+        return await words(self.__store, wheres, floor, now)
 
-# Two optional reader methods. A backend that has them does the work once (one embedding per
-# question, one batch for the planned questions); any other gets the same answers the slow way.
+
+# Optional reader methods. A backend that has them does the work once (one embedding per
+# question, one batch for the planned questions, a word index kept as it writes); any other
+# gets the same answers the slow way, or (words) none.
 
 
 async def search_scopes(
@@ -271,6 +295,16 @@ async def prepare(view: StoreReader, queries: Sequence[str]) -> None:
     batch = getattr(view, "prepare", None)
     if batch is not None:
         await batch(list(queries))
+
+
+async def words(
+    view: StoreReader, wheres: Sequence[Filter], floor: float, now: datetime
+) -> Words | None:
+    """The store's word index for a request that searches ``wheres``: the memories each
+    admits at ``floor``, unexpired at ``now`` (:mod:`executive.memory.store.wordindex`); None
+    when the store keeps none."""
+    keeper = getattr(view, "words", None)
+    return None if keeper is None else await keeper(list(wheres), floor, now)
 
 
 async def while_preparing(

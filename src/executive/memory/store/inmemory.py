@@ -16,9 +16,10 @@ import fcntl
 import json
 import os
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import numpy as np
@@ -26,6 +27,10 @@ import numpy as np
 from executive.logs import get_logger
 from executive.memory.store import hashing
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
+from executive.memory.store.wordindex import WordIndex
+
+if TYPE_CHECKING:
+    from executive.memory.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 
@@ -48,6 +53,7 @@ class InMemoryStore:
         self._revision = 0
         self._closed = False
         self._writing = anyio.Lock()  # one journal append at a time, in entry order
+        self._words: WordIndex | None = None  # built on first use, then kept by _apply
 
     @classmethod
     async def open(cls, data_dir: Path | None = None) -> InMemoryStore:
@@ -107,18 +113,24 @@ class InMemoryStore:
             self._vectors[record.id] = hashing.embed(record.text)
             before = self._history.get(record.id, []) if op == "update" else []
             self._history[record.id] = [*before, *entry.get("history", [entry.get("row")])]
+            if self._words is not None:
+                self._words.put([record])
         elif op == "delete":
             self._records.pop(entry["id"], None)
             self._vectors.pop(entry["id"], None)
             self._history.setdefault(entry["id"], []).append(entry["row"])
+            if self._words is not None:
+                self._words.remove(entry["id"])
         elif op == "wipe" and entry.get("user_id") is not None:
             for memory_id in [i for i, r in self._records.items() if r.user_id == entry["user_id"]]:
                 del self._records[memory_id], self._vectors[memory_id]
                 self._history.pop(memory_id, None)
+            self._words = None
         elif op == "wipe":
             self._records.clear()
             self._vectors.clear()
             self._history.clear()
+            self._words = None
         self._revision += 1
 
     @staticmethod
@@ -173,6 +185,14 @@ class InMemoryStore:
 
     async def revision(self) -> int | None:
         return self._revision
+
+    async def words(
+        self, wheres: Sequence[Filter], floor: float, now: datetime
+    ) -> ScopedIndex | None:
+        self._check("words")
+        if self._words is None:
+            self._words = WordIndex(self._records.values())
+        return self._words.view(wheres, floor, now)
 
     # --- writes ----------------------------------------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -36,6 +37,10 @@ from executive.memory.store.records import (
     record_from_item,
     record_from_payload,
 )
+from executive.memory.store.wordindex import WordIndex
+
+if TYPE_CHECKING:
+    from executive.memory.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 
@@ -80,6 +85,8 @@ class LocalStore:
         self._revision = 0
         # content key -> ids, so a write's duplicate check is a lookup, not a scan.
         self._keys: dict[str, set[str]] | None = None
+        # Every memory's words (the reader's BM25): built on first use, then kept by _wrote.
+        self._words: WordIndex | None = None
 
     @classmethod
     async def open(
@@ -234,6 +241,18 @@ class LocalStore:
         # Every write passes through this adapter and bumps it (see _wrote).
         return self._revision
 
+    async def words(
+        self, wheres: Sequence[Filter], floor: float, now: datetime
+    ) -> ScopedIndex | None:
+        """The word index of every memory, seen through ``wheres`` (see ``wordindex.py``)."""
+
+        def run() -> ScopedIndex | None:
+            if self._words is None:
+                self._words = WordIndex(self._scroll(None))
+            return self._words.view(wheres, floor, now)
+
+        return await self._call("words", run)
+
     async def _by_key(self, where: Filter) -> list[MemoryRecord]:
         def run() -> list[MemoryRecord]:
             if self._keys is None:
@@ -272,10 +291,23 @@ class LocalStore:
                 return records
 
     def _wrote(
-        self, added: Iterable[tuple[str, str | None]] = (), removed: Iterable[str] = ()
+        self,
+        added: Iterable[tuple[str, str | None]] = (),
+        removed: Iterable[str] = (),
+        changed: Iterable[str] = (),
     ) -> None:
-        """Every write passes here: the revision moves, the key index follows."""
+        """Every write passes here: the revision moves, the key and word indexes follow
+        (``added`` and ``changed`` memories are read back as stored)."""
         self._revision += 1
+        added, removed = list(added), list(removed)
+        if self._words is not None:
+            for memory_id in removed:
+                self._words.remove(memory_id)
+            written = [(i, self._get(i)) for i in [*(i for i, _ in added), *changed]]
+            for memory_id, record in written:
+                if record is None:
+                    self._words.remove(memory_id)
+            self._words.put([record for _, record in written if record is not None])
         if self._keys is None:
             return
         for memory_id, key in added:
@@ -319,11 +351,14 @@ class LocalStore:
 
         def run() -> list[WriteReceipt]:
             vectors = self._embedder.embed_batch([item.text for item in items], "add")
-            receipts = []
-            for item, vector in zip(items, vectors, strict=True):
-                memory_id = mem0_private.create(self._memory, item, vector)
-                self._wrote(added=[(memory_id, item.metadata.get("key"))])
-                receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
+            receipts, added = [], []
+            try:
+                for item, vector in zip(items, vectors, strict=True):
+                    memory_id = mem0_private.create(self._memory, item, vector)
+                    added.append((memory_id, item.metadata.get("key")))
+                    receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
+            finally:  # what was written is indexed, even when a later item failed
+                self._wrote(added=added)
             return receipts
 
         return await self._call("add_many", run)
@@ -333,7 +368,7 @@ class LocalStore:
     ) -> None:
         def run() -> None:
             self._memory.update(memory_id, text=text, metadata=metadata)
-            self._wrote()
+            self._wrote(changed=[memory_id])
 
         await self._call("update", run)
 
@@ -362,6 +397,7 @@ class LocalStore:
             mem0_private.write_ahead(self._memory)  # reset() opened a new history database
             self._revision += 1
             self._keys = None
+            self._words = None
             if self._data_dir is not None and self._spec is not None:
                 # Empty now, so it holds this embedder's vectors from here on.
                 vectors = (

@@ -30,8 +30,9 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import psycopg
@@ -46,7 +47,11 @@ from executive.memory.store.pgcache import Held
 from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pghistory import PgHistory
 from executive.memory.store.pgpool import make_pool, redacted, vector_text
+from executive.memory.store.pgwords import PgWords
 from executive.memory.store.records import add_one, record_from_payload
+
+if TYPE_CHECKING:
+    from executive.memory.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 
@@ -77,6 +82,7 @@ class PostgresStore:
         self._embedder = Embedder(spec, models_dir)
         self._history = PgHistory(pool)
         self._held = Held()  # small scopes' vectors and records, per store revision
+        self._words = PgWords()  # every memory's words, app by app (pgwords.py)
         self._memory: Any = None
         self._ready = False
         self._refusal: str | None = None
@@ -214,6 +220,17 @@ class PostgresStore:
         """Embed the questions the reader is about to ask, in one batch (no database)."""
         if queries:
             await self._call("prepare", self._embedder.prime, list(queries), ensure=False)
+
+    async def words(
+        self, wheres: Sequence[Filter], floor: float, now: datetime
+    ) -> ScopedIndex | None:
+        """The word index, every app the filters name brought to this revision first."""
+
+        def run() -> ScopedIndex | None:
+            with self._autocommit() as conn:
+                return self._words.view(conn, wheres, floor, now)
+
+        return await self._call("words", run)
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
         try:
