@@ -5,6 +5,10 @@ Every event carries its time; the bundle's folder is a path nothing reads.
 
 from __future__ import annotations
 
+import builtins
+import os
+import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -124,7 +128,43 @@ def test_a_passing_step_is_packed_spawned_verified_recorded_and_completes_its_go
     run, effects = machine.advance(run, answered(HookName.POST_RUN, ended))
     assert kinds(effects) == ["Record:GOAL_COMPLETED"]
     assert effects[0].transition.state == "complete"
-    assert (run.phase, run.settled) == ("done", True)
+    assert run.phase == "done"
+
+
+def both_ends() -> tuple[str, str]:
+    """A step driven to success, and one to a block through Hook D."""
+    run = spawned(goal(limit=3), T0)
+    run, _ = machine.advance(run, WorkerFinished(clean(), T0))
+    run, _ = machine.advance(run, Verified(Attempt("c-1", True), T0))
+    run, _ = machine.advance(run, answered(HookName.POST_RUN, T0))
+    blocked = goal(limit=3)
+    for n in (1, 2, 3):
+        blocked, _ = fail(blocked, T0, n)
+    blocked, _ = machine.advance(blocked, answered(HookName.FAIL_DIAG, T0, text="why"))
+    return run.phase, blocked.phase
+
+
+def test_advance_reads_no_file_no_process_and_no_clock(monkeypatch):
+    reached: list[str] = []
+
+    def outside(name: str):
+        def refuse(*args, **kwargs):
+            reached.append(name)
+            raise RuntimeError(f"the machine called {name}")
+
+        return refuse
+
+    calls = [(builtins, "open"), (os, "stat"), (os, "open"), (subprocess, "Popen")]
+    calls += [(time, "time"), (time, "monotonic")]
+    with monkeypatch.context() as patched:  # undone before pytest reports anything
+        for owner, name in calls:
+            patched.setattr(owner, name, outside(name))
+        try:
+            phases = both_ends()
+        except RuntimeError:
+            phases = None
+    assert reached == []
+    assert phases == ("done", "blocked")
 
 
 def test_advance_never_changes_the_state_it_is_given():
@@ -255,7 +295,7 @@ def test_the_limit_blocks_the_goal_with_the_diagnosis_in_its_entry():
     assert ("Hook D's diagnosis", "flaky network") in block.transition.state.blocks
     assert block.transition.state.details == ["no run log"]
     assert block.transition.fields["attempts"] == 3
-    assert (run.phase, run.step.retry_after, run.settled) == ("blocked", "", True)
+    assert (run.phase, run.step.retry_after) == ("blocked", "")
 
 
 def test_a_limit_below_three_blocks_without_hook_d():

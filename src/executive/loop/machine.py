@@ -78,11 +78,6 @@ class StepRun:
         """The worker or its verifiers run: the run's resources (its egress route) are open."""
         return self.phase in ("running", "verifying")
 
-    @property
-    def settled(self) -> bool:
-        """Nothing more happens to this attempt: the loop may go on to the next iteration."""
-        return self.phase in ("ready", "waiting", "done", "blocked")
-
 
 # --- events -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
