@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import ParamSpec
 
 from executive.corpus import backfill
 from executive.files import UnsafeFile
@@ -41,6 +41,7 @@ from executive.workspace.lifecycle import Active, Workspace
 from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
+P = ParamSpec("P")
 
 
 class Executive:
@@ -94,7 +95,8 @@ class Executive:
             run, effects = machine.advance(run, machine.Interrupted(datetime.now(UTC)))
             active = run.active
             for effect in effects:
-                self._record(active, effect)
+                assert isinstance(effect, machine.Recorded)  # an interruption is only recorded
+                self.recorder.record(active, effect.transition)
         steps = active.state.steps
         if steps and active.state.next_step() is None:
             # Stopped between the last step's record and the goal's (Hook C runs there):
@@ -219,8 +221,8 @@ class Executive:
     ) -> machine.Event | None:
         """One effect; the event it produced, if any (each ``advance`` asks for at most one)."""
         match effect:
-            case machine.Record() | machine.BackOff() | machine.BlockGoal():
-                self._record(run.active, effect)
+            case machine.Recorded(transition=transition):
+                self.recorder.record(run.active, transition)
             case machine.ReportOutcome(outcome=outcome):
                 if self.observer is not None:
                     self.observer.worker_finished(outcome)
@@ -269,11 +271,6 @@ class Executive:
         worker.prepared = prepared
         return await steps.spawn(self.settings, self.home, bundle, prepared)
 
-    def _record(
-        self, active: Active, effect: machine.Record | machine.BackOff | machine.BlockGoal
-    ) -> None:
-        self.recorder.record(active, effect.transition)
-
     def _policy(self, bundle: Bundle) -> machine.Policy:
         return machine.Policy(
             limit=bundle.spec.max_attempts or self.settings.max_retries,
@@ -282,11 +279,15 @@ class Executive:
         )
 
     async def _hook(
-        self, name: HookName, build: Callable[..., HookContext], *args: Any
+        self,
+        name: HookName,
+        build: Callable[P, HookContext],
+        *args: P.args,
+        **kwargs: P.kwargs,
     ) -> HookResult | None:
         """Build the context (``build(*args)``) and run the hook; nothing here may stop the loop."""
         try:
-            context = build(*args)
+            context = build(*args, **kwargs)
             # Contexts quote goals, errors and verifier evidence: redacted before any engine
             # (and so memory) sees them.
             context = type(context).model_validate(redactor().value(context.model_dump()))

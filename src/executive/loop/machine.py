@@ -131,28 +131,32 @@ Event = Started | HookAnswered | WorkerFinished | Verified | Interrupted
 
 # --- effects ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Record:
-    """Record a transition (state file, work ledger, log line, PROGRESS log)."""
+class Recorded:
+    """An effect carried out by recording ``transition`` (state file, work ledger, log line,
+    PROGRESS log: see :mod:`executive.loop.transitions`)."""
 
     transition: transitions.Transition
 
 
 @dataclass(frozen=True)
-class BackOff:
-    """The step waits until ``until`` before it runs again (recorded by ``transition``)."""
+class Record(Recorded):
+    """Record a transition."""
+
+
+@dataclass(frozen=True)
+class BackOff(Recorded):
+    """The step waits until ``until`` before it runs again."""
 
     until: datetime
     seconds: float
-    transition: transitions.Transition
 
 
 @dataclass(frozen=True)
-class BlockGoal:
+class BlockGoal(Recorded):
     """The goal is blocked: the needs-you entry carries the reason and Hook D's diagnosis."""
 
     reason: str
     diagnosis: str
-    transition: transitions.Transition
 
 
 @dataclass(frozen=True)
@@ -303,14 +307,14 @@ def _settle(run: StepRun, at: datetime) -> tuple[StepRun, list[Effect]]:
             ],
         )
         blocked = transitions.goal_blocked(run.active.bundle, step, attempt.contract_id, block)
-        return replace(run, phase="blocked"), [BlockGoal(reason, step.diagnosis, blocked)]
+        return replace(run, phase="blocked"), [BlockGoal(blocked, reason, step.diagnosis)]
     delay = backoff_seconds(step.attempts, policy.backoff_floor, policy.backoff_ceiling)
     if not delay:
         return replace(run, phase="ready"), []
     until = at + timedelta(seconds=delay)
     step.retry_after = until.isoformat()
     scheduled = transitions.retry_scheduled(step, delay)
-    return replace(run, phase="waiting"), [BackOff(until, delay, scheduled)]
+    return replace(run, phase="waiting"), [BackOff(scheduled, until, delay)]
 
 
 def _interrupted(run: StepRun) -> tuple[StepRun, list[Effect]]:
