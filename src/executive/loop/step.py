@@ -147,8 +147,8 @@ def missing_program(program: str, vendor: str) -> str:
 
 
 def _redacted(run: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """The edge where worker and verifier text enters the record: every attempt ``run``
-    returns is scrubbed once, here, whichever way it ended."""
+    """The edge where worker and verifier text enters the record: every attempt a part of
+    the attempt (``run``) returns is scrubbed here, whichever way it ended."""
 
     @functools.wraps(run)
     async def scrubbed(*args: P.args, **kwargs: P.kwargs) -> T:
