@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_private, mem0env
+from executive.memory.store import engine, mem0_door, mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -150,7 +150,7 @@ class LocalStore:
         if self.__memory is None:
             assert self._build is not None
             memory = self._build()
-            memory.embedding_model = self._embedder  # one question cache for every path
+            mem0_door.use_embedder(memory, self._embedder)  # one question cache for all
             self.__memory = memory
         return self.__memory
 
@@ -275,10 +275,11 @@ class LocalStore:
             return store.scroll_records(compile_where(where))
         records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
         filters = compile_filter(where)
-        qfilter = mem0_private.qdrant_filter(store, filters)
+        qfilter = mem0_door.qdrant_filter(filters)
+        client = mem0_door.qdrant_client(store)
         offset = None
         while True:
-            points, offset = store.client.scroll(
+            points, offset = client.scroll(
                 collection_name=store.collection_name,
                 scroll_filter=qfilter,
                 limit=_PAGE,
@@ -324,11 +325,11 @@ class LocalStore:
         store = self._vectors
         if hasattr(store, "search_many"):  # Qdrant Edge (ours)
             return int(store.count(compile_where(where)))
-        qfilter = mem0_private.qdrant_filter(store, compile_filter(where))
+        qfilter = mem0_door.qdrant_filter(compile_filter(where))
         return int(
-            store.client.count(
-                collection_name=store.collection_name, count_filter=qfilter, exact=True
-            ).count
+            mem0_door.qdrant_client(store)
+            .count(collection_name=store.collection_name, count_filter=qfilter, exact=True)
+            .count
         )
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
@@ -347,14 +348,14 @@ class LocalStore:
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
         """Many adds with one batched embedding pass (rebuild, restore), each created as
-        ``add(infer=False)`` creates it (:mod:`mem0_private`; a test holds them alike)."""
+        ``add(infer=False)`` creates it (:mod:`mem0_door`; a test holds them alike)."""
 
         def run() -> list[WriteReceipt]:
             vectors = self._embedder.embed_batch([item.text for item in items], "add")
             receipts, added = [], []
             try:
                 for item, vector in zip(items, vectors, strict=True):
-                    memory_id = mem0_private.create(self._memory, item, vector)
+                    memory_id = mem0_door.create(self._memory, item, vector)
                     added.append((memory_id, item.metadata.get("key")))
                     receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
             finally:  # what was written is indexed, even when a later item failed
@@ -394,7 +395,7 @@ class LocalStore:
                     self._wrote(removed=[record.id])
                 return
             self._memory.reset()
-            mem0_private.write_ahead(self._memory)  # reset() opened a new history database
+            mem0_door.write_ahead(self._memory)  # reset() opened a new history database
             self._revision += 1
             self._keys = None
             self._words = None
@@ -421,7 +422,11 @@ class LocalStore:
             store = self._vectors
             # Edge: flush and release the WAL lock. A Qdrant client: without close(),
             # QdrantClient.__del__ prints a traceback at interpreter exit.
-            (store.close if hasattr(store, "search_many") else store.client.close)()
+            (
+                store.close
+                if hasattr(store, "search_many")
+                else mem0_door.qdrant_client(store).close
+            )()
 
         try:
             await self._call("close", run)

@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 
 from executive.logs import get_logger
-from executive.memory.store import mem0_private, mem0env
+from executive.memory.store import mem0_door, mem0env
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -115,7 +115,7 @@ class PlatformStore:
         def build() -> Any:
             import httpx
 
-            mem0_private.import_mem0()
+            mem0_door.import_mem0()
             from mem0.client.main import MemoryClient
 
             http = httpx.Client(timeout=request_timeout_seconds)

@@ -1,6 +1,6 @@
 """The private parts of mem0 we use are where the pinned version had them.
 
-If this fails after a mem0 upgrade, read ``executive/memory/store/mem0_private.py``: each
+If this fails after a mem0 upgrade, read ``executive/memory/store/mem0_door.py``: each
 function there says what it relies on and why; adapt it, then the pin.
 """
 
@@ -81,7 +81,7 @@ def test_a_memory_created_under_its_id_is_stored_as_mem0_stores_a_new_one(tmp_pa
     from mem0.memory.main import Memory
 
     from executive.memory.store.base import NewMemory
-    from executive.memory.store.mem0_private import create_with_id
+    from executive.memory.store.mem0_door import create_with_id
 
     text, at, metadata = "Pin uv in CI.", "2026-12-01T00:00:00+00:00", {"type": "semantic"}
     ours, theirs = Recorder(), Recorder()
@@ -135,9 +135,9 @@ def fresh(script: str, folder: object) -> list[str]:
 LEAN = """
 import inspect, sys
 from pathlib import Path
-from executive.memory.store import mem0env, mem0_private
+from executive.memory.store import mem0env, mem0_door
 mem0env.prepare(Path(sys.argv[1]))
-mem0_private.import_mem0()
+mem0_door.import_mem0()
 from mem0 import Memory
 default = inspect.signature(Memory.__init__).parameters["config"].default
 print(default.vector_store.provider, type(default.vector_store.config).__module__)
@@ -152,7 +152,7 @@ def test_mem0_is_imported_without_qdrant_client_and_a_qdrant_config_is_still_rea
     default, imported, real = fresh(LEAN, tmp_path)
     # The pinned mem0 still builds a Qdrant config as Memory's default argument (the reason
     # for the stand-in); if this changes, import_mem0 may be dropped.
-    assert default == "qdrant executive.memory.store.mem0_private"
+    assert default == "qdrant executive.memory.store.mem0_door"
     assert imported == "False False"  # no qdrant_client, and the stand-in is gone
     assert real == "mem0.configs.vector_stores.qdrant QdrantConfig True"
 

@@ -1,0 +1,312 @@
+"""The one door to mem0 (and Qdrant through it): every reach past their public API, and why.
+
+mem0 is pinned (``mem0ai==2.2.1``, with the ``qdrant-client`` it brings): every function here
+was read from that version, names the private part it relies on and why the public API does
+not serve, and ``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves,
+renames or changes one. Nothing else in the store names a private part of mem0 or Qdrant,
+writes into mem0's module state, or replaces a part of a live ``Memory``; what it uses of mem0
+besides (``Memory.add``/``update``/``delete``/``history``/``reset``/``close``, its pgvector and
+Qdrant providers, ``MemoryClient``) is public.
+
+* Importing: :func:`import_mem0` (a stand-in in ``sys.modules`` while mem0 imports).
+* Building ``Memory``: :func:`register_providers` (mem0's factory tables),
+  :func:`edge_vector_store` and :func:`new_memory` (configs mem0 does not validate).
+* Parts of a live ``Memory``: :func:`use_embedder`, :func:`use_history`,
+  :func:`write_ahead` (its history SQLite), :func:`trust_collection` (pgvector).
+* Writing as ``Memory.add(infer=False)`` writes, batched: :func:`create` (``_create_memory``
+  and ``_build_filters_and_metadata``) and :func:`create_with_id` (mem0's stored shape).
+* Qdrant: :func:`qdrant_filter` (``Qdrant._create_filter`` with no collection),
+  :func:`qdrant_client` (the client mem0's Qdrant store holds).
+
+This module imports neither mem0 nor qdrant-client itself (seconds of start-up): each
+function imports what it reaches, when called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import types
+from datetime import UTC, datetime
+from typing import Any
+
+from executive.logs import get_logger
+from executive.memory.store.base import NewMemory
+
+log = get_logger(__name__)
+
+# Our providers, as mem0's factories know them (register_providers).
+ONNX_EMBEDDER = "executive_onnx"
+EDGE_VECTORS = "executive_edge"
+NO_LLM = "executive_none"
+_QDRANT_CONFIG = "mem0.configs.vector_stores.qdrant"
+
+
+# --- importing mem0 ---------------------------------------------------------------------------
+def import_mem0() -> None:
+    """``import mem0`` without importing ``qdrant_client`` for a default nobody uses.
+
+    mem0 2.2.1 declares ``Memory.__init__(self, config=MemoryConfig())``: the default argument
+    builds a Qdrant config at import time, and that imports ``qdrant_client`` (0.8 of the 1.3 s
+    ``import mem0`` takes here). Our stores pass their own config, so the default is never used:
+    a stand-in for ``mem0.configs.vector_stores.qdrant`` serves while mem0 imports, and leaves
+    ``sys.modules`` before this returns (a Qdrant server's config later imports the real one).
+    mem0 has no lazy or config-first import. Call it where mem0 is first imported (after
+    ``mem0env.prepare``); a no-op once mem0 is in.
+    """
+    if "mem0" in sys.modules:
+        return
+    from pydantic import BaseModel, ConfigDict
+
+    class QdrantConfig(BaseModel):
+        """What ``VectorStoreConfig`` makes for the unused default argument: any fields."""
+
+        model_config = ConfigDict(extra="allow")
+        path: str | None = None  # the validator looks for ``path`` in the annotations
+
+    stand_in = types.ModuleType(_QDRANT_CONFIG)
+    stand_in.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
+    sys.modules[_QDRANT_CONFIG] = stand_in
+    try:
+        import mem0  # noqa: F401
+    finally:
+        if sys.modules.get(_QDRANT_CONFIG) is stand_in:
+            del sys.modules[_QDRANT_CONFIG]
+        parent = sys.modules.get("mem0.configs.vector_stores")
+        if parent is not None and getattr(parent, "qdrant", None) is stand_in:
+            delattr(parent, "qdrant")
+
+
+# --- building Memory --------------------------------------------------------------------------
+def register_providers() -> None:
+    """Our embedder, our Qdrant Edge vectors and our no-op LLM in mem0's factory tables.
+
+    mem0 2.2.1 offers ``LlmFactory.register_provider`` but no registry API for embedders or
+    vector stores: ``EmbedderFactory.provider_to_class`` and
+    ``VectorStoreFactory.provider_to_class`` (class attributes, process-wide) map a provider
+    name to a dotted path that ``create`` loads and calls. The Edge entry is a function, not a
+    class: mem0 gets the shard the store already opened (``edge.shared``). Idempotent.
+    """
+    from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
+
+    LlmFactory.register_provider(NO_LLM, "executive.memory.store.mem0_onnx.NoLlm")
+    EmbedderFactory.provider_to_class[ONNX_EMBEDDER] = (
+        "executive.memory.store.mem0_onnx.OnnxEmbedding"
+    )
+    VectorStoreFactory.provider_to_class[EDGE_VECTORS] = "executive.memory.store.edge.shared"
+
+
+def edge_vector_store(config: Any) -> Any:
+    """A ``VectorStoreConfig`` naming our Qdrant Edge provider, not validated.
+
+    mem0 2.2.1's ``VectorStoreConfig`` validator checks the provider against a hard-coded
+    table (``_provider_configs``) and re-runs on instances, so it refuses any provider of
+    ours; ``model_construct`` (pydantic) skips it. ``config`` needs the fields mem0 reads from
+    a vector-store config (``collection_name``) and ``edge.shared`` takes.
+    """
+    from mem0.vector_stores.configs import VectorStoreConfig
+
+    return VectorStoreConfig.model_construct(provider=EDGE_VECTORS, config=config)
+
+
+def new_memory(vector_store: Any, embedder: dict[str, Any], history_db_path: str) -> Any:
+    """mem0's ``Memory`` on ``vector_store``, our embedder and no LLM, its history WAL.
+
+    Every field of mem0 2.2.1's ``MemoryConfig`` is given and none is validated
+    (``model_construct``): a default left to it would be a Qdrant config, and building one
+    imports qdrant_client (0.8 s) for nothing; validating ours would refuse the providers
+    :func:`register_providers` adds (mem0 checks them against fixed lists). ``embedder`` is
+    the embedder config mem0 hands our ``OnnxEmbedding`` (``model_kwargs`` name it).
+    """
+    import_mem0()
+    from mem0 import Memory
+    from mem0.configs.base import MemoryConfig
+    from mem0.embeddings.configs import EmbedderConfig
+    from mem0.llms.configs import LlmConfig
+
+    register_providers()
+    config = MemoryConfig.model_construct(
+        vector_store=vector_store,
+        # Never called (infer=False), but Memory() builds one: ours imports nothing.
+        llm=LlmConfig.model_construct(provider=NO_LLM, config={}),
+        embedder=EmbedderConfig.model_construct(provider=ONNX_EMBEDDER, config=embedder),
+        history_db_path=history_db_path,
+        version="v1.1",
+        reranker=None,
+        custom_instructions=None,
+    )
+    memory = Memory(config)
+    write_ahead(memory)
+    return memory
+
+
+# --- parts of a live Memory -------------------------------------------------------------------
+def use_embedder(memory: Any, embedder: Any) -> None:
+    """``memory`` embeds with ``embedder``, the instance the store's reads use.
+
+    mem0 2.2.1 builds its own embedder from the config (``Memory.embedding_model``) and has
+    no way to be handed one; one instance for reads and writes keeps one question cache and
+    one ONNX session instead of two.
+    """
+    memory.embedding_model = embedder
+
+
+def use_history(memory: Any, history: Any) -> None:
+    """``memory`` keeps each memory's history in ``history`` instead of its SQLite file.
+
+    mem0 2.2.1 always opens ``SQLiteManager(history_db_path)`` as ``Memory.db`` and calls
+    ``add_history`` / ``get_history`` on it; it has no history provider. ``history`` has
+    those methods (``pghistory.PgHistory``: one history shared by every executive).
+    """
+    memory.db = history
+
+
+def write_ahead(memory: Any) -> None:
+    """mem0's history SQLite in WAL mode with synchronous=NORMAL.
+
+    With SQLite's defaults every write pays an fsync (~14 ms on this class of disk). WAL keeps
+    every committed write across a process kill (SIGKILL) and only risks the last transactions
+    on a power loss, when the harvest ledger (fsync'd before a write is confirmed) is the
+    truth and ``executive mem drift --fix`` restores the store. mem0 2.2.1 has no setting for
+    it: ``Memory.db.connection`` is ``SQLiteManager``'s sqlite3 handle. A missing one is
+    logged, never fatal.
+    """
+    connection = getattr(getattr(memory, "db", None), "connection", None)
+    if connection is None:
+        log.warning("store.wal_unavailable", database="history")
+        return
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def trust_collection(vectors: Any) -> None:
+    """mem0's pgvector store takes its table as there: ``pgschema.migrate`` made it.
+
+    mem0 2.2.1's ``PGVector._ensure_collection`` runs before each call until it has seen the
+    table once (``_collection_ensured``), and would create mem0's own table (without our
+    indexes and unique key) if it looked elsewhere than the migration did. There is no
+    option to skip it.
+    """
+    vectors._collection_ensured = True
+
+
+# --- writing as Memory.add(infer=False) does, with a batched embedding ------------------------
+def payload(item: NewMemory) -> dict[str, Any]:
+    """The payload ``Memory.add(infer=False)`` would store for ``item``.
+
+    mem0 2.2.1's ``add`` builds it with ``mem0.memory.main._build_filters_and_metadata``
+    (a module-private function); a batched add must store exactly the same.
+    """
+    from mem0.memory.main import _build_filters_and_metadata
+
+    meta = dict(item.metadata)
+    if item.created_at:
+        meta["created_at"] = item.created_at  # honoured by mem0 with infer=False
+    full, _ = _build_filters_and_metadata(
+        user_id=item.scope["user_id"],
+        agent_id=item.scope["agent_id"],
+        run_id=item.scope["run_id"],
+        input_metadata=meta,
+    )
+    full["role"] = "user"
+    return full
+
+
+def create(memory: Any, item: NewMemory, vector: list[float]) -> str:
+    """Store ``item`` with its precomputed vector: under its own id when it has one.
+
+    mem0 2.2.1's ``Memory.add`` embeds one text at a time; ``Memory._create_memory`` is the
+    write it makes, taking the embedding as an argument, so a batch embeds once (several
+    times faster on a CPU).
+    """
+    full = payload(item)
+    if item.memory_id:
+        return create_with_id(memory, item, vector, full)
+    return str(memory._create_memory(item.text, {item.text: vector}, full))
+
+
+def create_with_id(
+    memory: Any, item: NewMemory, vector: list[float], metadata: dict[str, Any]
+) -> str:
+    """``Memory._create_memory`` under the id the memory had, with its history replayed.
+
+    mem0 picks a new uuid on every create, so a rebuild would renumber every memory (and
+    every id in a pack, a log line or a person's notes would point nowhere). The payload is
+    built exactly as mem0 2.2.1 builds it (``main.py`` ``_create_memory``: ``data``, ``hash``,
+    both dates, ``lemmatize_for_bm25``), through ``Memory.vector_store.insert`` and
+    ``Memory.db.add_history``.
+    """
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+
+    assert item.memory_id is not None
+    payload = dict(metadata)
+    payload["data"] = item.text
+    payload["hash"] = hashlib.md5(item.text.encode()).hexdigest()
+    payload.setdefault("created_at", datetime.now(UTC).isoformat())
+    events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
+    payload["updated_at"] = next(
+        (e["at"] for e in reversed(events) if e.get("event") == "UPDATE" and e.get("at")),
+        payload["created_at"],
+    )
+    payload["text_lemmatized"] = lemmatize_for_bm25(item.text)
+    memory.vector_store.insert(vectors=[vector], ids=[item.memory_id], payloads=[payload])
+    for event in events:
+        at = event.get("at") or payload["created_at"]
+        memory.db.add_history(
+            item.memory_id,
+            event.get("old"),
+            event.get("new"),
+            str(event.get("event", "ADD")),
+            created_at=payload["created_at"],
+            updated_at=at,
+            role="user",
+        )
+    return item.memory_id
+
+
+# --- Qdrant -----------------------------------------------------------------------------------
+def qdrant_filter(filters: dict[str, Any]) -> Any:
+    """mem0's Qdrant filter for a mem0 filter dict (None for none), with no Qdrant store.
+
+    mem0 2.2.1 builds it in ``Qdrant._create_filter`` (every shape it emits: equality, in,
+    ne, nin, ranges, AND/OR/NOT), a method that uses nothing of its store but two helpers
+    (``_build_field_condition``, ``_is_datetime_range``). The Edge shard and a Qdrant
+    server's scroll and count need the very filter mem0 searches with; a Qdrant store would
+    open a client, so the method runs on :class:`_FilterBuilder` instead.
+    """
+    if not filters:
+        return None
+    from mem0.vector_stores.qdrant import Qdrant
+
+    return Qdrant._create_filter(_FilterBuilder(), filters)
+
+
+class _FilterBuilder:
+    """The ``self`` ``Qdrant._create_filter`` needs: its two helpers, nothing else."""
+
+    def _create_filter(self, filters: dict[str, Any]) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._create_filter(self, filters)
+
+    def _build_field_condition(self, key: str, value: Any) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._build_field_condition(self, key, value)
+
+    @staticmethod
+    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return bool(Qdrant._is_datetime_range(range_kwargs))
+
+
+def qdrant_client(store: Any) -> Any:
+    """The ``QdrantClient`` mem0's Qdrant store talks to a server with (``store.client``).
+
+    mem0 2.2.1's ``Qdrant.list`` reads one page with no offset and it has no count; a full
+    listing and an exact count need the client's ``scroll`` and ``count``, and closing it
+    needs its ``close`` (mem0 never closes it: ``QdrantClient.__del__`` then prints a
+    traceback at interpreter exit).
+    """
+    return store.client
