@@ -1,6 +1,8 @@
-"""The private parts of mem0 we use are where the pinned version had them.
+"""Every reach of ``mem0_door`` past mem0's or Qdrant's public API holds on the pinned version.
 
-If this fails after a mem0 upgrade, read ``executive/memory/store/mem0_door.py``: each
+One test (at least) per function of the door, run against the real mem0 and qdrant-client:
+a private part that moved, a signature that changed, a table or attribute mem0 no longer
+reads. If one fails after an upgrade, read ``executive/memory/store/mem0_door.py``: each
 function there says what it relies on and why; adapt it, then the pin.
 """
 
@@ -9,7 +11,9 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from collections.abc import Iterator
 from importlib.metadata import version
+from typing import Any
 
 import pytest
 
@@ -53,7 +57,6 @@ def test_every_private_part_is_there_with_the_parameters_we_pass(tmp_path):
         "updated_at",
         "role",
     } <= set(parameters(SQLiteManager.add_history))
-    assert "connection" in inspect.getsource(SQLiteManager.__init__)
     assert parameters(Qdrant._create_filter)[:2] == ["self", "filters"]
     assert parameters(lemmatize_for_bm25) == ["text"]
 
@@ -191,3 +194,243 @@ def test_a_write_to_the_embedded_store_builds_mem0_without_qdrant_client(tmp_pat
     }
     # The last line: the store logs to stdout before it.
     assert fresh(WRITE, tmp_path)[-1].split() == ["True", "True", "False"]  # through mem0, lean
+
+
+# --- building Memory, and the parts replaced on a live one ------------------------------------
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real embedded ``Memory`` as ``engine.build_memory`` makes it (Qdrant Edge, ONNX)."""
+    from executive.memory.store import engine, mem0env
+    from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
+
+    root = tmp_path_factory.mktemp("door")
+    mem0env.prepare(root / "mem0")
+    built = engine.build_memory(root / "store", EMBEDDERS[DEFAULT_EMBEDDER], None)
+    yield built
+    built.close()
+    built.vector_store.close()
+
+
+def add(memory: Any, text: str) -> str:
+    from executive.memory.store.base import NewMemory
+    from executive.memory.store.records import add_one
+    from tests.memory.conftest import meta, scope
+
+    memory_id = add_one(memory, NewMemory(text, scope(), meta(0)))
+    assert memory_id is not None
+    return memory_id
+
+
+def test_our_providers_are_in_mem0s_factory_tables_and_built_by_them(tmp_path):
+    from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
+
+    from executive.memory.store import mem0_door
+    from executive.memory.store.edge import EdgeVectors
+    from executive.memory.store.embedder import DEFAULT_EMBEDDER
+    from executive.memory.store.engine import EdgeStoreConfig
+    from executive.memory.store.mem0_onnx import NoLlm, OnnxEmbedding
+
+    mem0_door.register_providers()
+    config = EdgeStoreConfig(path=str(tmp_path), embedding_model_dims=4)
+    vectors = VectorStoreFactory.create(mem0_door.EDGE_VECTORS, config)
+    try:
+        assert isinstance(vectors, EdgeVectors) and vectors.dims == 4
+        # The factory's function hands mem0 the shard already open on that folder.
+        assert VectorStoreFactory.create(mem0_door.EDGE_VECTORS, config) is vectors
+    finally:
+        vectors.close()
+    assert isinstance(LlmFactory.create(mem0_door.NO_LLM, {}), NoLlm)
+    kwargs = {"key": DEFAULT_EMBEDDER, "models_dir": str(tmp_path)}
+    embedder = EmbedderFactory.create(mem0_door.ONNX_EMBEDDER, {"model_kwargs": kwargs}, None)
+    assert isinstance(embedder, OnnxEmbedding)
+
+
+def test_mem0_refuses_our_vector_store_config_unless_it_is_not_validated(tmp_path):
+    from mem0.vector_stores.configs import VectorStoreConfig
+    from pydantic import ValidationError
+
+    from executive.memory.store import mem0_door
+    from executive.memory.store.engine import EdgeStoreConfig
+
+    config = EdgeStoreConfig(path=str(tmp_path), embedding_model_dims=4)
+    # Why the door skips validation: mem0's validator knows a fixed list of providers.
+    with pytest.raises(ValidationError, match=mem0_door.EDGE_VECTORS):
+        VectorStoreConfig(provider=mem0_door.EDGE_VECTORS, config=config.model_dump())
+    built = mem0_door.edge_vector_store(config)
+    assert (built.provider, built.config) == (mem0_door.EDGE_VECTORS, config)
+
+
+def test_the_built_memory_runs_on_our_embedder_vectors_and_llm(memory):
+    from executive.memory.store.edge import EdgeVectors
+    from executive.memory.store.mem0_onnx import NoLlm, OnnxEmbedding
+
+    assert isinstance(memory.embedding_model, OnnxEmbedding)
+    assert isinstance(memory.vector_store, EdgeVectors)
+    assert isinstance(memory.llm, NoLlm)
+
+
+def test_the_history_database_is_in_write_ahead_mode(memory):
+    connection = memory.db.connection  # what write_ahead sets its pragmas on
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert connection.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+
+
+class Counting:
+    """An embedder that counts what mem0 asks it, then asks the real one."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.asked: list[tuple[str, str | None]] = []
+
+    def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+        self.asked.append((text, memory_action))
+        return self.inner.embed(text, memory_action)
+
+
+def test_memory_embeds_its_writes_with_the_embedder_it_was_given(memory):
+    from executive.memory.store import mem0_door
+
+    own = memory.embedding_model
+    counting = Counting(own)
+    mem0_door.use_embedder(memory, counting)
+    try:
+        memory_id = add(memory, "The mirror drops its first connection.")
+        memory.update(memory_id, text="The mirror drops its first two connections.")
+    finally:
+        mem0_door.use_embedder(memory, own)
+    assert counting.asked == [
+        ("The mirror drops its first connection.", "add"),
+        ("The mirror drops its first two connections.", "update"),
+    ]
+
+
+class History:
+    """A history in the shape mem0 calls ``Memory.db`` (what ``PgHistory`` implements)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str | None, str | None, str]] = []
+
+    def add_history(
+        self,
+        memory_id: str,
+        old_memory: str | None,
+        new_memory: str | None,
+        event: str,
+        **_: Any,
+    ) -> None:
+        self.events.append((memory_id, old_memory, new_memory, event))
+
+    def get_history(self, memory_id: str) -> list[dict[str, Any]]:
+        return [{"memory_id": m, "event": e} for m, _, _, e in self.events if m == memory_id]
+
+
+def test_memory_keeps_history_in_the_history_it_was_given(memory):
+    from executive.memory.store import mem0_door
+
+    own, history = memory.db, History()
+    mem0_door.use_history(memory, history)
+    try:
+        memory_id = add(memory, "Pin the linter's version.")
+        memory.update(memory_id, text="Pin the linter's and the formatter's versions.")
+        memory.delete(memory_id)
+        told = memory.history(memory_id)
+    finally:
+        mem0_door.use_history(memory, own)
+    assert [(m, e) for m, _, _, e in history.events] == [
+        (memory_id, "ADD"),
+        (memory_id, "UPDATE"),
+        (memory_id, "DELETE"),
+    ]
+    assert history.events[1][1:3] == (
+        "Pin the linter's version.",
+        "Pin the linter's and the formatter's versions.",
+    )
+    assert [e["event"] for e in told] == ["ADD", "UPDATE", "DELETE"]
+    assert own.get_history(memory_id) == []  # mem0's SQLite never saw it
+
+
+class Untouchable:
+    """A connection pool that fails the test when mem0 uses it."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"mem0 used the pool ({name})")
+
+
+def test_a_trusted_pgvector_collection_is_not_looked_for():
+    from mem0.vector_stores.pgvector import PGVector
+
+    from executive.memory.store import mem0_door
+
+    def pgvector() -> Any:
+        return PGVector(
+            dbname=None,
+            collection_name="memories",
+            embedding_model_dims=4,
+            user=None,
+            password=None,
+            host=None,
+            port=None,
+            diskann=False,
+            hnsw=True,
+            connection_pool=Untouchable(),
+        )
+
+    looked = pgvector()
+    with pytest.raises(AssertionError, match="mem0 used the pool"):
+        looked._ensure_collection()  # untrusted, it asks the database for its table
+    trusted = pgvector()
+    mem0_door.trust_collection(trusted)
+    trusted._ensure_collection()  # trusted: no database call
+
+
+# --- Qdrant -----------------------------------------------------------------------------------
+FILTERS = [
+    {"user_id": "agent-test"},
+    {"user_id": "agent-test", "AND": [{"app_id": "app-a"}, {"type": {"in": ["semantic", "x"]}}]},
+    {"user_id": "agent-test", "AND": [{"confidence": {"gte": 0.7}}, {"env": {"ne": "dev"}}]},
+    {"OR": [{"app_id": "app-a"}, {"app_id": "app-b"}], "NOT": [{"type": "episodic"}]},
+    {"created_at": {"gte": "2026-12-01T00:00:00+00:00", "lt": "2026-12-02T00:00:00+00:00"}},
+    {"type": {"nin": ["episodic", "reflective"]}},
+]
+
+
+@pytest.fixture(scope="module")
+def qdrant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """mem0's own Qdrant store, on a local (path) client: what a server's store holds."""
+    from executive.memory.store import mem0_door, mem0env
+
+    folder = tmp_path_factory.mktemp("qdrant")
+    mem0env.prepare(folder / "mem0")
+    mem0_door.import_mem0()
+    from mem0.vector_stores.qdrant import Qdrant
+
+    store = Qdrant(collection_name="memories", embedding_model_dims=4, path=str(folder / "q"))
+    yield store
+    mem0_door.qdrant_client(store).close()
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_the_filter_built_without_a_store_is_the_one_a_store_builds(qdrant, filters):
+    from executive.memory.store import mem0_door
+
+    assert mem0_door.qdrant_filter(filters) == qdrant._create_filter(filters)
+    assert mem0_door.qdrant_filter({}) is None
+
+
+def test_a_qdrant_stores_client_scrolls_and_counts_with_the_door_filter(qdrant):
+    from qdrant_client import QdrantClient
+
+    from executive.memory.store import mem0_door
+
+    client = mem0_door.qdrant_client(qdrant)
+    assert isinstance(client, QdrantClient)
+    payloads = [{"user_id": "agent-test", "app_id": app} for app in ("app-a", "app-b", "app-a")]
+    ids = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(3)]
+    qdrant.insert(vectors=[[0.1, 0.2, 0.3, 0.4]] * 3, payloads=payloads, ids=ids)
+    mine = mem0_door.qdrant_filter({"user_id": "agent-test", "AND": [{"app_id": "app-a"}]})
+    points, offset = client.scroll(
+        collection_name=qdrant.collection_name, scroll_filter=mine, limit=10, with_payload=True
+    )
+    assert (sorted(str(p.id) for p in points), offset) == ([ids[0], ids[2]], None)
+    counted = client.count(collection_name=qdrant.collection_name, count_filter=mine, exact=True)
+    assert counted.count == 2
