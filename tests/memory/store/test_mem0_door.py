@@ -31,9 +31,9 @@ def test_the_pin_is_the_version_the_private_calls_were_written_for():
 
 
 def test_every_private_part_is_there_with_the_parameters_we_pass(tmp_path):
-    from executive.memory.store import mem0env
+    from executive.memory.store import mem0_door
 
-    mem0env.prepare(tmp_path)  # telemetry off and MEM0_DIR set before mem0 is imported
+    mem0_door.prepare(tmp_path)  # telemetry off and MEM0_DIR set before mem0 is imported
     from mem0.memory.main import Memory, _build_filters_and_metadata
     from mem0.memory.storage import SQLiteManager
     from mem0.utils.lemmatization import lemmatize_for_bm25
@@ -61,6 +61,21 @@ def test_every_private_part_is_there_with_the_parameters_we_pass(tmp_path):
     assert parameters(lemmatize_for_bm25) == ["text"]
 
 
+def test_telemetry_is_read_where_mem0_keeps_it_and_a_mem0_with_it_on_is_refused(
+    tmp_path, monkeypatch
+):
+    from executive.memory.store import mem0_door
+    from executive.memory.store.base import StoreError
+
+    mem0_door.prepare(tmp_path)
+    mem0_door.import_mem0()
+    telemetry = sys.modules["mem0.memory.telemetry"]  # imported with mem0, read at import
+    assert telemetry.MEM0_TELEMETRY is False
+    monkeypatch.setattr(telemetry, "MEM0_TELEMETRY", True)  # as if imported before prepare
+    with pytest.raises(StoreError, match="telemetry on"):
+        mem0_door.prepare(tmp_path)
+
+
 class Recorder:
     """What mem0's create hands its vector store and history: both ``self.vector_store`` and
     ``self.db`` of a ``Memory``."""
@@ -78,9 +93,9 @@ class Recorder:
 
 
 def test_a_memory_created_under_its_id_is_stored_as_mem0_stores_a_new_one(tmp_path):
-    from executive.memory.store import mem0env
+    from executive.memory.store import mem0_door
 
-    mem0env.prepare(tmp_path)
+    mem0_door.prepare(tmp_path)
     from mem0.memory.main import Memory
 
     from executive.memory.store.base import NewMemory
@@ -138,8 +153,8 @@ def fresh(script: str, folder: object) -> list[str]:
 LEAN = """
 import inspect, sys
 from pathlib import Path
-from executive.memory.store import mem0env, mem0_door
-mem0env.prepare(Path(sys.argv[1]))
+from executive.memory.store import mem0_door
+mem0_door.prepare(Path(sys.argv[1]))
 mem0_door.import_mem0()
 from mem0 import Memory
 default = inspect.signature(Memory.__init__).parameters["config"].default
@@ -200,11 +215,11 @@ def test_a_write_to_the_embedded_store_builds_mem0_without_qdrant_client(tmp_pat
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A real embedded ``Memory`` as ``engine.build_memory`` makes it (Qdrant Edge, ONNX)."""
-    from executive.memory.store import engine, mem0env
+    from executive.memory.store import engine, mem0_door
     from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 
     root = tmp_path_factory.mktemp("door")
-    mem0env.prepare(root / "mem0")
+    mem0_door.prepare(root / "mem0")
     built = engine.build_memory(root / "store", EMBEDDERS[DEFAULT_EMBEDDER], None)
     yield built
     built.close()
@@ -397,10 +412,10 @@ FILTERS = [
 @pytest.fixture(scope="module")
 def qdrant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """mem0's own Qdrant store, on a local (path) client: what a server's store holds."""
-    from executive.memory.store import mem0_door, mem0env
+    from executive.memory.store import mem0_door
 
     folder = tmp_path_factory.mktemp("qdrant")
-    mem0env.prepare(folder / "mem0")
+    mem0_door.prepare(folder / "mem0")
     mem0_door.import_mem0()
     from mem0.vector_stores.qdrant import Qdrant
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_door, mem0env
+from executive.memory.store import engine, mem0_door
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -100,7 +100,7 @@ class LocalStore:
         models_dir: Path | None = None,
     ) -> LocalStore:
         spec = EMBEDDERS[embedder]
-        await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
+        await anyio.to_thread.run_sync(mem0_door.prepare, mem0_dir)
         await anyio.Path(data_dir).mkdir(parents=True, exist_ok=True)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store")
         where = qdrant_url or str(data_dir)

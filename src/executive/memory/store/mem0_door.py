@@ -8,7 +8,8 @@ writes into mem0's module state, or replaces a part of a live ``Memory``; what i
 besides (``Memory.add``/``update``/``delete``/``history``/``reset``/``close``, its pgvector and
 Qdrant providers, ``MemoryClient``) is public.
 
-* Importing: :func:`import_mem0` (a stand-in in ``sys.modules`` while mem0 imports).
+* Importing: :func:`prepare` (what must be true before, read from mem0's telemetry module)
+  and :func:`import_mem0` (a stand-in in ``sys.modules`` while mem0 imports).
 * Building ``Memory``: :func:`register_providers` (mem0's factory tables),
   :func:`edge_vector_store` and :func:`new_memory` (configs mem0 does not validate).
 * Parts of a live ``Memory``: :func:`use_embedder`, :func:`use_history`,
@@ -25,13 +26,16 @@ function imports what it reaches, when called.
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import sys
 import types
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from executive.logs import get_logger
-from executive.memory.store.base import NewMemory
+from executive.memory.store.base import NewMemory, StoreError
 
 log = get_logger(__name__)
 
@@ -43,6 +47,38 @@ _QDRANT_CONFIG = "mem0.configs.vector_stores.qdrant"
 
 
 # --- importing mem0 ---------------------------------------------------------------------------
+def prepare(mem0_dir: Path | None) -> None:
+    """What must be true before ``import mem0``: telemetry off, its folder confined, no hub.
+
+    mem0 2.2.1 reads ``MEM0_TELEMETRY`` once, at import, into
+    ``mem0.memory.telemetry.MEM0_TELEMETRY`` (on by default: PostHog and a second Qdrant
+    store), and writes ``$MEM0_DIR/config.json`` at import (``~/.mem0`` otherwise). Setting
+    the variable after the import changes nothing, and mem0 has no API to ask, so a mem0
+    already imported with telemetry on is refused by reading that module variable. Every
+    store calls this before its first mem0 import.
+    """
+    telemetry = sys.modules.get("mem0.memory.telemetry")
+    if telemetry is not None and getattr(telemetry, "MEM0_TELEMETRY", False):
+        raise StoreError("mem0 was imported with telemetry on; set MEM0_TELEMETRY=False first")
+    os.environ["MEM0_TELEMETRY"] = "False"
+    if mem0_dir is not None and "mem0" not in sys.modules:
+        mem0_dir.mkdir(parents=True, exist_ok=True)
+        os.environ["MEM0_DIR"] = str(mem0_dir)
+    # The embedded model is a local folder: the hub is never needed, and never asked.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # We run semantic-only on purpose (BM25 needs a hub download, spaCy a model package);
+    # mem0 warns about both on every start, which says nothing an operator can act on.
+    for name in ("mem0.utils.spacy_models", "mem0.vector_stores.qdrant"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    # pgvector logs a traceback for every failed statement, a unique-key refusal included
+    # (an expected event when executives share a store); the adapter reports every failure.
+    logging.getLogger("mem0.vector_stores.pgvector").setLevel(logging.CRITICAL)
+
+
 def import_mem0() -> None:
     """``import mem0`` without importing ``qdrant_client`` for a default nobody uses.
 
@@ -52,7 +88,7 @@ def import_mem0() -> None:
     a stand-in for ``mem0.configs.vector_stores.qdrant`` serves while mem0 imports, and leaves
     ``sys.modules`` before this returns (a Qdrant server's config later imports the real one).
     mem0 has no lazy or config-first import. Call it where mem0 is first imported (after
-    ``mem0env.prepare``); a no-op once mem0 is in.
+    :func:`prepare`); a no-op once mem0 is in.
     """
     if "mem0" in sys.modules:
         return

@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 
 from executive.logs import get_logger
-from executive.memory.store import mem0_door, mem0env
+from executive.memory.store import mem0_door
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -110,7 +110,7 @@ class PlatformStore:
             raise StoreError("cannot open the mem0 Platform: no API key")
         if poll_seconds <= 0 or poll_timeout_seconds <= 0:
             raise StoreError("cannot open the mem0 Platform: poll settings must be positive")
-        mem0env.prepare(mem0_dir)
+        mem0_door.prepare(mem0_dir)
 
         def build() -> Any:
             import httpx

@@ -40,7 +40,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_door, mem0env, pgreads, pgschema
+from executive.memory.store import engine, mem0_door, pgreads, pgschema
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
@@ -101,7 +101,7 @@ class PostgresStore:
         pool_size: int = 4,
     ) -> PostgresStore:
         spec = EMBEDDERS[embedder]
-        await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
+        await anyio.to_thread.run_sync(mem0_door.prepare, mem0_dir)
         where = redacted(url)
         try:
             pool = make_pool(url, size=pool_size, timeout=timeout_seconds)
