@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from importlib.metadata import version
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -276,12 +277,18 @@ def test_mem0_refuses_our_vector_store_config_unless_it_is_not_validated(tmp_pat
 
 
 def test_the_built_memory_runs_on_our_embedder_vectors_and_llm(memory):
+    from executive.memory.store import mem0_door
     from executive.memory.store.edge import EdgeVectors
     from executive.memory.store.mem0_onnx import NoLlm, OnnxEmbedding
 
-    assert isinstance(memory.embedding_model, OnnxEmbedding)
-    assert isinstance(memory.vector_store, EdgeVectors)
+    assert isinstance(mem0_door.embedder_of(memory), OnnxEmbedding)
+    assert isinstance(mem0_door.vectors_of(memory), EdgeVectors)
     assert isinstance(memory.llm, NoLlm)
+    vectors = mem0_door.vectors_of(memory)
+    memory_id = add(memory, "Vectors go where the door says mem0 keeps them.")
+    assert (
+        vectors.get(memory_id).payload["data"] == "Vectors go where the door says mem0 keeps them."
+    )
 
 
 def test_the_history_database_is_in_write_ahead_mode(memory):
@@ -305,7 +312,7 @@ class Counting:
 def test_memory_embeds_its_writes_with_the_embedder_it_was_given(memory):
     from executive.memory.store import mem0_door
 
-    own = memory.embedding_model
+    own = mem0_door.embedder_of(memory)
     counting = Counting(own)
     mem0_door.use_embedder(memory, counting)
     try:
@@ -393,9 +400,9 @@ def test_a_trusted_pgvector_collection_is_not_looked_for():
     looked = pgvector()
     with pytest.raises(AssertionError, match="mem0 used the pool"):
         looked._ensure_collection()  # untrusted, it asks the database for its table
-    trusted = pgvector()
+    trusted = SimpleNamespace(vector_store=pgvector())  # a Memory's part, as the door reads it
     mem0_door.trust_collection(trusted)
-    trusted._ensure_collection()  # trusted: no database call
+    trusted.vector_store._ensure_collection()  # trusted: no database call
 
 
 # --- Qdrant -----------------------------------------------------------------------------------

@@ -72,8 +72,8 @@ class LocalStore:
         # and the embedder alone, so `executive mem list` never imports mem0.
         self.__memory = memory
         self._build = build
-        self._vectors = vectors if vectors is not None else memory.vector_store
-        self._embedder = embedder if embedder is not None else memory.embedding_model
+        self._vectors = vectors if vectors is not None else mem0_door.vectors_of(memory)
+        self._embedder = embedder if embedder is not None else mem0_door.embedder_of(memory)
         self._executor = executor
         self._where = where
         self._closed = False

@@ -12,8 +12,9 @@ Qdrant providers, ``MemoryClient``) is public.
   and :func:`import_mem0` (a stand-in in ``sys.modules`` while mem0 imports).
 * Building ``Memory``: :func:`register_providers` (mem0's factory tables),
   :func:`edge_vector_store` and :func:`new_memory` (configs mem0 does not validate).
-* Parts of a live ``Memory``: :func:`use_embedder`, :func:`use_history`,
-  :func:`write_ahead` (its history SQLite), :func:`trust_collection` (pgvector).
+* Parts of a live ``Memory``: :func:`vectors_of`, :func:`embedder_of`, :func:`use_embedder`,
+  :func:`use_history`, :func:`write_ahead` (its history SQLite), :func:`trust_collection`
+  (pgvector).
 * Writing as ``Memory.add(infer=False)`` writes, batched: :func:`create` (``_create_memory``
   and ``_build_filters_and_metadata``) and :func:`create_with_id` (mem0's stored shape).
 * Qdrant: :func:`qdrant_filter` (``Qdrant._create_filter`` with no collection),
@@ -177,6 +178,24 @@ def new_memory(vector_store: Any, embedder: dict[str, Any], history_db_path: str
 
 
 # --- parts of a live Memory -------------------------------------------------------------------
+def vectors_of(memory: Any) -> Any:
+    """The vector store ``memory`` writes to (mem0 2.2.1: ``Memory.vector_store``).
+
+    mem0 documents no accessor: the store reads through it what mem0 offers no call for
+    (a Qdrant server's full listing and count, pgvector's collection check).
+    """
+    return memory.vector_store
+
+
+def embedder_of(memory: Any) -> Any:
+    """The embedder ``memory`` built from its config (mem0 2.2.1: ``Memory.embedding_model``).
+
+    mem0 documents no accessor: with a Qdrant server the store embeds its questions with the
+    very instance mem0 writes with.
+    """
+    return memory.embedding_model
+
+
 def use_embedder(memory: Any, embedder: Any) -> None:
     """``memory`` embeds with ``embedder``, the instance the store's reads use.
 
@@ -215,15 +234,16 @@ def write_ahead(memory: Any) -> None:
     connection.execute("PRAGMA synchronous=NORMAL")
 
 
-def trust_collection(vectors: Any) -> None:
-    """mem0's pgvector store takes its table as there: ``pgschema.migrate`` made it.
+def trust_collection(memory: Any) -> None:
+    """mem0's pgvector store under ``memory`` takes its table as there: ``pgschema.migrate``
+    made it.
 
     mem0 2.2.1's ``PGVector._ensure_collection`` runs before each call until it has seen the
     table once (``_collection_ensured``), and would create mem0's own table (without our
     indexes and unique key) if it looked elsewhere than the migration did. There is no
     option to skip it.
     """
-    vectors._collection_ensured = True
+    vectors_of(memory)._collection_ensured = True
 
 
 # --- writing as Memory.add(infer=False) does, with a batched embedding ------------------------

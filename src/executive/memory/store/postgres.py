@@ -145,7 +145,7 @@ class PostgresStore:
                 )
                 mem0_door.use_embedder(memory, self._embedder)
                 mem0_door.use_history(memory, self._history)
-                mem0_door.trust_collection(memory.vector_store)  # the migration made it
+                mem0_door.trust_collection(memory)  # the migration made its table
                 self._memory = memory
             return self._memory
 
