@@ -227,12 +227,13 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     built.vector_store.close()
 
 
-def add(memory: Any, text: str) -> str:
+def add(memory: Any, text: str, created_at: str | None = None) -> str:
+    """``text`` added as the store adds one memory (``Memory.add(infer=False)``)."""
     from executive.memory.store.base import NewMemory
     from executive.memory.store.records import add_one
     from tests.memory.conftest import meta, scope
 
-    memory_id = add_one(memory, NewMemory(text, scope(), meta(0)))
+    memory_id = add_one(memory, NewMemory(text, scope(), meta(0), created_at=created_at))
     assert memory_id is not None
     return memory_id
 
@@ -456,3 +457,23 @@ def test_a_qdrant_stores_client_scrolls_and_counts_with_the_door_filter(qdrant):
     assert (sorted(str(p.id) for p in points), offset) == ([ids[0], ids[2]], None)
     counted = client.count(collection_name=qdrant.collection_name, count_filter=mine, exact=True)
     assert counted.count == 2
+
+
+def test_a_batched_create_stores_the_payload_add_stores(memory):
+    from executive.memory.store import mem0_door
+    from executive.memory.store.base import NewMemory
+    from tests.memory.conftest import meta, scope
+
+    at = "2026-12-01T00:00:00+00:00"
+    single = add(memory, "Pin uv in CI.", created_at=at)
+    text = "Pin ruff in CI."
+    vector = mem0_door.embedder_of(memory).embed(text, "add")
+    batched = mem0_door.create(memory, NewMemory(text, scope(), meta(0), created_at=at), vector)
+    vectors = mem0_door.vectors_of(memory)
+    one, two = vectors.get(single).payload, vectors.get(batched).payload
+    own = {"data", "hash", "text_lemmatized"}  # what differs with the text
+    assert {k: v for k, v in one.items() if k not in own} == {
+        k: v for k, v in two.items() if k not in own
+    }
+    assert (two["data"], two["created_at"], two["updated_at"]) == (text, at, at)
+    assert [h["event"] for h in memory.history(batched)] == ["ADD"]
