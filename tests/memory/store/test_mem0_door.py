@@ -429,7 +429,9 @@ def qdrant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     store = Qdrant(collection_name="memories", embedding_model_dims=4, path=str(folder / "q"))
     yield store
-    mem0_door.qdrant_client(store).close()
+    mem0_door.qdrant_close(store)
+    with pytest.raises(RuntimeError):  # closed: the client refuses
+        mem0_door.qdrant_count(store, {})
 
 
 @pytest.mark.parametrize("filters", FILTERS)
@@ -440,23 +442,20 @@ def test_the_filter_built_without_a_store_is_the_one_a_store_builds(qdrant, filt
     assert mem0_door.qdrant_filter({}) is None
 
 
-def test_a_qdrant_stores_client_scrolls_and_counts_with_the_door_filter(qdrant):
-    from qdrant_client import QdrantClient
-
+def test_a_qdrant_stores_points_and_count_come_through_its_client_with_the_filter(qdrant):
     from executive.memory.store import mem0_door
 
-    client = mem0_door.qdrant_client(qdrant)
-    assert isinstance(client, QdrantClient)
     payloads = [{"user_id": "agent-test", "app_id": app} for app in ("app-a", "app-b", "app-a")]
     ids = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(3)]
     qdrant.insert(vectors=[[0.1, 0.2, 0.3, 0.4]] * 3, payloads=payloads, ids=ids)
-    mine = mem0_door.qdrant_filter({"user_id": "agent-test", "AND": [{"app_id": "app-a"}]})
-    points, offset = client.scroll(
-        collection_name=qdrant.collection_name, scroll_filter=mine, limit=10, with_payload=True
-    )
-    assert (sorted(str(p.id) for p in points), offset) == ([ids[0], ids[2]], None)
-    counted = client.count(collection_name=qdrant.collection_name, count_filter=mine, exact=True)
-    assert counted.count == 2
+    mine = {"user_id": "agent-test", "AND": [{"app_id": "app-a"}]}
+    points = mem0_door.qdrant_points(qdrant, mine)
+    assert sorted((str(p.id), p.payload["app_id"]) for p in points) == [
+        (ids[0], "app-a"),
+        (ids[2], "app-a"),
+    ]
+    assert len(mem0_door.qdrant_points(qdrant, {})) == 3
+    assert (mem0_door.qdrant_count(qdrant, mine), mem0_door.qdrant_count(qdrant, {})) == (2, 3)
 
 
 def test_a_batched_create_stores_the_payload_add_stores(memory):

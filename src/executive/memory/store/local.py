@@ -47,7 +47,6 @@ log = get_logger(__name__)
 T = TypeVar("T")
 
 COLLECTION = engine.COLLECTION
-_PAGE = 1000
 
 
 class LocalStore:
@@ -273,23 +272,8 @@ class LocalStore:
         store = self._vectors
         if hasattr(store, "search_many"):  # Qdrant Edge (ours): records from its cache
             return store.scroll_records(compile_where(where))
-        records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
-        filters = compile_filter(where)
-        qfilter = mem0_door.qdrant_filter(filters)
-        client = mem0_door.qdrant_client(store)
-        offset = None
-        while True:
-            points, offset = client.scroll(
-                collection_name=store.collection_name,
-                scroll_filter=qfilter,
-                limit=_PAGE,
-                offset=offset,
-                with_payload=True,
-                with_vectors=False,
-            )
-            records += [record_from_payload(p.id, p.payload or {}) for p in points]
-            if offset is None:
-                return records
+        points = mem0_door.qdrant_points(store, compile_filter(where))  # a Qdrant server
+        return [record_from_payload(p.id, p.payload or {}) for p in points]
 
     def _wrote(
         self,
@@ -325,12 +309,7 @@ class LocalStore:
         store = self._vectors
         if hasattr(store, "search_many"):  # Qdrant Edge (ours)
             return int(store.count(compile_where(where)))
-        qfilter = mem0_door.qdrant_filter(compile_filter(where))
-        return int(
-            mem0_door.qdrant_client(store)
-            .count(collection_name=store.collection_name, count_filter=qfilter, exact=True)
-            .count
-        )
+        return mem0_door.qdrant_count(store, compile_filter(where))
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
@@ -420,13 +399,11 @@ class LocalStore:
             if self.__memory is not None:
                 self.__memory.close()  # mem0's history database
             store = self._vectors
-            # Edge: flush and release the WAL lock. A Qdrant client: without close(),
-            # QdrantClient.__del__ prints a traceback at interpreter exit.
-            (
-                store.close
-                if hasattr(store, "search_many")
-                else mem0_door.qdrant_client(store).close
-            )()
+            # Edge: flush and release the WAL lock. A Qdrant server: its client's.
+            if hasattr(store, "search_many"):
+                store.close()
+            else:
+                mem0_door.qdrant_close(store)
 
         try:
             await self._call("close", run)

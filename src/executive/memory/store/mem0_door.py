@@ -1,27 +1,14 @@
 """The one door to mem0 (and Qdrant through it): every reach past their public API, and why.
 
-mem0 is pinned (``mem0ai==2.2.1``, with the ``qdrant-client`` it brings): every function here
-was read from that version, names the private part it relies on and why the public API does
-not serve, and ``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves,
-renames or changes one. Nothing else in the store names a private part of mem0 or Qdrant,
-writes into mem0's module state, or replaces a part of a live ``Memory``; what it uses of mem0
-besides (``Memory.add``/``update``/``delete``/``history``/``reset``/``close``, its pgvector and
-Qdrant providers, ``MemoryClient``) is public.
-
-* Importing: :func:`prepare` (what must be true before, read from mem0's telemetry module)
-  and :func:`import_mem0` (a stand-in in ``sys.modules`` while mem0 imports).
-* Building ``Memory``: :func:`register_providers` (mem0's factory tables),
-  :func:`edge_vector_store` and :func:`new_memory` (configs mem0 does not validate).
-* Parts of a live ``Memory``: :func:`vectors_of`, :func:`embedder_of`, :func:`use_embedder`,
-  :func:`use_history`, :func:`write_ahead` (its history SQLite), :func:`trust_collection`
-  (pgvector).
-* Writing as ``Memory.add(infer=False)`` writes, batched: :func:`create` (``_create_memory``
-  and ``_build_filters_and_metadata``) and :func:`create_with_id` (mem0's stored shape).
-* Qdrant: :func:`qdrant_filter` (``Qdrant._create_filter`` with no collection),
-  :func:`qdrant_client` (the client mem0's Qdrant store holds).
-
-This module imports neither mem0 nor qdrant-client itself (seconds of start-up): each
-function imports what it reaches, when called.
+mem0 is pinned (``mem0ai==2.2.1``, with the ``qdrant-client`` it brings). Each function here
+was read from that version, says what it relies on and why the public API does not serve, and
+``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves or changes it. No
+other module of the store names a private part of mem0 or Qdrant, writes mem0's module state or
+touches a part of a live ``Memory``; the rest of what it uses of mem0 is public (``Memory.add``,
+``update``, ``delete``, ``history``, ``reset``, ``close``; its pgvector and Qdrant providers;
+``MemoryClient``). Sections: importing mem0, building ``Memory``, parts of a live ``Memory``,
+writing as ``add(infer=False)`` does, Qdrant. Importing this module imports neither mem0 nor
+qdrant-client (seconds of start-up): each function imports what it reaches.
 """
 
 from __future__ import annotations
@@ -45,6 +32,7 @@ ONNX_EMBEDDER = "executive_onnx"
 EDGE_VECTORS = "executive_edge"
 NO_LLM = "executive_none"
 _QDRANT_CONFIG = "mem0.configs.vector_stores.qdrant"
+_QDRANT_PAGE = 1000
 
 
 # --- importing mem0 ---------------------------------------------------------------------------
@@ -357,12 +345,43 @@ class _FilterBuilder:
         return bool(Qdrant._is_datetime_range(range_kwargs))
 
 
-def qdrant_client(store: Any) -> Any:
-    """The ``QdrantClient`` mem0's Qdrant store talks to a server with (``store.client``).
-
-    mem0 2.2.1's ``Qdrant.list`` reads one page with no offset and it has no count; a full
-    listing and an exact count need the client's ``scroll`` and ``count``, and closing it
-    needs its ``close`` (mem0 never closes it: ``QdrantClient.__del__`` then prints a
-    traceback at interpreter exit).
-    """
+def _qdrant_client(store: Any) -> Any:
+    """The ``QdrantClient`` mem0 2.2.1's Qdrant store holds (``store.client``; no accessor)."""
     return store.client
+
+
+def qdrant_points(store: Any, filters: dict[str, Any]) -> list[Any]:
+    """Every point of a Qdrant server's store that matches ``filters``, with its payload.
+
+    mem0 2.2.1's ``Qdrant.list`` reads one page with no offset: a full listing pages
+    through its client's ``scroll``, with the filter mem0 searches with.
+    """
+    client, where = _qdrant_client(store), qdrant_filter(filters)
+    points: list[Any] = []
+    offset = None
+    while True:
+        page, offset = client.scroll(
+            collection_name=store.collection_name,
+            scroll_filter=where,
+            limit=_QDRANT_PAGE,
+            offset=offset,
+            with_payload=True,
+            with_vectors=False,
+        )
+        points += page
+        if offset is None:
+            return points
+
+
+def qdrant_count(store: Any, filters: dict[str, Any]) -> int:
+    """How many points of a Qdrant server's store match ``filters`` (mem0 has no count)."""
+    counted = _qdrant_client(store).count(
+        collection_name=store.collection_name, count_filter=qdrant_filter(filters), exact=True
+    )
+    return int(counted.count)
+
+
+def qdrant_close(store: Any) -> None:
+    """Close the client of a Qdrant server's store: mem0 2.2.1 never does, and without it
+    ``QdrantClient.__del__`` prints a traceback at interpreter exit."""
+    _qdrant_client(store).close()
