@@ -277,6 +277,41 @@ def test_mem0_refuses_our_vector_store_config_unless_it_is_not_validated(tmp_pat
     assert (built.provider, built.config) == (mem0_door.EDGE_VECTORS, config)
 
 
+def public_methods(cls: type) -> dict[str, list[str]]:
+    return {
+        name: parameters(getattr(cls, name))
+        for name in dir(cls)
+        if not name.startswith("_") and callable(getattr(cls, name))
+    }
+
+
+def test_the_parts_mem0_is_handed_have_the_methods_it_calls_with_its_parameters(tmp_path):
+    """What ``register_providers`` and ``use_history`` hand mem0 is duck-typed (subclassing
+    mem0's bases would import mem0 with the module): held here to the pinned bases."""
+    from executive.memory.store import mem0_door
+
+    mem0_door.prepare(tmp_path)
+    mem0_door.import_mem0()
+    from mem0.embeddings.base import EmbeddingBase
+    from mem0.llms.base import LLMBase
+    from mem0.memory.storage import SQLiteManager
+    from mem0.vector_stores.base import VectorStoreBase
+
+    from executive.memory.store.edge import EdgeVectors
+    from executive.memory.store.mem0_onnx import NoLlm, OnnxEmbedding
+    from executive.memory.store.pghistory import PgHistory
+
+    ours = public_methods(EdgeVectors)
+    for name in VectorStoreBase.__abstractmethods__:
+        assert ours.get(name) == parameters(getattr(VectorStoreBase, name)), name
+    assert public_methods(SQLiteManager).items() <= public_methods(PgHistory).items()
+    assert EmbeddingBase.__abstractmethods__ == {"embed"}
+    assert parameters(OnnxEmbedding.embed) == parameters(EmbeddingBase.embed)
+    assert LLMBase.__abstractmethods__ == {"generate_response"}
+    with pytest.raises(RuntimeError, match="no LLM"):  # takes what mem0 passes, and says so
+        NoLlm().generate_response(messages=[{"role": "user", "content": "x"}], tools=None)
+
+
 def test_the_built_memory_runs_on_our_embedder_vectors_and_llm(memory):
     from executive.memory.store import mem0_door
     from executive.memory.store.edge import EdgeVectors
