@@ -286,8 +286,8 @@ def public_methods(cls: type) -> dict[str, list[str]]:
 
 
 def test_the_parts_mem0_is_handed_have_the_methods_it_calls_with_its_parameters(tmp_path):
-    """What ``register_providers`` and ``use_history`` hand mem0 is duck-typed (subclassing
-    mem0's bases would import mem0 with the module): held here to the pinned bases."""
+    """What ``register_providers`` and ``use_history`` hand mem0, held to the pinned bases
+    (all but ``OnnxEmbedding`` duck-typed: subclassing would import mem0 with the module)."""
     from executive.memory.store import mem0_door
 
     mem0_door.prepare(tmp_path)

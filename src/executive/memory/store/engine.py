@@ -18,11 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from executive.logs import get_logger
 from executive.memory.store import mem0_door
 from executive.memory.store.embedder import LEGACY_NAME, EmbedderSpec
-
-log = get_logger(__name__)
 
 COLLECTION = "memories"
 RECORD = "embedder.json"
