@@ -188,8 +188,8 @@ def use_embedder(memory: Any, embedder: Any) -> None:
     """``memory`` embeds with ``embedder``, the instance the store's reads use.
 
     mem0 2.2.1 builds its own embedder from the config (``Memory.embedding_model``) and has
-    no way to be handed one; one instance for reads and writes keeps one question cache and
-    one ONNX session instead of two.
+    no way to be handed one; one instance keeps one question cache for every path (a Qdrant
+    server's searches run through mem0 and find what the store's ``prepare`` primed).
     """
     memory.embedding_model = embedder
 
