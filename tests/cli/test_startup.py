@@ -9,7 +9,7 @@ import sys
 from tests.conftest import REPO, clean_env
 
 HEAVY = (
-    "executive.daemon.app",
+    "executive.daemon.assembly",
     "executive.loop",
     "executive.dashboard",
     "executive.hooks.runner",
@@ -41,4 +41,4 @@ def test_importing_the_cli_loads_no_command_s_machinery():
 
 def test_a_daemon_without_its_dashboard_never_loads_the_web_stack():
     web = ("executive.dashboard", "starlette", "hypercorn", "jinja2")
-    assert [m for m in loaded_by("executive.daemon.app") if m.startswith(web)] == []
+    assert [m for m in loaded_by("executive.daemon.assembly") if m.startswith(web)] == []

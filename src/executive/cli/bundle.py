@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from executive.cli.app import app, emit_json, fail, load
+from executive.cli.root import app, emit_json, fail, load
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home

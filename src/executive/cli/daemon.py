@@ -11,7 +11,7 @@ from typing import Annotated, Any, NoReturn
 import anyio
 import typer
 
-from executive.cli.app import app, emit_json, fail, load
+from executive.cli.root import app, emit_json, fail, load
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
@@ -57,9 +57,9 @@ def run(
     )
     home = Home(settings.home)
     # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
-    from executive.daemon import app as daemon_app
+    from executive.daemon import assembly
 
-    supervisor = daemon_app.build(settings)
+    supervisor = assembly.build(settings)
     try:
         with daemon_lock(home):
             code = anyio.run(supervisor.run_once if once else supervisor.run)

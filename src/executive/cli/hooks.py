@@ -22,7 +22,7 @@ import anyio
 import typer
 from pydantic import ValidationError
 
-from executive.cli.app import app, emit_json, fail, load
+from executive.cli.root import app, emit_json, fail, load
 from executive.daemon.status import daemon_pid
 from executive.home import Home
 from executive.hooks.context import CONTEXTS, HookContext, parse_context

@@ -11,7 +11,7 @@ import anyio
 import typer
 
 from executive import files
-from executive.cli.app import app, emit_json, fail, load
+from executive.cli.root import app, emit_json, fail, load
 from executive.logs import configure_logging
 
 mem = typer.Typer(help="Read and write memory (the executive's one surface).", no_args_is_help=True)

@@ -55,8 +55,8 @@ def idle_report_every(idle_sleep_seconds: float) -> int:
     return max(1, round(_IDLE_REPORT_SECONDS / max(idle_sleep_seconds, 1)))
 
 
-class Executive(Protocol):
-    """What the supervisor runs. The loop layer provides the real one."""
+class Iterating(Protocol):
+    """What the supervisor runs, one iteration at a time (the loop layer's Executive is the real one)."""
 
     async def start(self) -> None: ...
 
@@ -77,7 +77,7 @@ class Service(Protocol):
 class Supervisor:
     def __init__(
         self,
-        executive: Executive,
+        executive: Iterating,
         settings: Settings,
         *,
         jobs: Sequence[Job] = (),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from executive.dashboard.app import build_app
 from executive.dashboard.context import Context
+from executive.dashboard.routes import build_app
 from executive.dashboard.server import service
 
 __all__ = ["Context", "build_app", "service"]

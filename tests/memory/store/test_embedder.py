@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from executive.memory.store import engine
+from executive.memory.store import mem0_memory
 from executive.memory.store.base import Filter, NewMemory, StoreError
 from executive.memory.store.embedder import (
     DEFAULT_EMBEDDER,
@@ -93,7 +93,7 @@ async def test_a_store_refuses_another_embedder_until_it_is_rebuilt(tmp_path):
     store = await LocalStore.open(tmp_path / "store", tmp_path / "mem0", embedder="minilm-int8")
     await store.add(NewMemory("A memory embedded with int8.", scope(), meta(0)))
     await store.close()
-    assert json.loads((tmp_path / "store" / engine.RECORD).read_text())["name"] == (
+    assert json.loads((tmp_path / "store" / mem0_memory.RECORD).read_text())["name"] == (
         EMBEDDERS["minilm-int8"].name
     )
 
@@ -110,7 +110,7 @@ async def test_a_store_refuses_another_embedder_until_it_is_rebuilt(tmp_path):
         assert await other.count(Filter(user_id="agent-test")) == 1
     finally:
         await other.close()
-    assert json.loads((tmp_path / "store" / engine.RECORD).read_text())["name"] == (
+    assert json.loads((tmp_path / "store" / mem0_memory.RECORD).read_text())["name"] == (
         EMBEDDERS["minilm-fp32"].name
     )
 
@@ -181,5 +181,5 @@ def test_switching_the_embedder_asks_for_a_rebuild_and_the_rebuild_serves_it(hom
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
     listed = run_cli("--home", str(home), "mem", "list", "--json", env=on)
     assert listed.returncode == 0 and json.loads(listed.stdout)["count"] == 1
-    record = json.loads((home / ".state" / "store" / engine.RECORD).read_text())
+    record = json.loads((home / ".state" / "store" / mem0_memory.RECORD).read_text())
     assert record["name"] == EMBEDDERS["minilm-fp32"].name

@@ -198,7 +198,7 @@ anyio.run(main)
 def test_a_write_to_the_embedded_store_builds_mem0_without_qdrant_client(tmp_path):
     from mem0.configs.base import MemoryConfig
 
-    # engine.build_memory gives every field (model_construct): a new field would be missing.
+    # mem0_memory.build_memory gives every field (model_construct): a new field would be missing.
     assert set(MemoryConfig.model_fields) == {
         "vector_store",
         "llm",
@@ -215,13 +215,13 @@ def test_a_write_to_the_embedded_store_builds_mem0_without_qdrant_client(tmp_pat
 # --- building Memory, and the parts replaced on a live one ------------------------------------
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A real embedded ``Memory`` as ``engine.build_memory`` makes it (Qdrant Edge, ONNX)."""
-    from executive.memory.store import engine, mem0_door
+    """A real embedded ``Memory`` as ``mem0_memory.build_memory`` makes it (Qdrant Edge, ONNX)."""
+    from executive.memory.store import mem0_door, mem0_memory
     from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 
     root = tmp_path_factory.mktemp("door")
     mem0_door.prepare(root / "mem0")
-    built = engine.build_memory(root / "store", EMBEDDERS[DEFAULT_EMBEDDER], None)
+    built = mem0_memory.build_memory(root / "store", EMBEDDERS[DEFAULT_EMBEDDER], None)
     yield built
     built.close()
     built.vector_store.close()
@@ -244,7 +244,7 @@ def test_our_providers_are_in_mem0s_factory_tables_and_built_by_them(tmp_path):
     from executive.memory.store import mem0_door
     from executive.memory.store.edge import EdgeVectors
     from executive.memory.store.embedder import DEFAULT_EMBEDDER
-    from executive.memory.store.engine import EdgeStoreConfig
+    from executive.memory.store.mem0_memory import EdgeStoreConfig
     from executive.memory.store.mem0_onnx import NoLlm, OnnxEmbedding
 
     mem0_door.register_providers()
@@ -267,7 +267,7 @@ def test_mem0_refuses_our_vector_store_config_unless_it_is_not_validated(tmp_pat
     from pydantic import ValidationError
 
     from executive.memory.store import mem0_door
-    from executive.memory.store.engine import EdgeStoreConfig
+    from executive.memory.store.mem0_memory import EdgeStoreConfig
 
     config = EdgeStoreConfig(path=str(tmp_path), embedding_model_dims=4)
     # Why the door skips validation: mem0's validator knows a fixed list of providers.

@@ -2,7 +2,7 @@
 
 Vectors in a Qdrant Edge shard under ``<home>/.state/store/edge`` (or a Qdrant server by URL),
 the all-MiniLM-L6-v2 embedder on ONNX Runtime (``embedder.py``; no torch), writes with
-``infer=False``; how mem0 is wired to them is in ``engine.py``. Traps handled here
+``infer=False``; how mem0 is wired to them is in ``mem0_memory.py``. Traps handled here
 (``mem0-offline.md``): telemetry and ``MEM0_DIR`` are set before mem0 is imported;
 ``app_id`` lives in metadata (OSS has no such field); every call runs on one dedicated
 thread, so writes never race. A store built with another embedder refuses every call but
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_door
+from executive.memory.store import mem0_door, mem0_memory
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -46,7 +46,7 @@ log = get_logger(__name__)
 
 T = TypeVar("T")
 
-COLLECTION = engine.COLLECTION
+COLLECTION = mem0_memory.COLLECTION
 
 
 class LocalStore:
@@ -104,10 +104,10 @@ class LocalStore:
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store")
         where = qdrant_url or str(data_dir)
         vectors = "qdrant-server" if qdrant_url else "qdrant-edge"
-        refusal = engine.embedder_problem(data_dir, spec, vectors)
+        refusal = mem0_memory.embedder_problem(data_dir, spec, vectors)
 
         def build() -> Any:
-            return engine.build_memory(data_dir, spec, models_dir, qdrant_url, qdrant_api_key)
+            return mem0_memory.build_memory(data_dir, spec, models_dir, qdrant_url, qdrant_api_key)
 
         def light() -> tuple[Any, Any]:
             from executive.memory.store.edge import EdgeVectors
@@ -133,8 +133,8 @@ class LocalStore:
                     spec=spec,
                     refusal=refusal,
                 )
-            if refusal is None and engine.recorded(data_dir) is None:
-                engine.record(data_dir, spec, vectors)
+            if refusal is None and mem0_memory.recorded(data_dir) is None:
+                mem0_memory.record(data_dir, spec, vectors)
         except Exception as exc:
             executor.shutdown(wait=False)
             raise StoreError(f"cannot open the embedded store at {where}: {exc}") from exc
@@ -383,7 +383,7 @@ class LocalStore:
                 vectors = (
                     "qdrant-edge" if hasattr(self._vectors, "search_many") else "qdrant-server"
                 )
-                engine.record(self._data_dir, self._spec, vectors)
+                mem0_memory.record(self._data_dir, self._spec, vectors)
                 self._refusal = None
 
         await self._call("wipe", run)

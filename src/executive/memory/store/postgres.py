@@ -40,7 +40,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_door, pgreads, pgschema
+from executive.memory.store import mem0_door, mem0_memory, pgreads, pgschema
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
@@ -140,7 +140,7 @@ class PostgresStore:
         """mem0's ``Memory`` on our pool, built on the first write (reads never need it)."""
         with self._lock:
             if self._memory is None:
-                memory = engine.build_memory(
+                memory = mem0_memory.build_memory(
                     Path(), self._spec, self._models_dir, pg_pool=self._pool
                 )
                 mem0_door.use_embedder(memory, self._embedder)
