@@ -26,7 +26,7 @@ from executive.cli.app import app, emit_json, fail, load
 from executive.daemon.status import daemon_pid
 from executive.home import Home
 from executive.hooks.context import CONTEXTS, HookContext, parse_context
-from executive.hooks.names import SPECS, HookName
+from executive.hookspecs import SPECS, HookName
 from executive.logs import configure_logging
 from executive.settings import Settings
 

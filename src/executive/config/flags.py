@@ -1,13 +1,19 @@
-"""True/false settings, read by their variable's name, and the one answer to "is memory on?"."""
+"""True/false settings, read by their variable's name, and the one answer to "is memory on?".
+
+The hooks' flags are declared with the hooks (:mod:`executive.hookspecs`); their fields are
+made here from that declaration, so no flag is spelled twice.
+"""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel, BeforeValidator, Field, create_model
+from pydantic_settings import BaseSettings
 
 from executive.config.sources import aliases
+from executive.hookspecs import SPECS
 
 if TYPE_CHECKING:
     from executive.settings import Settings
@@ -27,6 +33,18 @@ def _parse_flag(value: Any) -> Any:
 
 
 Flag = Annotated[bool, BeforeValidator(_parse_flag)]
+
+
+# One field per hook (``hook_post_run`` ...), off unless set, read from the hook's flag.
+HookFlags: type[BaseSettings] = create_model(
+    "HookFlags",
+    __base__=BaseSettings,
+    __module__=__name__,
+    **{
+        spec.field: (Flag, Field(False, validation_alias=spec.flag, description=spec.description))
+        for spec in SPECS.values()
+    },
+)
 
 
 @cache

@@ -11,8 +11,8 @@ from typing import Any
 from executive.hooks.builtin import fail_diag, post_retro, post_run, pre_spawn, pre_work
 from executive.hooks.context import HookContext
 from executive.hooks.engine import EngineOutput
-from executive.hooks.names import HookName, HookSpec
 from executive.hooks.tools import HookTools
+from executive.hookspecs import HookName, HookSpec
 
 _HOOKS: dict[HookName, Callable[[Any, HookTools], Awaitable[EngineOutput]]] = {
     HookName.PRE_WORK: pre_work.run,
