@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from executive.hooks.builtin import BuiltinEngine
 from executive.hooks.context import HookContext
+from executive.hooks.dispatch import BuiltinEngine
 from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
 from executive.hooks.llm import ClaudeEngine  # the SDK itself is imported only when it runs
 from executive.hooks.result import HookResult, Writes
