@@ -21,7 +21,7 @@ TORCH  := $(shell grep -m1 '^torch==' $(LOCK) 2>/dev/null)
 # The torch of pyproject.toml's setup extra, for a fresh resolve.
 SETUP_TORCH := $(shell grep -o -m1 'torch==[0-9.]*' pyproject.toml)
 
-.PHONY: setup sandbox-tool browser run test lint format bench clean lock
+.PHONY: setup sandbox-tool browser run test docs lint format bench clean lock
 
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	@echo "setting up $(VENV) (about two minutes, then the embedding model: under a minute)" >&2
@@ -85,13 +85,21 @@ browser:
 	  fi; \
 	fi
 
-# The whole suite: lint, format, architecture contracts, tests. The suite starts ~100
+# The documentation site (mkdocs.yml over docs/), built with --strict into a temporary folder
+# and thrown away: a page left out of the nav, a broken link or a missing anchor fails it.
+# `make test` runs it, so CI does; `.venv/bin/mkdocs serve` shows the site while you edit.
+docs: setup
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	  $(BIN)/mkdocs build --strict --site-dir "$$tmp/site"
+
+# The whole suite: lint, format, architecture contracts, the docs site, tests. The suite starts ~100
 # interpreters (daemons, workers, the CLI), so our modules' bytecode is cached (__pycache__,
 # ignored by git) even where the shell says not to write any (PYTHONDONTWRITEBYTECODE).
 test: setup browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	@$(MAKE) --no-print-directory docs
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 
 format: setup

@@ -106,6 +106,10 @@ def main(lists: int, embedder: str | None, memories: int = 0) -> None:
                     report["pack_built_s"] = round(time.perf_counter() - started, 2)
                     report["rss_mb"] = status_mb(daemon.pid, "VmRSS")
                     report["hwm_mb"] = status_mb(daemon.pid, "VmHWM")
+                    # Private memory, and the store's mapped files (page cache the kernel
+                    # may take back), which VmRSS counts as well.
+                    report["rss_anon_mb"] = status_mb(daemon.pid, "RssAnon")
+                    report["rss_file_mb"] = status_mb(daemon.pid, "RssFile")
                     report["pack_outcome"] = record.get("outcome")
                     break
         finally:

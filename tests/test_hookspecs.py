@@ -25,7 +25,9 @@ ORIGINAL_FLAGS = {
     HookName.POST_RETRO: "V3_MEM_HOOK_POST_RETRO",
 }
 
-_TABLE = re.compile(r"<!-- hooks-table\b[^>]*-->\n(.*?)<!-- /hooks-table -->", re.DOTALL)
+# A table between <!-- hooks-table... --> (in full) or <!-- hooks-table-brief... --> and
+# <!-- /hooks-table -->.
+_TABLE = re.compile(r"<!-- hooks-table(-brief)?\b[^>]*-->\n(.*?)<!-- /hooks-table -->", re.DOTALL)
 
 
 def test_every_hook_is_declared_once_in_the_original_order_with_its_original_flag():
@@ -89,14 +91,18 @@ def test_no_module_but_the_declaration_names_a_hooks_flag():
     assert len(spelled) == len(ORIGINAL_FLAGS)
 
 
-def test_the_docs_hooks_table_is_the_one_the_declaration_makes():
+def test_the_docs_hooks_tables_are_the_ones_the_declaration_makes():
     # Regenerate: python -c "from executive.hookspecs import hooks_table; print(hooks_table())"
+    # (brief=True for the README's).
     pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     tables = [
-        (page.name, match.group(1).strip())
+        (page.relative_to(REPO).as_posix(), bool(match.group(1)), match.group(2).strip())
         for page in pages
         for match in _TABLE.finditer(page.read_text(encoding="utf-8"))
     ]
-    assert tables, "no page holds the hooks table between its markers"
-    for page, table in tables:
-        assert table == hooks_table().strip(), f"{page}: the hooks table is out of date"
+    assert {(page, brief) for page, brief, _ in tables} >= {
+        ("README.md", True),
+        ("docs/hooks.md", False),
+    }, "a page lost its hooks table's markers"
+    for page, brief, table in tables:
+        assert table == hooks_table(brief=brief).strip(), f"{page}: its hooks table is out of date"

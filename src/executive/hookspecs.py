@@ -3,9 +3,9 @@
 Each declares its name, its letter, the environment variable that switches it on (the
 original's name), whether it may write memory, the skill it hands off to, the line the env
 template and the configuration reference say about it, and when it fires and what it does
-(the hooks table of the docs). Everything else is derived from here: the settings field of
+(the hooks tables of the docs). Everything else is derived from here: the settings field of
 each flag (:mod:`executive.config.flags`), the env template ``executive init`` writes
-(:mod:`executive.envfile`, :mod:`executive.workspace.scaffold`), the docs' hooks table
+(:mod:`executive.envfile`, :mod:`executive.workspace.scaffold`), the docs' hooks tables
 (:func:`hooks_table`, checked current by a test), ``executive status``, and the runner's
 dispatch, which binds each hook to its context class and built-in function
 (:mod:`executive.hooks.dispatch`). No other module names a hook's flag.
@@ -42,8 +42,9 @@ class HookSpec:
     writes: bool  # may the hook write memory? (every hook reads it)
     downstream: str  # the skill it delegates to: memory-reader or memory-harvester
     summary: str  # what the env template and the configuration reference say it does
-    fires: str  # when the loop calls it (the docs' hooks table)
-    does: str  # what it gives back or writes (the docs' hooks table)
+    fires: str  # when the loop calls it (the docs' hooks tables)
+    does: str  # what it gives back or writes (docs/hooks.md's table)
+    brief: str  # the same in a few words (the README's table)
     go_live: bool  # on in the original's go-live state (what a demo home starts with)
 
     @property
@@ -78,6 +79,7 @@ SPECS: dict[HookName, HookSpec] = {
                 "advice per bundle (prefer / avoid / proceed with caution); audit only, logged"
                 " beside the executive's own pick"
             ),
+            brief="advice per bundle; audit only",
             # Audit only, and it costs retrievals every iteration.
             go_live=False,
         ),
@@ -90,6 +92,7 @@ SPECS: dict[HookName, HookSpec] = {
             summary="memory pack appended to every worker's CLAUDE.md (read)",
             fires="before every spawn",
             does="the memory pack for the worker's `CLAUDE.md`",
+            brief="the memory pack in the worker's `CLAUDE.md`",
             go_live=True,
         ),
         HookSpec(
@@ -102,11 +105,12 @@ SPECS: dict[HookName, HookSpec] = {
             fires="after a step passes",
             # The dash of "0 to 3 writes" below is the docs' en dash (a range), not a hyphen.
             does=(
-                "from what the worker did ([the harvest](#what-a-run-leaves-in-memory)): an"
-                " episodic memory of what was done and where, a procedural one per failure→fix,"
+                "from what the worker did ([the harvest](memory.md#what-a-run-leaves-in-memory)):"
+                " an episodic memory of what was done and where, a procedural one per failure→fix,"
                 " a semantic one for a slow step or a verifier note (0–3 writes); marks older"  # noqa: RUF001
                 " memories about a changed file possibly outdated"
             ),
+            brief="what the worker did, as memories",
             go_live=True,
         ),
         HookSpec(
@@ -122,6 +126,7 @@ SPECS: dict[HookName, HookSpec] = {
                 "diagnosis from memory: what the failing attempts tried, what fixed this failure"
                 " before, an escalation flag; one reflective memory when a root signal repeats"
             ),
+            brief="a diagnosis from memory",
             go_live=True,
         ),
         HookSpec(
@@ -136,6 +141,7 @@ SPECS: dict[HookName, HookSpec] = {
                 "each new lesson → a typed memory (rules are skipped: people merge those), the"
                 " fixes the period's runs showed among them"
             ),
+            brief="its lessons, as typed memories",
             go_live=True,
         ),
     )
@@ -157,9 +163,11 @@ def spec_of(name: HookName | str) -> HookSpec:
     return SPECS[HookName(name)]
 
 
-def hooks_table() -> str:
-    """The docs' table of the hooks (Markdown), A to E; a test keeps the docs' copy current."""
+def hooks_table(*, brief: bool = False) -> str:
+    """The hooks as a Markdown table, A to E: in full for docs/hooks.md, ``brief`` for the
+    README. A test keeps every copy in the docs current (each between its markers)."""
     rows = [
-        f"| {s.letter} {s.name.value} | `{s.flag}` | {s.fires} | {s.does} |" for s in SPECS.values()
+        f"| {s.letter} {s.name.value} | `{s.flag}` | {s.fires} | {s.brief if brief else s.does} |"
+        for s in SPECS.values()
     ]
     return "\n".join(["| hook | flag | fires | does |", "|---|---|---|---|", *rows]) + "\n"

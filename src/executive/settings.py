@@ -18,7 +18,7 @@ from pydantic_settings import SettingsConfigDict
 
 from executive.config.dashboard import Dashboard
 from executive.config.derived import Derived
-from executive.config.flags import Flag, HookFlags, MemoryGates
+from executive.config.flags import Flag, MemoryGates, MemorySwitches
 from executive.config.limits import WorkerLimits
 from executive.config.rules import Rules
 from executive.config.shared import SharedStore
@@ -27,7 +27,7 @@ from executive.config.sources import Sources, alias
 
 
 class Settings(
-    MemoryGates, HookFlags, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits
+    MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits, MemorySwitches
 ):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
@@ -51,15 +51,7 @@ class Settings(
         description="where workers run, one folder per bundle; never inside the home (default: <home>-outputs beside it)",
     )
 
-    # --- memory: the master switch (original name); each hook's flag is a field of HookFlags,
-    # made from the hooks' declaration (executive.hookspecs) ---------------------------------
-    # None means unset: hooks treat it as off, the `executive mem` surface as on (as the
-    # original's runner and CLI did).
-    memory_enabled: Flag | None = Field(
-        None,
-        validation_alias="V3_MEMORY_ENABLED",
-        description="master switch for memory; hooks run only when this is true",
-    )
+    # --- memory (its master switch and the hooks' flags: MemorySwitches, in config/flags.py) ---
     mem0_api_key: SecretStr | None = Field(
         None,
         validation_alias="V3_MEM0_API_KEY",

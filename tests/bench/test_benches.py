@@ -1,4 +1,4 @@
-"""Every benchmark `make bench` and the README name still runs: each at its smallest, as a
+"""Every benchmark `make bench` and docs/benchmarks.md name still runs: each at its smallest, as a
 real process, printing one JSON object and leaving nothing in its temporary folder.
 
 Figures are not checked (speed is measured by the benchmarks, never by tests); what is

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,3 +31,21 @@ def test_a_prefix_within_a_budget_fits_it_and_uses_all_of_it_when_cut(text, budg
 @given(TEXT)
 def test_the_lower_bound_is_one(text):
     assert at_least(text) <= estimate(text)
+
+
+def _by_pieces(text: str) -> int:
+    """The estimate as its docstring states it, piece by piece: the reference."""
+    pieces = re.finditer(
+        r"([A-Za-z]+)|([0-9]+)|([!-/:-@\[-`{-~]+)|(\n)|([ \t\r\f\v]{2,})|( |\t)|(.)", text, re.S
+    )
+    per = {1: 6, 2: 3, 3: 2}
+    total = 0
+    for piece in pieces:
+        kind, length = piece.lastindex, len(piece.group())
+        total += -(-length // per[kind]) if kind in per else (0 if kind == 6 else 1)
+    return total
+
+
+@given(st.text(max_size=300) | TEXT)
+def test_the_estimate_counts_what_the_pieces_say(text):
+    assert estimate(text) == _by_pieces(text)

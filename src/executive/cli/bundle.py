@@ -14,6 +14,7 @@ from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home
 from executive.memory.pack import HEADING as PACK_HEADING
 from executive.memory.taxonomy import slugify
+from executive.settings import Settings
 from executive.workspace import bundle as bundles
 from executive.workspace import operator
 from executive.workspace.needs_you import error_tail
@@ -60,48 +61,63 @@ def add(
 ) -> None:
     """Write workspace/ondeck/<slug>/PROMPT.md; the daemon picks it up on its next iteration."""
     settings = load(ctx)
+    home = _home(settings)
+    if goal is not None and goal_file is not None:
+        fail("give --goal or --goal-file, not both")
+    exists = [{"builtin": "output_exists", "path": p} for p in output_exists or []]
+    verifiers = [*exists, *({"run": v} for v in verify or [])]
+    spec = _frontmatter(
+        {
+            "title": title,
+            "priority": priority,
+            "vendor": vendor,
+            "command": command,
+            "verifiers": verifiers,
+            "max_attempts": max_attempts,
+            "timeout_seconds": timeout_seconds,
+            "app_id": app_id,
+            "steps": [{"title": s} for s in step or []],
+        }
+    )
+    if (spec.vendor or settings.worker_vendor) == "command" and not spec.command:
+        fail("the command vendor needs --command")
+    prose = goal_file.read_text() if goal_file else (goal or title)
+    folder = _queue(home, slugify(slug or title), spec, prose, settings.worker_vendor)
+    typer.echo(f"queued {folder.relative_to(home.root)}")
+
+
+def _home(settings: Settings) -> Home:
     home = Home(settings.home)
     if not home.ondeck.is_dir():
         fail(
             f"{home.root} is not an agent home (no workspace/ondeck); run: executive init {home.root}"
         )
-    if goal is not None and goal_file is not None:
-        fail("give --goal or --goal-file, not both")
-    prose = goal_file.read_text() if goal_file else (goal or title)
-    verifiers: list[dict[str, object]] = [
-        {"builtin": "output_exists", "path": p} for p in output_exists or []
-    ]
-    verifiers += [{"run": v} for v in verify or []]
+    return home
+
+
+def _frontmatter(fields: dict[str, object]) -> bundles.Frontmatter:
+    """The bundle's front matter, or the command fails naming every bad field."""
     try:
-        spec = bundles.Frontmatter.model_validate(
-            {
-                "title": title,
-                "priority": priority,
-                "vendor": vendor,
-                "command": command,
-                "verifiers": verifiers,
-                "max_attempts": max_attempts,
-                "timeout_seconds": timeout_seconds,
-                "app_id": app_id,
-                "steps": [{"title": s} for s in step or []],
-            }
-        )
+        return bundles.Frontmatter.model_validate(fields)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
             for e in exc.errors(include_url=False)
         )
         fail(f"invalid bundle: {problems}")
-    if (spec.vendor or settings.worker_vendor) == "command" and not spec.command:
-        fail("the command vendor needs --command")
-    name = slugify(slug or title)
+
+
+def _queue(
+    home: Home, name: str, spec: bundles.Frontmatter, prose: str, default_vendor: str
+) -> Path:
+    """The bundle's folder on deck with its PROMPT.md, read back as the daemon will read it."""
     folder = home.ondeck / name
     if folder.exists():
         fail(f"{folder} already exists; choose another --slug")
     folder.mkdir(parents=True)
     (folder / bundles.PROMPT_FILE).write_text(bundles.render(spec, prose))
-    bundles.load(folder, default_vendor=settings.worker_vendor)  # what we wrote must parse
-    typer.echo(f"queued {folder.relative_to(home.root)}")
+    bundles.load(folder, default_vendor=default_vendor)  # what we wrote must parse
+    return folder
 
 
 @group.command("list")

@@ -35,11 +35,23 @@ def _parse_flag(value: Any) -> Any:
 Flag = Annotated[bool, BeforeValidator(_parse_flag)]
 
 
-# One field per hook (``hook_post_run`` ...), off unless set, read from the hook's flag.
-HookFlags: type[BaseSettings] = create_model(
-    "HookFlags",
+# The master switch, then one flag per hook (``hook_post_run`` ...), off unless set, each
+# read from the variable its declaration names. A base of the settings of its own, so the
+# configuration reference lists them together.
+MemorySwitches: type[BaseSettings] = create_model(
+    "MemorySwitches",
     __base__=BaseSettings,
     __module__=__name__,
+    # None means unset: hooks treat it as off, the `executive mem` surface as on (as the
+    # original's runner and CLI did).
+    memory_enabled=(
+        Flag | None,
+        Field(
+            None,
+            validation_alias="V3_MEMORY_ENABLED",
+            description="master switch for memory; hooks run only when this is true",
+        ),
+    ),
     **{
         spec.field: (Flag, Field(False, validation_alias=spec.flag, description=spec.description))
         for spec in SPECS.values()

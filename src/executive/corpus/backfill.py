@@ -263,36 +263,8 @@ async def run(
         if dry_run:
             summary["payloads"] = []
         for source, batch in lane.batches:
-            fresh = []
-            try:
-                # Lane A is the constitution sync: the one path allowed to write principles.
-                prepared = harvester.prepare(batch, principles=lane.name == "A")
-            except Rejected as exc:
-                summary["failed"] += len(batch)
-                lane.notes.append(f"{source}: rejected, nothing written: {exc}")
-                report["ok"] = False
-                continue
-            for payload, stamped in zip(batch, prepared, strict=True):
-                if stamped.key in seen:
-                    summary["skipped"] += 1  # another lane (or source) already has it
-                    continue
-                seen.add(stamped.key)
-                if lane.name == "D" and await _episode_known(view, harvester, stamped.app_id):
-                    summary["skipped"] += 1
-                    continue
-                fresh.append(payload if not dry_run else stamped.as_dict())
-            summary["planned"] += len(fresh)
-            if dry_run:
-                summary["payloads"] += fresh
-                continue
-            if fresh:
-                result = await harvester.add(
-                    fresh, actor=f"backfill:{lane.name}", principles=lane.name == "A"
-                )
-                summary["written"] += result.succeeded
-                summary["skipped"] += result.skipped
-                summary["failed"] += result.failed
-                report["ok"] = report["ok"] and result.ok
+            ok = await _batch(harvester, view, lane, source, batch, seen, summary, dry_run)
+            report["ok"] = report["ok"] and ok
         if lane.name == "A" and not dry_run:
             sources = {source for source, _ in lane.batches}
             summary["pruned"] = await _prune_principles(harvester, view, seen, sources)
@@ -306,6 +278,48 @@ async def run(
         },
     )
     return report
+
+
+async def _batch(
+    harvester: Harvester,
+    view: ReadView,
+    lane: Lane,
+    source: str,
+    batch: list[dict[str, Any]],
+    seen: set[str],
+    summary: dict[str, Any],
+    dry_run: bool,
+) -> bool:
+    """One source's memories: stamped, deduplicated across lanes, then written (or, dry,
+    shown); counted in ``summary``. False when any was rejected or failed."""
+    try:
+        # Lane A is the constitution sync: the one path allowed to write principles.
+        prepared = harvester.prepare(batch, principles=lane.name == "A")
+    except Rejected as exc:
+        summary["failed"] += len(batch)
+        lane.notes.append(f"{source}: rejected, nothing written: {exc}")
+        return False
+    fresh = []
+    for payload, stamped in zip(batch, prepared, strict=True):
+        if stamped.key in seen or (
+            lane.name == "D" and await _episode_known(view, harvester, stamped.app_id)
+        ):
+            summary["skipped"] += 1  # another lane (or source) already has it
+            seen.add(stamped.key)
+            continue
+        seen.add(stamped.key)
+        fresh.append(payload if not dry_run else stamped.as_dict())
+    summary["planned"] += len(fresh)
+    if dry_run:
+        summary["payloads"] += fresh
+        return True
+    if not fresh:
+        return True
+    result = await harvester.add(fresh, actor=f"backfill:{lane.name}", principles=lane.name == "A")
+    summary["written"] += result.succeeded
+    summary["skipped"] += result.skipped
+    summary["failed"] += result.failed
+    return result.ok
 
 
 async def _episode_known(view: ReadView, harvester: Harvester, app_id: str) -> bool:

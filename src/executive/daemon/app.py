@@ -35,49 +35,10 @@ log = get_logger(__name__)
 
 def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     home = Home(settings.home)
-    for key, close in unknown_keys(home.env_file):
-        log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
-    # Every secret value the operator gave us, by name, is redacted wherever text is recorded;
-    # so are the peer homes' (a worker may come across one of their tokens).
-    for peer in settings.peer_home_list:
-        env_file = Home(peer).env_file
-        if env_file.exists() and not os.access(env_file, os.R_OK):
-            log.warning("redact.peer_secrets_unreadable", file=str(env_file))
-    redact.learn(homes=[home.root, *settings.peer_home_list], secrets=settings.secret_values())
+    _learn_secrets(home, settings)
     runtime = MemoryRuntime(settings)
-    maintenance = Maintenance(runtime)
     observer = Observer()
     executive = Executive(settings, runtime, observer=observer)
-    hour, minute = settings.snapshot_hour_minute
-    jobs = [
-        Job(
-            "daily-snapshot",
-            partial(_snapshot, maintenance),
-            daily(hour, minute, settings.tz),
-            # The job store forgets runs missed while the daemon was down: catch up.
-            overdue=lambda: (
-                maintenance.should_snapshot() is None and snapshots.overdue(home.snapshots)
-            ),
-        ),
-        Job(
-            "replay-pending-writes",
-            partial(_replay, maintenance),
-            IntervalTrigger(seconds=settings.replay_interval_seconds, timezone=settings.tz),
-            overdue=lambda: settings.surface_memory_on and runtime.pending_writes() > 0,
-        ),
-    ]
-    limits = retention.Limits(
-        worker_logs_days=settings.retain_worker_logs_days,
-        snapshots_days=settings.retain_snapshots_days,
-        outputs_days=settings.retain_outputs_days,
-    )
-    jobs.append(
-        Job(
-            "daily-prune",
-            partial(_prune, home, settings, limits),
-            daily(hour, minute, settings.tz),
-        )
-    )
     surface = build_surface(runtime)
     live = LiveStatus(runtime)
     surface.register("status", live)
@@ -99,7 +60,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     supervisor = Supervisor(
         executive,
         settings,
-        jobs=jobs,
+        jobs=_jobs(home, settings, runtime),
         services=services,
         notifier=notifier,
         warmup=partial(_warm_up, runtime, warmups),
@@ -109,6 +70,49 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     )
     live.supervisor = supervisor
     return supervisor
+
+
+def _learn_secrets(home: Home, settings: Settings) -> None:
+    """Every secret value the operator gave us, by name, is redacted wherever text is
+    recorded; so are the peer homes' (a worker may come across one of their tokens)."""
+    for key, close in unknown_keys(home.env_file):
+        log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
+    for peer in settings.peer_home_list:
+        env_file = Home(peer).env_file
+        if env_file.exists() and not os.access(env_file, os.R_OK):
+            log.warning("redact.peer_secrets_unreadable", file=str(env_file))
+    redact.learn(homes=[home.root, *settings.peer_home_list], secrets=settings.secret_values())
+
+
+def _jobs(home: Home, settings: Settings, runtime: MemoryRuntime) -> list[Job]:
+    """The scheduler's jobs: the 04:00 snapshot, the replay of pending writes, the prune."""
+    maintenance = Maintenance(runtime)
+    hour, minute = settings.snapshot_hour_minute
+    limits = retention.Limits(
+        worker_logs_days=settings.retain_worker_logs_days,
+        snapshots_days=settings.retain_snapshots_days,
+        outputs_days=settings.retain_outputs_days,
+    )
+    return [
+        Job(
+            "daily-snapshot",
+            partial(_snapshot, maintenance),
+            daily(hour, minute, settings.tz),
+            # The job store forgets runs missed while the daemon was down: catch up.
+            overdue=lambda: (
+                maintenance.should_snapshot() is None and snapshots.overdue(home.snapshots)
+            ),
+        ),
+        Job(
+            "replay-pending-writes",
+            partial(_replay, maintenance),
+            IntervalTrigger(seconds=settings.replay_interval_seconds, timezone=settings.tz),
+            overdue=lambda: settings.surface_memory_on and runtime.pending_writes() > 0,
+        ),
+        Job(
+            "daily-prune", partial(_prune, home, settings, limits), daily(hour, minute, settings.tz)
+        ),
+    ]
 
 
 async def _warm_up(

@@ -71,6 +71,28 @@ class _Collector(Collector):
             durations.add_metric([hook], buckets, hist.total)
         yield durations
 
+        yield from self._memory()
+
+        if self._f.pending_writes is not None:
+            yield GaugeMetricFamily(
+                "executive_pending_writes",
+                "Writes the store never confirmed (replayed from the ledger)",
+                value=self._f.pending_writes,
+            )
+        memories = GaugeMetricFamily(
+            "executive_memories", "Memories in the store by type", labels=["type"]
+        )
+        for kind, n in sorted(self._f.by_type.items()):
+            memories.add_metric([kind], n)
+        yield memories
+        yield GaugeMetricFamily(
+            "executive_uptime_seconds", "Seconds since the daemon started", value=o.uptime_seconds
+        )
+        yield from self._health()
+
+    def _memory(self) -> Iterator[Metric]:
+        """What the hooks did with memory: pack sizes, writes, and the workers' runs."""
+        o = self._o
         tokens = SummaryMetricFamily("executive_pack_tokens", "Tokens of each memory pack built")
         tokens.add_metric([], o.pack_tokens.count, o.pack_tokens.total)
         yield tokens
@@ -93,23 +115,6 @@ class _Collector(Collector):
         for outcome, n in sorted(o.worker_counts.items()):
             workers.add_metric([outcome], n)
         yield workers
-
-        if self._f.pending_writes is not None:
-            yield GaugeMetricFamily(
-                "executive_pending_writes",
-                "Writes the store never confirmed (replayed from the ledger)",
-                value=self._f.pending_writes,
-            )
-        memories = GaugeMetricFamily(
-            "executive_memories", "Memories in the store by type", labels=["type"]
-        )
-        for kind, n in sorted(self._f.by_type.items()):
-            memories.add_metric([kind], n)
-        yield memories
-        yield GaugeMetricFamily(
-            "executive_uptime_seconds", "Seconds since the daemon started", value=o.uptime_seconds
-        )
-        yield from self._health()
 
     def _health(self) -> Iterator[Metric]:
         """What an alert needs: the queue, blocked bundles, failing iterations, the build."""
