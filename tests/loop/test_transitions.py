@@ -67,3 +67,14 @@ def test_a_retry_is_state_and_log_only(started, logs):  # noqa: F811
     assert (line["wait_seconds"], line["retry_after"]) == (30.0, step.retry_after)
     saved = json.loads((active.bundle.folder / STATE_FILE).read_text())
     assert saved["steps"][0]["retry_after"] == step.retry_after
+
+
+def test_a_kept_diagnosis_is_the_state_file_only(started, logs):  # noqa: F811
+    recorder, active, ledger = started
+    step = active.state.steps[0]
+    step.diagnosis = "the network is down"
+    recorder.record(active, transitions.diagnosis_kept())
+    assert list(ledger.events()) == []
+    assert [r for r in logs() if r["event"].startswith("step.")] == []
+    saved = json.loads((active.bundle.folder / STATE_FILE).read_text())
+    assert saved["steps"][0]["diagnosis"] == "the network is down"

@@ -61,7 +61,7 @@ def add(
 ) -> None:
     """Write workspace/ondeck/<slug>/PROMPT.md; the daemon picks it up on its next iteration."""
     settings = load(ctx)
-    home = _home(settings)
+    home = _ondeck_home(settings)
     if goal is not None and goal_file is not None:
         fail("give --goal or --goal-file, not both")
     exists = [{"builtin": "output_exists", "path": p} for p in output_exists or []]
@@ -86,7 +86,7 @@ def add(
     typer.echo(f"queued {folder.relative_to(home.root)}")
 
 
-def _home(settings: Settings) -> Home:
+def _ondeck_home(settings: Settings) -> Home:
     home = Home(settings.home)
     if not home.ondeck.is_dir():
         fail(

@@ -12,6 +12,7 @@ from executive.hooks.context import (
     MAX_RUN_EXPERIENCES,
     FailDiagContext,
     FailureSignals,
+    HookContext,
     Outcome,
     PostRunContext,
     PreSpawnContext,
@@ -24,7 +25,9 @@ from executive.hooks.context import (
     WorkItem,
     new_harvest_run,
 )
+from executive.hookspecs import HookName
 from executive.logs import get_logger
+from executive.loop.machine import StepRun
 from executive.workers.experience import Experience
 from executive.workers.verifiers import VerifierResult
 from executive.workspace.ledger import LedgerFold, WorkLedger
@@ -214,3 +217,25 @@ def run_experiences(ledger: WorkLedger, since: str) -> list[RunExperience]:
                 )
             )
     return found[-MAX_RUN_EXPERIENCES:]
+
+
+def of_step(hook: HookName, run: StepRun, item: WorkItem, ledger: WorkLedger) -> HookContext:
+    """The context of a hook the step's machine asks for (B, C or D), from its state."""
+    step, attempt = run.step, run.attempt
+    if hook is HookName.PRE_SPAWN:
+        return pre_spawn(item, step, run.vendor)
+    if attempt is None:  # C and D follow an attempt
+        raise ValueError(f"hook {hook.value} asked for before step {step.number} ran")
+    if hook is HookName.POST_RUN:
+        return post_run(
+            item,
+            step,
+            run.vendor,
+            attempt.results,
+            contract_id=attempt.contract_id,
+            output_changed=attempt.output_changed,
+            experience=attempt.experience,
+        )
+    if hook is HookName.FAIL_DIAG:
+        return fail_diag(item, step, run.vendor, ledger, run.policy.limit, attempt.experience)
+    raise ValueError(f"hook {hook.value} is not a step's hook")

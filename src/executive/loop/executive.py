@@ -3,9 +3,8 @@
 ingest the queue ── select work ──(work?)── Hook A (audit only)
                        │ no → idle: retrospective due? → write it → Hook E
                        ▼
-Hook B (pack) → worker CLAUDE.md → spawn → verifiers
-                       ▼
-pass → update state → Hook C │ fail → count → Hook D from the 3rd → block after the limit
+the step's attempt: :mod:`executive.loop.machine` decides (Hook B, spawn, verify, Hook C or
+D, back off or block); this module carries out what it decides, and feeds back what happened.
 """
 
 from __future__ import annotations
@@ -13,46 +12,36 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import ParamSpec
 
 from executive.corpus import backfill
 from executive.files import UnsafeFile
 from executive.home import Home
-from executive.hooks.context import HookContext, PostRetroContext, WorkItem
+from executive.hooks.context import HookContext, WorkItem
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.hookspecs import SPECS, HookName
 from executive.logs import bound, get_logger
-from executive.loop import contexts, retro, transitions
+from executive.loop import contexts, machine, retro, transitions
 from executive.loop import step as steps
 from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.redact import redactor
 from executive.settings import Settings
-from executive.untrusted import one_line, opening
 from executive.workers import sandbox
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
-from executive.workspace.needs_you import error_tail
-from executive.workspace.signals import root_signal
-from executive.workspace.state import (
-    LOG_FILE,
-    STATE_FILE,
-    StateError,
-    StepState,
-    backoff_seconds,
-    now_iso,
-)
+from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
-
-FAIL_DIAG_FROM = 3
-DIAGNOSIS_CHARS = 2500
-KEEP_ERRORS = 10
+P = ParamSpec("P")
 
 
 class Executive:
@@ -99,15 +88,16 @@ class Executive:
                 self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
 
     def _recover(self, active: Active) -> None:
-        steps = active.state.steps
-        for step in steps:
+        for step in active.state.steps:
             if step.status != "in_progress":
                 continue
-            step.status = "pending"
-            step.attempts += 1
-            step.last_error = f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
-            step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
-            self.recorder.record(active, transitions.interrupted(active.bundle, step))
+            run = machine.StepRun(active, step.number, self._policy(active.bundle))
+            run, effects = machine.advance(run, machine.Interrupted(datetime.now(UTC)))
+            active = run.active
+            for effect in effects:
+                assert isinstance(effect, machine.Recorded)  # an interruption is only recorded
+                self.recorder.record(active, effect.transition)
+        steps = active.state.steps
         if steps and active.state.next_step() is None:
             # Stopped between the last step's record and the goal's (Hook C runs there):
             # nothing is left to run, and selection never picks a bundle with no next step.
@@ -135,8 +125,7 @@ class Executive:
                 for a in active
             ]
             await self._hook(
-                HookName.PRE_WORK,
-                lambda: contexts.pre_work(queued, pick.bundle.slug, self._recent),
+                HookName.PRE_WORK, contexts.pre_work, queued, pick.bundle.slug, self._recent
             )
             try:
                 await self._run_step(pick)
@@ -200,35 +189,63 @@ class Executive:
         )
         log.info("retro.written", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons))
         await self._hook(
-            HookName.POST_RETRO,
-            lambda: PostRetroContext(
-                retro_path=rel,
-                retro_type="weekly",
-                related_bundle_slugs=retro.related(document),
-                harvest_run=f"{document.date}-retro-weekly",
-                experiences=contexts.run_experiences(self.ledger, is_due.since),
-            ),
+            HookName.POST_RETRO, retro.hook_context, rel, document, self.ledger, is_due.since
         )
 
     async def _run_step(self, active: Active) -> None:
-        bundle, state = active.bundle, active.state
-        step = state.next_step()
+        """Run the next step's attempt: the machine decides, this carries out its effects."""
+        step = active.state.next_step()
         assert step is not None
-        vendor = bundle.vendor(self.settings.worker_vendor)
+        vendor = active.bundle.vendor(self.settings.worker_vendor)
         # Unique on this machine, not only in this daemon: at the end of a run every process
         # carrying its contract id is ended, and several executives may share a host.
         contract_id = f"contract-{int(time.time() * 1000)}-{secrets.token_hex(4)}"
-        item = contexts.work_item(active, self.home.root, steps.output_dir(self.settings, bundle))
-        if not state.started_at:
-            state.started_at = now_iso()
-            self.recorder.record(active, transitions.goal_started(bundle, state.priority))
-        step.status, step.contract_id, step.started_at = "in_progress", contract_id, now_iso()
-        self.recorder.record(active, transitions.step_started(bundle, step, contract_id, vendor))
-
-        packed = await self._hook(
-            HookName.PRE_SPAWN, lambda: contexts.pre_spawn(item, step, vendor)
+        run = machine.StepRun(active, step.number, self._policy(active.bundle))
+        event: machine.Event | None = machine.Started(contract_id, vendor, datetime.now(UTC))
+        item = contexts.work_item(
+            active, self.home.root, steps.output_dir(self.settings, active.bundle)
         )
-        pack = packed.memory_pack if packed is not None and packed.outcome == "ok" else None
+        # The worker's egress route, open while it and its verifiers run (closed on any error).
+        async with AsyncExitStack() as route:
+            worker = _Worker(item, route)
+            while event is not None:
+                run, effects = machine.advance(run, event)
+                if not run.worker_busy:
+                    await route.aclose()  # before anything is recorded, as the attempt ends
+                event = None
+                for effect in effects:
+                    event = await self._carry_out(run, worker, effect) or event
+
+    async def _carry_out(
+        self, run: machine.StepRun, worker: _Worker, effect: machine.Effect
+    ) -> machine.Event | None:
+        """One effect; the event it produced, if any (each ``advance`` asks for at most one)."""
+        match effect:
+            case machine.Recorded(transition=transition):
+                self.recorder.record(run.active, transition)
+            case machine.ReportOutcome(outcome=outcome):
+                if self.observer is not None:
+                    self.observer.worker_finished(outcome)
+            case machine.RunHook(hook=hook):
+                result = await self._hook(
+                    hook, contexts.of_step, hook, run, worker.item, self.ledger
+                )
+                text = redactor().scrub(result.final_text) if result is not None else ""
+                return machine.HookAnswered(hook, result, datetime.now(UTC), text)
+            case machine.Spawn():
+                return machine.WorkerFinished(
+                    await self._spawn(run, worker, effect), datetime.now(UTC)
+                )
+            case machine.Verify(attempt=attempt):
+                assert worker.prepared is not None  # verifying follows a clean spawn
+                verified = await steps.verify(run.active.bundle, worker.prepared, attempt)
+                return machine.Verified(verified, datetime.now(UTC))
+        return None
+
+    async def _spawn(
+        self, run: machine.StepRun, worker: _Worker, spawn: machine.Spawn
+    ) -> steps.Attempt:
+        bundle, step, contract_id = run.active.bundle, run.step, run.step.contract_id
         if self.observer is not None:
             self.observer.spawned(
                 contract_id=contract_id,
@@ -236,104 +253,41 @@ class Executive:
                 step=step.number,
                 step_title=step.title,
                 attempt=step.attempts + 1,
-                result=packed,
+                result=spawn.packed,
             )
-        attempt = await steps.attempt(
+        prepared = await steps.prepare(
             settings=self.settings,
             home=self.home,
             bundle=bundle,
             step=step,
-            vendor=vendor,
+            vendor=run.vendor,
             contract_id=contract_id,
-            pack=pack,
+            pack=spawn.pack,
         )
-        step.finished_at, step.duration_seconds = now_iso(), round(attempt.duration_seconds, 3)
-        if self.observer is not None:
-            self.observer.worker_finished(
-                "passed" if attempt.passed else "fatal" if attempt.fatal else "failed"
-            )
-        if attempt.passed:
-            await self._passed(active, step, item, vendor, attempt)
-        else:
-            await self._failed(active, step, item, vendor, attempt)
+        if isinstance(prepared, steps.Prepared):
+            prepared = await steps.open_route(self.settings, self.home, prepared, worker.route)
+        if isinstance(prepared, steps.Attempt):
+            return prepared
+        worker.prepared = prepared
+        return await steps.spawn(self.settings, self.home, bundle, prepared)
 
-    async def _passed(
-        self, active: Active, step: StepState, item: WorkItem, vendor: str, attempt: steps.Attempt
-    ) -> None:
-        bundle, state = active.bundle, active.state
-        step.status = "done"
-        self.recorder.record(active, transitions.step_completed(bundle, step, attempt))
-        await self._hook(
-            HookName.POST_RUN,
-            lambda: contexts.post_run(
-                item,
-                step,
-                vendor,
-                attempt.results,
-                contract_id=attempt.contract_id,
-                output_changed=attempt.output_changed,
-                experience=attempt.experience,
-            ),
+    def _policy(self, bundle: Bundle) -> machine.Policy:
+        return machine.Policy(
+            limit=bundle.spec.max_attempts or self.settings.max_retries,
+            backoff_floor=self.settings.retry_backoff_seconds,
+            backoff_ceiling=self.settings.retry_backoff_max_seconds,
         )
-        if state.next_step() is None:
-            self.recorder.record(active, transitions.goal_completed(active, attempt.contract_id))
 
-    async def _failed(
-        self, active: Active, step: StepState, item: WorkItem, vendor: str, attempt: steps.Attempt
-    ) -> None:
-        bundle = active.bundle
-        step.status = "pending"
-        step.attempts += 1
-        step.last_error = attempt.error
-        step.errors = [*step.errors, attempt.error[-500:]][-KEEP_ERRORS:]
-        signal = root_signal(attempt.error)
-        self.recorder.record(active, transitions.step_failed(bundle, step, attempt, signal))
-        if step.attempts >= FAIL_DIAG_FROM:
-            diagnosed = await self._hook(
-                HookName.FAIL_DIAG,
-                lambda: contexts.fail_diag(
-                    item, step, vendor, self.ledger, self._limit(bundle), attempt.experience
-                ),
-            )
-            if diagnosed is not None and diagnosed.outcome == "ok" and diagnosed.final_text:
-                # Whole, from its start (a person reads it in needs-you and bundle show).
-                step.diagnosis = opening(redactor().scrub(diagnosed.final_text), DIAGNOSIS_CHARS)
-                self.workspace.save(active)
-        if attempt.fatal or step.attempts >= self._limit(bundle):
-            step.retry_after = ""  # blocked: nothing waits for a time any more
-            reason = (
-                f"cannot run: {one_line(attempt.error)[:300]}"
-                if attempt.fatal
-                else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {self._limit(bundle)})"
-            )
-            block = transitions.Block(
-                reason,
-                [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
-                [
-                    ("Last error (its last lines)", error_tail(attempt.error)),
-                    ("Hook D's diagnosis", step.diagnosis),
-                ],
-            )
-            self.recorder.record(
-                active, transitions.goal_blocked(bundle, step, attempt.contract_id, block)
-            )
-            return
-        delay = backoff_seconds(
-            step.attempts,
-            self.settings.retry_backoff_seconds,
-            self.settings.retry_backoff_max_seconds,
-        )
-        if delay:
-            step.retry_after = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat()
-            self.recorder.record(active, transitions.retry_scheduled(step, delay))
-
-    def _limit(self, bundle: Bundle) -> int:
-        return bundle.spec.max_attempts or self.settings.max_retries
-
-    async def _hook(self, name: HookName, build: Callable[[], HookContext]) -> HookResult | None:
-        """Build the context and run the hook; nothing here may stop the loop."""
+    async def _hook(
+        self,
+        name: HookName,
+        build: Callable[P, HookContext],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> HookResult | None:
+        """Build the context (``build(*args)``) and run the hook; nothing here may stop the loop."""
         try:
-            context = build()
+            context = build(*args, **kwargs)
             # Contexts quote goals, errors and verifier evidence: redacted before any engine
             # (and so memory) sees them.
             context = type(context).model_validate(redactor().value(context.model_dump()))
@@ -341,3 +295,12 @@ class Executive:
             log.exception("hook.context_failed", hook=name.value, error=repr(exc))
             return None
         return await run_memory_hook(name, context, self.hook_env)
+
+
+@dataclass
+class _Worker:
+    """What carrying out one attempt's effects holds between them."""
+
+    item: WorkItem  # the goal as the hooks' contexts quote it
+    route: AsyncExitStack  # the worker's egress route, while it is open
+    prepared: steps.Prepared | None = None  # the worker, once prepared and routed

@@ -18,7 +18,8 @@ from typing import Any
 from executive.dates import parse_instant
 from executive.files import atomic_write
 from executive.home import Home
-from executive.loop.contexts import recorded_experience
+from executive.hooks.context import PostRetroContext
+from executive.loop.contexts import recorded_experience, run_experiences
 from executive.untrusted import one_line
 from executive.workers.experience import listed
 from executive.workspace.ledger import LedgerFold, WorkLedger
@@ -232,3 +233,16 @@ def write(home: Home, retro: Retrospective) -> Path:
 
 def related(retro: Retrospective) -> list[str]:
     return sorted({lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")})
+
+
+def hook_context(
+    path: str, retro: Retrospective, ledger: WorkLedger, since: str
+) -> PostRetroContext:
+    """Hook E's context for the retrospective written at ``path``."""
+    return PostRetroContext(
+        retro_path=path,
+        retro_type="weekly",
+        related_bundle_slugs=related(retro),
+        harvest_run=f"{retro.date}-retro-weekly",
+        experiences=run_experiences(ledger, since),
+    )

@@ -1,5 +1,7 @@
-"""One attempt at one step: the worker's folder, its CLAUDE.md, its environment, the spawn,
-the verifiers. What it returns says whether the step passed and, if not, why."""
+"""One attempt at one step, in three parts the loop calls in turn: :func:`prepare` (the
+worker's isolation, folder, CLAUDE.md, environment and command line), :func:`spawn` (the
+worker's run, inside the egress route :func:`open_route` holds open) and :func:`verify` (the
+verifiers). What each returns says how far the attempt came and, if it failed, why."""
 
 from __future__ import annotations
 
@@ -8,11 +10,11 @@ import os
 import shutil
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ParamSpec
+from typing import ParamSpec, TypeVar
 
 import anyio
 
@@ -42,6 +44,7 @@ log = get_logger(__name__)
 
 ERROR_CHARS = 1500
 P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Attempt:
     output_changed: bool = True
     log_path: Path | None = None
     experience: Experience | None = None  # what the worker did, from its record
+    exited_clean: bool = False  # the worker exited 0 in time: its verifiers decide
 
 
 def output_dir(settings: Settings, bundle: Bundle) -> Path:
@@ -142,25 +146,38 @@ def missing_program(program: str, vendor: str) -> str:
     return f"cannot start the worker ({program}): no such program on the worker's PATH. Fix: {fix}"
 
 
-def _redacted(run: Callable[P, Awaitable[Attempt]]) -> Callable[P, Awaitable[Attempt]]:
-    """The edge where worker and verifier text enters the record: every attempt ``run``
-    returns is scrubbed once, here, whichever way it ended."""
+def _redacted(run: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """The edge where worker and verifier text enters the record: every attempt a part of
+    the attempt (``run``) returns is scrubbed here, whichever way it ended."""
 
     @functools.wraps(run)
-    async def scrubbed(*args: P.args, **kwargs: P.kwargs) -> Attempt:
-        attempt = await run(*args, **kwargs)
-        attempt.error = scrub(attempt.error)
-        attempt.results = [
-            VerifierResult(r.verifier, r.result, scrub(r.message), scrub(r.evidence))
-            for r in attempt.results
-        ]
-        return attempt
+    async def scrubbed(*args: P.args, **kwargs: P.kwargs) -> T:
+        outcome = await run(*args, **kwargs)
+        if isinstance(outcome, Attempt):
+            outcome.error = scrub(outcome.error)
+            outcome.results = [
+                VerifierResult(r.verifier, r.result, scrub(r.message), scrub(r.evidence))
+                for r in outcome.results
+            ]
+        return outcome
 
     return scrubbed
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A worker ready to run: its folder, isolation, environment and command line."""
+
+    contract_id: str
+    vendor: str
+    out: Path
+    iso: Isolation
+    env: dict[str, str]
+    argv: list[str]
+
+
 @_redacted
-async def attempt(
+async def prepare(
     *,
     settings: Settings,
     home: Home,
@@ -169,7 +186,9 @@ async def attempt(
     vendor: str,
     contract_id: str,
     pack: str | None,
-) -> Attempt:
+) -> Prepared | Attempt:
+    """Isolation, the worker's folder and CLAUDE.md, its environment and command line; an
+    attempt that cannot run (a fatal one) when any of them is refused."""
     try:
         iso = sandbox.from_settings(settings)
         exposed(iso, home)
@@ -179,24 +198,27 @@ async def attempt(
     out = output_dir(settings, bundle)
     constitution = home.constitution.read_text() if home.constitution.is_file() else ""
     goal = goal_text(bundle, step)
-    bundle_dir = bundle.folder
     try:
-        prepare_output(out, iso)
-        # The daemon's own folder in the worker's: recreated each attempt, so a link the
-        # last attempt planted there (``.executive -> <home>/workspace``) is just removed.
-        own = fresh_dir(out, ".executive")
-        prompt_file = write_in(out, ".executive/PROMPT.md", goal)
-        if iso.mode == "user":
-            # The home stays unreadable to the worker account: it gets a copy of its bundle.
-            bundle_dir = own / "bundle"
-            shutil.copytree(bundle.folder, bundle_dir, symlinks=True)
-        claude_md.write(
-            out, claude_md.render(output_dir=out, constitution=constitution, goal=goal, pack=pack)
-        )
+        prompt_file, bundle_dir = _folder(bundle, out, iso, goal, constitution, pack)
     except OSError as exc:
         log.error("worker.output_unsafe", contract_id=contract_id, path=str(out), error=str(exc))
         return Attempt(contract_id, False, f"cannot prepare the output folder: {exc}", fatal=True)
-
+    extra = {
+        "GOAL_BUNDLE": bundle.slug,
+        "GOAL_STEP": str(step.number),
+        "GOAL_ATTEMPT": str(step.attempts + 1),
+        process.MARK: contract_id,
+        "GOAL_PROMPT_FILE": str(prompt_file),
+        "GOAL_OUTPUT_DIR": str(out),
+    }
+    env = vendors.defaults(vendor) | environment.build(
+        os.environ, passthrough=settings.worker_env_names, extra=extra
+    )
+    try:
+        environment.guard(env, settings.secret_values())
+    except environment.LeakRefused as exc:
+        log.error("worker.refused", contract_id=contract_id, variables=exc.names, reason=str(exc))
+        return Attempt(contract_id, False, str(exc), fatal=True)
     values = {
         "prompt_file": str(prompt_file),
         "output_dir": str(out),
@@ -204,132 +226,148 @@ async def attempt(
         "step": str(step.number),
         "attempt": str(step.attempts + 1),
     }
-    env = vendors.defaults(vendor) | environment.build(
-        os.environ,
-        passthrough=settings.worker_env_names,
-        extra={
-            "GOAL_BUNDLE": bundle.slug,
-            "GOAL_STEP": str(step.number),
-            "GOAL_ATTEMPT": str(step.attempts + 1),
-            process.MARK: contract_id,
-            "GOAL_PROMPT_FILE": str(prompt_file),
-            "GOAL_OUTPUT_DIR": str(out),
-        },
-    )
-    try:
-        environment.guard(env, settings.secret_values())
-    except environment.LeakRefused as exc:
-        log.error("worker.refused", contract_id=contract_id, variables=exc.names, reason=str(exc))
-        return Attempt(contract_id, False, str(exc), fatal=True)
-
-    if vendor == "command":
-        argv = vendors.fill(bundle.spec.command or [], values)
-    else:
-        argv = vendors.claude_argv(
-            settings.claude_bin,
-            goal,
-            max_turns=bundle.spec.max_turns or settings.max_turns_per_step,
-            model=bundle.spec.model or settings.model,
-        )
+    argv = _argv(settings, bundle, vendor, goal, values)
     if iso.mode != "none" and not _findable(argv[0], env, out):
         # Inside bwrap a missing program is bwrap's exit 1, not an OSError: say it first.
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0])
         return Attempt(contract_id, False, missing_program(argv[0], vendor), fatal=True)
+    return Prepared(contract_id, vendor, out, iso, env, argv)
+
+
+def _folder(
+    bundle: Bundle, out: Path, iso: Isolation, goal: str, constitution: str, pack: str | None
+) -> tuple[Path, Path]:
+    """The worker's folder with its prompt file and CLAUDE.md; the prompt file and the bundle
+    folder the worker sees."""
+    bundle_dir = bundle.folder
+    prepare_output(out, iso)
+    # The daemon's own folder in the worker's: recreated each attempt, so a link the
+    # last attempt planted there (``.executive -> <home>/workspace``) is just removed.
+    own = fresh_dir(out, ".executive")
+    prompt_file = write_in(out, ".executive/PROMPT.md", goal)
+    if iso.mode == "user":
+        # The home stays unreadable to the worker account: it gets a copy of its bundle.
+        bundle_dir = own / "bundle"
+        shutil.copytree(bundle.folder, bundle_dir, symlinks=True)
+    claude_md.write(
+        out, claude_md.render(output_dir=out, constitution=constitution, goal=goal, pack=pack)
+    )
+    return prompt_file, bundle_dir
+
+
+def _argv(
+    settings: Settings, bundle: Bundle, vendor: str, goal: str, values: dict[str, str]
+) -> list[str]:
+    if vendor == "command":
+        return vendors.fill(bundle.spec.command or [], values)
+    return vendors.claude_argv(
+        settings.claude_bin,
+        goal,
+        max_turns=bundle.spec.max_turns or settings.max_turns_per_step,
+        model=bundle.spec.model or settings.model,
+    )
+
+
+@_redacted
+async def open_route(
+    settings: Settings, home: Home, prepared: Prepared, exits: AsyncExitStack
+) -> Prepared | Attempt:
+    """The worker with the run's way out, held open in ``exits`` until its verifiers are done
+    (a sandbox whose network is on gets an egress route; every other worker is unchanged)."""
     try:
-        async with _routed(settings, home, iso, env, contract_id) as (iso, env):
-            return await _spawn(settings, home, bundle, vendor, contract_id, argv, out, env, iso)
+        return await exits.enter_async_context(_routed(settings, home, prepared))
     except egress.EgressUnavailable as exc:
-        log.error("worker.refused", contract_id=contract_id, reason=str(exc))
-        return Attempt(contract_id, False, str(exc), fatal=True)
+        log.error("worker.refused", contract_id=prepared.contract_id, reason=str(exc))
+        return Attempt(prepared.contract_id, False, str(exc), fatal=True)
 
 
 @asynccontextmanager
-async def _routed(
-    settings: Settings, home: Home, iso: Isolation, env: dict[str, str], contract_id: str
-) -> AsyncIterator[tuple[Isolation, dict[str, str]]]:
-    """The isolation and environment with the run's way out: the egress route of a sandbox
-    whose network is on (every other case is unchanged: no route, no proxy variables)."""
+async def _routed(settings: Settings, home: Home, prepared: Prepared) -> AsyncIterator[Prepared]:
+    iso, env = prepared.iso, prepared.env
     if iso.mode != "sandbox" or not iso.network:
-        yield iso, env
+        yield prepared
         return
     plan = egress.plan_for(settings, env)
-    folder = home.state / "egress" / contract_id
-    async with egress.opened(plan, folder, label=contract_id) as route:
-        yield replace(iso, route=route), {**env, **route.env(env)}
+    folder = home.state / "egress" / prepared.contract_id
+    async with egress.opened(plan, folder, label=prepared.contract_id) as route:
+        yield replace(prepared, iso=replace(iso, route=route), env={**env, **route.env(env)})
 
 
-async def _spawn(
-    settings: Settings,
-    home: Home,
-    bundle: Bundle,
-    vendor: str,
-    contract_id: str,
-    argv: list[str],
-    out: Path,
-    env: dict[str, str],
-    iso: Isolation,
-) -> Attempt:
-    """Run the worker, then its verifiers; the attempt's outcome."""
+@_redacted
+async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared) -> Attempt:
+    """Run the worker; the attempt so far (``exited_clean``: its verifiers run next)."""
+    contract_id, out, argv = worker.contract_id, worker.out, worker.argv
     before = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     day = datetime.now(UTC).date().isoformat()
+    timeout = bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000
     try:
         run = await process.run(
             argv,
             cwd=out,
-            env=env,
-            timeout_seconds=bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000,
+            env=worker.env,
+            timeout_seconds=timeout,
             log_path=home.worker_logs / day / f"{contract_id}.log",
             pid_dir=home.pids,
             contract_id=contract_id,
-            isolation=iso,
-            readonly=[bundle.folder] if iso.mode == "sandbox" else [],
+            isolation=worker.iso,
+            readonly=[bundle.folder] if worker.iso.mode == "sandbox" else [],
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))
         why = (
-            missing_program(argv[0], vendor)
+            missing_program(argv[0], worker.vendor)
             if isinstance(exc, FileNotFoundError)
             else f"cannot start the worker ({argv[0]}): {exc}"
         )
         return Attempt(contract_id, False, why, fatal=True)
-
     after = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
+    experience = await anyio.to_thread.run_sync(
+        functools.partial(
+            record.read,
+            run.log_path,
+            vendor=worker.vendor,
+            workdir=out,
+            folder_changes=record.changes(before, after),
+            command=" ".join(bundle.spec.command or []),
+            exit_code=None if run.timed_out else run.exit_code,
+        )
+    )
     result = Attempt(
         contract_id,
         False,
         duration_seconds=run.duration_seconds,
         log_path=run.log_path,
         output_changed=after != before,
-        experience=await anyio.to_thread.run_sync(
-            functools.partial(
-                record.read,
-                run.log_path,
-                vendor=vendor,
-                workdir=out,
-                folder_changes=record.changes(before, after),
-                command=" ".join(bundle.spec.command or []),
-                exit_code=None if run.timed_out else run.exit_code,
-            )
-        ),
+        experience=experience,
     )
     if run.timed_out:
-        result.error = f"the worker timed out after {bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000:g}s"
-        return result
-    if run.exit_code != 0:
+        result.error = f"the worker timed out after {timeout:g}s"
+    elif run.exit_code != 0:
         result.error = (
             f"the worker exited with code {run.exit_code}:\n{run.tail(ERROR_CHARS).strip()}"
         )
-        return result
-    result.results = await verifiers.run_all(
-        checks(bundle), out, env, iso, [bundle.folder] if iso.mode == "sandbox" else []
-    )
-    failed = [r for r in result.results if not r.passed]
-    if failed:
-        result.error = "\n".join(
-            f"verifier {r.verifier} failed: {r.message}"
-            + (f"\n{r.evidence.strip()[-400:]}" if r.evidence.strip() else "")
-            for r in failed
-        )[-ERROR_CHARS:]
-        return result
-    result.passed = True
+    else:
+        result.exited_clean = True
     return result
+
+
+@_redacted
+async def verify(bundle: Bundle, worker: Prepared, attempt: Attempt) -> Attempt:
+    """Run the verifiers on the worker's output: the attempt, passed or failed."""
+    iso = worker.iso
+    results = await verifiers.run_all(
+        checks(bundle),
+        worker.out,
+        worker.env,
+        iso,
+        [bundle.folder] if iso.mode == "sandbox" else [],
+    )
+    failed = [r for r in results if not r.passed]
+    if not failed:
+        return replace(attempt, results=results, passed=True)
+    error = "\n".join(
+        f"verifier {r.verifier} failed: {r.message}"
+        + (f"\n{r.evidence.strip()[-400:]}" if r.evidence.strip() else "")
+        for r in failed
+    )[-ERROR_CHARS:]
+    return replace(attempt, results=results, error=error)

@@ -213,3 +213,9 @@ def retry_scheduled(step: StepState, wait_seconds: float) -> Transition:
         "retry_after": step.retry_after,
     }
     return Transition(None, line, "step.retry_scheduled", tuple(line))
+
+
+def diagnosis_kept() -> Transition:
+    # Hook D's diagnosis is in the step's state: only the state file hears of it (the
+    # needs-you entry quotes it if the goal is blocked).
+    return Transition(None, {})

@@ -1,7 +1,7 @@
 """mem0's vector store on Qdrant Edge: Qdrant's Rust engine in-process, one folder, no server.
 
 mem0 has no provider for it; this class is one (``VectorStoreBase``), registered by
-``local.py``. Filters go through mem0's own Qdrant filter builder (every shape mem0 emits:
+``mem0_door.py``. Filters go through mem0's own Qdrant filter builder (every shape mem0 emits:
 equality, in, ne, nin, ranges, AND/OR/NOT), and the resulting ``qdrant_client`` tree is copied
 into ``qdrant_edge`` classes, which mirror it one to one. Searches are exact (no HNSW): at
 100,000 memories a filtered exact search takes ~10 ms, and an exact search returns the same
@@ -27,6 +27,7 @@ from typing import Any
 
 import qdrant_edge as edge
 
+from executive.memory.store import mem0_door
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.records import record_from_payload
 
@@ -178,12 +179,8 @@ class EdgeVectors:
         return shard
 
     def filter(self, filters: dict[str, Any] | None) -> Any:
-        """A mem0 filter dict, through mem0's own Qdrant builder (loaded on first use)."""
-        if not filters:
-            return None
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return to_edge(Qdrant._create_filter(_Builder(), filters))
+        """A mem0 filter dict, through mem0's own Qdrant builder (``mem0_door``: on first use)."""
+        return to_edge(mem0_door.qdrant_filter(filters)) if filters else None
 
     # --- mem0's VectorStoreBase -----------------------------------------------------------
     def create_col(self, name: Any = None, vector_size: Any = None, distance: Any = None) -> None:
@@ -320,23 +317,3 @@ class EdgeVectors:
         _SHARED.pop(str(self.path), None)
         self.shard.flush()
         self.shard.close()
-
-
-class _Builder:
-    """The two helpers mem0's ``Qdrant._create_filter`` calls on ``self``."""
-
-    def _create_filter(self, filters: dict[str, Any]) -> Any:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return Qdrant._create_filter(self, filters)
-
-    def _build_field_condition(self, key: str, value: Any) -> Any:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return Qdrant._build_field_condition(self, key, value)
-
-    @staticmethod
-    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return bool(Qdrant._is_datetime_range(range_kwargs))

@@ -1,9 +1,8 @@
 """Building mem0's ``Memory`` for the embedded store: our embedder, our vector store, no torch.
 
-mem0 has no registry API for embedders or vector stores, so ours are added to its factories'
-tables and named through ``model_construct`` (a dict config would be rejected by mem0's
-hard-coded provider list; ``light-engine.md`` §1, route B). The vector store is set *after*
-``MemoryConfig(...)``: its validator re-runs on instances and rejects unknown providers.
+This module chooses the vector store (Qdrant Edge, a Qdrant server, or Postgres through mem0's
+pgvector provider) and the embedder; how they are handed to mem0 past its public API (its
+factory tables, configs it does not validate) is in ``mem0_door.py``.
 
 A store holds vectors of one embedder. ``embedder.json`` beside the vectors records its name
 and dimension; :func:`embedder_problem` says why a store cannot be used with the configured
@@ -19,17 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from executive.logs import get_logger
-from executive.memory.store import mem0_private
+from executive.memory.store import mem0_door
 from executive.memory.store.embedder import LEGACY_NAME, EmbedderSpec
-
-log = get_logger(__name__)
 
 COLLECTION = "memories"
 RECORD = "embedder.json"
-_EMBEDDER = "executive_onnx"
-_VECTORS = "executive_edge"
-_LLM = "executive_none"
 
 
 class EdgeStoreConfig(BaseModel):
@@ -38,15 +31,6 @@ class EdgeStoreConfig(BaseModel):
     collection_name: str = COLLECTION
     path: str
     embedding_model_dims: int
-
-
-def _register() -> None:
-    from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
-
-    LlmFactory.register_provider(_LLM, "executive.memory.store.mem0_onnx.NoLlm")
-    EmbedderFactory.provider_to_class[_EMBEDDER] = "executive.memory.store.mem0_onnx.OnnxEmbedding"
-    # A function, not a class: mem0 gets the shard the store already opened.
-    VectorStoreFactory.provider_to_class[_VECTORS] = "executive.memory.store.edge.shared"
 
 
 def build_memory(
@@ -59,17 +43,9 @@ def build_memory(
 ) -> Any:
     """mem0's ``Memory`` on our embedder and, by argument, Qdrant Edge, a Qdrant server or
     Postgres (mem0's pgvector provider on the store's own pool)."""
-    mem0_private.import_mem0()
-    from mem0 import Memory
-    from mem0.configs.base import MemoryConfig
-    from mem0.embeddings.configs import EmbedderConfig
-    from mem0.llms.configs import LlmConfig
+    mem0_door.import_mem0()
     from mem0.vector_stores.configs import VectorStoreConfig
 
-    _register()
-    # Every field of MemoryConfig is given and none is validated again (model_construct): a
-    # default left to it would be a Qdrant config, and building one imports qdrant_client
-    # (0.8 s) for nothing; validating ours would refuse the provider registered above.
     if pg_pool is not None:
         vector_store = VectorStoreConfig(
             provider="pgvector",
@@ -90,31 +66,17 @@ def build_memory(
             server["api_key"] = qdrant_api_key
         vector_store = VectorStoreConfig(provider="qdrant", config=server)
     else:
-        vector_store = VectorStoreConfig.model_construct(
-            provider=_VECTORS,
-            config=EdgeStoreConfig(path=str(data_dir / "edge"), embedding_model_dims=spec.dims),
+        vector_store = mem0_door.edge_vector_store(
+            EdgeStoreConfig(path=str(data_dir / "edge"), embedding_model_dims=spec.dims)
         )
-    config = MemoryConfig.model_construct(
-        vector_store=vector_store,
-        # Never called (infer=False), but Memory() builds one: ours imports nothing.
-        llm=LlmConfig.model_construct(provider=_LLM, config={}),
-        embedder=EmbedderConfig.model_construct(
-            provider=_EMBEDDER,
-            config={
-                "model": spec.name,
-                "embedding_dims": spec.dims,
-                "model_kwargs": {"key": spec.key, "models_dir": str(models_dir or "")},
-            },
-        ),
-        # Postgres keeps history in the database (pghistory.py replaces this one).
-        history_db_path=":memory:" if pg_pool is not None else str(data_dir / "history.db"),
-        version="v1.1",
-        reranker=None,
-        custom_instructions=None,
-    )
-    memory = Memory(config)
-    mem0_private.write_ahead(memory)
-    return memory
+    embedder = {
+        "model": spec.name,
+        "embedding_dims": spec.dims,
+        "model_kwargs": {"key": spec.key, "models_dir": str(models_dir or "")},
+    }
+    # Postgres keeps history in the database (pghistory.py replaces this one).
+    history = ":memory:" if pg_pool is not None else str(data_dir / "history.db")
+    return mem0_door.new_memory(vector_store, embedder, history)
 
 
 def recorded(data_dir: Path) -> dict[str, Any] | None:

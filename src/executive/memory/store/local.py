@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_private, mem0env
+from executive.memory.store import engine, mem0_door
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -47,7 +47,6 @@ log = get_logger(__name__)
 T = TypeVar("T")
 
 COLLECTION = engine.COLLECTION
-_PAGE = 1000
 
 
 class LocalStore:
@@ -72,8 +71,8 @@ class LocalStore:
         # and the embedder alone, so `executive mem list` never imports mem0.
         self.__memory = memory
         self._build = build
-        self._vectors = vectors if vectors is not None else memory.vector_store
-        self._embedder = embedder if embedder is not None else memory.embedding_model
+        self._vectors = vectors if vectors is not None else mem0_door.vectors_of(memory)
+        self._embedder = embedder if embedder is not None else mem0_door.embedder_of(memory)
         self._executor = executor
         self._where = where
         self._closed = False
@@ -100,7 +99,7 @@ class LocalStore:
         models_dir: Path | None = None,
     ) -> LocalStore:
         spec = EMBEDDERS[embedder]
-        await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
+        await anyio.to_thread.run_sync(mem0_door.prepare, mem0_dir)
         await anyio.Path(data_dir).mkdir(parents=True, exist_ok=True)
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-store")
         where = qdrant_url or str(data_dir)
@@ -150,7 +149,7 @@ class LocalStore:
         if self.__memory is None:
             assert self._build is not None
             memory = self._build()
-            memory.embedding_model = self._embedder  # one question cache for every path
+            mem0_door.use_embedder(memory, self._embedder)  # one question cache for all
             self.__memory = memory
         return self.__memory
 
@@ -273,22 +272,8 @@ class LocalStore:
         store = self._vectors
         if hasattr(store, "search_many"):  # Qdrant Edge (ours): records from its cache
             return store.scroll_records(compile_where(where))
-        records: list[MemoryRecord] = []  # a Qdrant server, through mem0's client
-        filters = compile_filter(where)
-        qfilter = mem0_private.qdrant_filter(store, filters)
-        offset = None
-        while True:
-            points, offset = store.client.scroll(
-                collection_name=store.collection_name,
-                scroll_filter=qfilter,
-                limit=_PAGE,
-                offset=offset,
-                with_payload=True,
-                with_vectors=False,
-            )
-            records += [record_from_payload(p.id, p.payload or {}) for p in points]
-            if offset is None:
-                return records
+        points = mem0_door.qdrant_points(store, compile_filter(where))  # a Qdrant server
+        return [record_from_payload(p.id, p.payload or {}) for p in points]
 
     def _wrote(
         self,
@@ -324,12 +309,7 @@ class LocalStore:
         store = self._vectors
         if hasattr(store, "search_many"):  # Qdrant Edge (ours)
             return int(store.count(compile_where(where)))
-        qfilter = mem0_private.qdrant_filter(store, compile_filter(where))
-        return int(
-            store.client.count(
-                collection_name=store.collection_name, count_filter=qfilter, exact=True
-            ).count
-        )
+        return mem0_door.qdrant_count(store, compile_filter(where))
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
@@ -347,14 +327,14 @@ class LocalStore:
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
         """Many adds with one batched embedding pass (rebuild, restore), each created as
-        ``add(infer=False)`` creates it (:mod:`mem0_private`; a test holds them alike)."""
+        ``add(infer=False)`` creates it (:mod:`mem0_door`; a test holds them alike)."""
 
         def run() -> list[WriteReceipt]:
             vectors = self._embedder.embed_batch([item.text for item in items], "add")
             receipts, added = [], []
             try:
                 for item, vector in zip(items, vectors, strict=True):
-                    memory_id = mem0_private.create(self._memory, item, vector)
+                    memory_id = mem0_door.create(self._memory, item, vector)
                     added.append((memory_id, item.metadata.get("key")))
                     receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
             finally:  # what was written is indexed, even when a later item failed
@@ -394,7 +374,7 @@ class LocalStore:
                     self._wrote(removed=[record.id])
                 return
             self._memory.reset()
-            mem0_private.write_ahead(self._memory)  # reset() opened a new history database
+            mem0_door.write_ahead(self._memory)  # reset() opened a new history database
             self._revision += 1
             self._keys = None
             self._words = None
@@ -419,9 +399,11 @@ class LocalStore:
             if self.__memory is not None:
                 self.__memory.close()  # mem0's history database
             store = self._vectors
-            # Edge: flush and release the WAL lock. A Qdrant client: without close(),
-            # QdrantClient.__del__ prints a traceback at interpreter exit.
-            (store.close if hasattr(store, "search_many") else store.client.close)()
+            # Edge: flush and release the WAL lock. A Qdrant server: its client's.
+            if hasattr(store, "search_many"):
+                store.close()
+            else:
+                mem0_door.qdrant_close(store)
 
         try:
             await self._call("close", run)

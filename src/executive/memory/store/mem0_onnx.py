@@ -1,6 +1,6 @@
-"""The ONNX embedder as a mem0 embedder class (imports mem0: load it after ``mem0env.prepare``).
+"""The ONNX embedder as a mem0 embedder class (imports mem0: load it after ``mem0_door.prepare``).
 
-``engine.py`` registers it in mem0's ``EmbedderFactory``; mem0 builds it with a
+``mem0_door.py`` registers it in mem0's ``EmbedderFactory``; mem0 builds it with a
 ``BaseEmbedderConfig`` whose ``model_kwargs`` name our embedder and the models directory.
 """
 

@@ -33,7 +33,7 @@ import anyio
 import anyio.to_thread
 
 from executive.logs import get_logger
-from executive.memory.store import mem0_private, mem0env
+from executive.memory.store import mem0_door
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -75,6 +75,7 @@ class PlatformStore:
     def __init__(
         self,
         client: Any,
+        http: Any,
         *,
         api_key: str,
         host: str,
@@ -83,6 +84,7 @@ class PlatformStore:
         request_timeout_seconds: float,
     ) -> None:
         self._client = client
+        self._http = http  # the SDK's own (it sets base_url and the key on it): event polls
         self._secret = api_key
         self._host = host
         self._poll_seconds = poll_seconds
@@ -110,30 +112,31 @@ class PlatformStore:
             raise StoreError("cannot open the mem0 Platform: no API key")
         if poll_seconds <= 0 or poll_timeout_seconds <= 0:
             raise StoreError("cannot open the mem0 Platform: poll settings must be positive")
-        mem0env.prepare(mem0_dir)
+        mem0_door.prepare(mem0_dir)
 
         def build() -> Any:
             import httpx
 
-            mem0_private.import_mem0()
+            mem0_door.import_mem0()
             from mem0.client.main import MemoryClient
 
             http = httpx.Client(timeout=request_timeout_seconds)
             try:
                 # The SDK overwrites base_url and headers (Authorization: Token <key>).
-                return MemoryClient(api_key=api_key, host=host, client=http)
+                return MemoryClient(api_key=api_key, host=host, client=http), http
             except BaseException:
                 http.close()
                 raise
 
         try:
-            client = await anyio.to_thread.run_sync(build)
+            client, http = await anyio.to_thread.run_sync(build)
         except Exception as exc:
             message = f"cannot open the mem0 Platform at {host}: {describe(exc)}"
             raise StoreError(message.replace(api_key, _REDACTED)) from None
         log.info("store.opened", backend="platform", host=host)
         return cls(
             client,
+            http,
             api_key=api_key,
             host=host,
             poll_seconds=poll_seconds,
@@ -292,9 +295,7 @@ class PlatformStore:
             remaining = deadline - anyio.current_time()
             timeout = min(self._request_timeout, max(remaining, 1.0))
             try:
-                response = await self._call(
-                    "event poll", self._client.client.get, path, timeout=timeout
-                )
+                response = await self._call("event poll", self._http.get, path, timeout=timeout)
             except StoreError as exc:
                 problem = str(exc)
             else:
@@ -390,7 +391,7 @@ class PlatformStore:
             return
         self._closed = True
         try:
-            await anyio.to_thread.run_sync(self._client.client.close)
+            await anyio.to_thread.run_sync(self._http.close)
         except Exception as exc:  # closing must not fail the caller
             log.warning("store.close_failed", backend="platform", error=self._scrub(repr(exc)))
         log.info("store.closed", backend="platform", host=self._host)

@@ -13,7 +13,7 @@ measured in ``postgres-store.md``:
   (not at open: the daemon starts, and writes go pending, while the database is down);
 - reads (search, list, count, get, history, revision) are our SQL on the same table: listing
   is ordered and paged in SQL (mem0's ``get_all`` is neither), search is semantic only (mem0
-  turns hybrid keyword scoring on for pgvector; it is switched off on the instance too);
+  turns hybrid keyword scoring on for pgvector, in ``Memory.search``, which is never called);
 - writes go through mem0 (``infer=False``); the database's unique ``(user_id, key)`` index
   turns a second write of the same lesson into ``DUPLICATE``, naming the stored memory;
 - wipe deletes one installation's rows (its user id: other installations share the table)
@@ -40,7 +40,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from executive.logs import get_logger
-from executive.memory.store import engine, mem0_private, mem0env, pgreads, pgschema
+from executive.memory.store import engine, mem0_door, pgreads, pgschema
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
@@ -101,7 +101,7 @@ class PostgresStore:
         pool_size: int = 4,
     ) -> PostgresStore:
         spec = EMBEDDERS[embedder]
-        await anyio.to_thread.run_sync(mem0env.prepare, mem0_dir)
+        await anyio.to_thread.run_sync(mem0_door.prepare, mem0_dir)
         where = redacted(url)
         try:
             pool = make_pool(url, size=pool_size, timeout=timeout_seconds)
@@ -143,11 +143,9 @@ class PostgresStore:
                 memory = engine.build_memory(
                     Path(), self._spec, self._models_dir, pg_pool=self._pool
                 )
-                memory.embedding_model = self._embedder
-                memory.db = self._history
-                vectors = memory.vector_store
-                vectors._collection_ensured = True  # ours: created by the migration
-                vectors.keyword_search = lambda *a, **k: None  # semantic only, cosine scores
+                mem0_door.use_embedder(memory, self._embedder)
+                mem0_door.use_history(memory, self._history)
+                mem0_door.trust_collection(memory)  # the migration made its table
                 self._memory = memory
             return self._memory
 
@@ -319,7 +317,7 @@ class PostgresStore:
             receipts = []
             for item, vector in zip(items, vectors, strict=True):
                 try:
-                    memory_id = mem0_private.create(memory, item, vector)
+                    memory_id = mem0_door.create(memory, item, vector)
                 except psycopg.IntegrityError as exc:
                     # Another executive wrote it meanwhile, or the id is taken.
                     key = item.metadata.get("key")

@@ -1,0 +1,329 @@
+"""A step's life as a state machine: one pure function, :func:`advance`.
+
+It takes the step's state and what just happened (an event) and returns the new state and
+what to do about it (effects). It reads no file, no clock and no setting: the time comes in
+the event, the limits in the state's :class:`Policy`. The executive carries out the effects
+and feeds back the events they produce, so every decision about a step is made here:
+
+    Started ─→ record, Hook B ─→ HookAnswered(B) ─→ spawn ─→ WorkerFinished
+      ├ the worker exited cleanly → verify ─→ Verified
+      └ it failed, or could not start ───────┐
+    passed → record, Hook C ─→ HookAnswered(C) → the goal completes after its last step
+    failed → record; Hook D from the 3rd failure ─→ HookAnswered(D) → keep its diagnosis
+           → block (fatal, or at the limit) │ back off until T │ run again at once
+
+The step and the goal's state inside a :class:`StepRun` are copies: ``advance`` never
+changes its input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Literal
+
+from executive.hooks.result import HookResult
+from executive.hookspecs import HookName
+from executive.loop import transitions
+from executive.loop.step import Attempt
+from executive.untrusted import one_line, opening
+from executive.workspace.lifecycle import Active
+from executive.workspace.needs_you import error_tail
+from executive.workspace.signals import root_signal
+from executive.workspace.state import StepState, backoff_seconds
+
+FAIL_DIAG_FROM = 3  # Hook D runs from a step's third failure on
+KEEP_ERRORS = 10  # the errors a step's state keeps, the latest last
+DIAGNOSIS_CHARS = 2500  # the part of Hook D's diagnosis a step's state keeps
+
+Phase = Literal[
+    "ready",  # pending: may start (selection has seen its backoff elapse)
+    "packing",  # started; Hook B is building the worker's memory pack
+    "running",  # the worker runs
+    "verifying",  # the worker exited cleanly; the verifiers run
+    "reviewing",  # passed; Hook C is recording what was learned
+    "diagnosing",  # failed; Hook D is diagnosing the failures
+    "waiting",  # failed; backing off until the step's retry_after
+    "done",  # passed (and the goal completed if it was the last step)
+    "blocked",  # failed for good: the goal is blocked
+]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How many failures a step may have and how long it waits after each."""
+
+    limit: int  # failures before the goal is blocked
+    backoff_floor: float  # seconds after the first failure, doubled per failure
+    backoff_ceiling: float
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """The machine's state: one step of one goal, and how far its attempt has come."""
+
+    active: Active  # the bundle and its state (the step's own among them)
+    number: int  # the step's number
+    policy: Policy
+    phase: Phase = "ready"
+    vendor: str = ""
+    attempt: Attempt | None = None  # the attempt's outcome so far, once its worker ran
+
+    @property
+    def step(self) -> StepState:
+        return self.active.state.step(self.number)
+
+    @property
+    def worker_busy(self) -> bool:
+        """The worker or its verifiers run: the run's resources (its egress route) are open."""
+        return self.phase in ("running", "verifying")
+
+
+# --- events -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Started:
+    """The loop picked the step and starts an attempt under ``contract_id``."""
+
+    contract_id: str
+    vendor: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class HookAnswered:
+    """A hook ran (or was off, or could not run: ``result`` None)."""
+
+    hook: HookName
+    result: HookResult | None
+    at: datetime
+    text: str = ""  # its final text, redacted where it entered the daemon
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None and self.result.outcome == "ok"
+
+
+@dataclass(frozen=True)
+class WorkerFinished:
+    """The worker ended (or could not start: a fatal attempt)."""
+
+    attempt: Attempt
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Verified:
+    """The verifiers ran on the worker's output: ``attempt.passed`` says how they found it."""
+
+    attempt: Attempt
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """Start-up found the step in progress: the daemon stopped during its attempt."""
+
+    at: datetime
+
+
+Event = Started | HookAnswered | WorkerFinished | Verified | Interrupted
+
+
+# --- effects ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Recorded:
+    """An effect carried out by recording ``transition`` (state file, work ledger, log line,
+    PROGRESS log: see :mod:`executive.loop.transitions`)."""
+
+    transition: transitions.Transition
+
+
+@dataclass(frozen=True)
+class Record(Recorded):
+    """Record a transition."""
+
+
+@dataclass(frozen=True)
+class BackOff(Recorded):
+    """The step waits until ``until`` before it runs again."""
+
+    until: datetime
+    seconds: float
+
+
+@dataclass(frozen=True)
+class BlockGoal(Recorded):
+    """The goal is blocked: the needs-you entry carries the reason and Hook D's diagnosis."""
+
+    reason: str
+    diagnosis: str
+
+
+@dataclass(frozen=True)
+class RunHook:
+    """Run ``hook`` with its context, built from the step's state; answer ``HookAnswered``."""
+
+    hook: HookName
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """Prepare the worker's folder and run it with ``pack``; answer ``WorkerFinished``."""
+
+    pack: str | None
+    packed: HookResult | None  # Hook B's whole answer, for the observer
+
+
+@dataclass(frozen=True)
+class Verify:
+    """Run the verifiers on the worker's output; answer ``Verified``."""
+
+    attempt: Attempt
+
+
+@dataclass(frozen=True)
+class ReportOutcome:
+    """Tell the observer how the worker's attempt ended."""
+
+    outcome: Literal["passed", "failed", "fatal"]
+
+
+Effect = Record | BackOff | BlockGoal | RunHook | Spawn | Verify | ReportOutcome
+
+
+class WrongEvent(ValueError):
+    """An event the step's phase does not expect (a bug in the loop, never a worker's doing)."""
+
+
+# --- the machine ------------------------------------------------------------------------------
+def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
+    """The step's next state and the effects to carry out, in order."""
+    run = _copied(run)
+    match event:
+        case Started() if run.phase in ("ready", "waiting"):
+            return _started(run, event)
+        case HookAnswered(hook=HookName.PRE_SPAWN) if run.phase == "packing":
+            return replace(run, phase="running"), [Spawn(_pack(event), event.result)]
+        case WorkerFinished() if run.phase == "running":
+            if event.attempt.exited_clean:
+                return replace(run, phase="verifying", attempt=event.attempt), [
+                    Verify(event.attempt)
+                ]
+            return _finished(run, event.attempt, event.at)
+        case Verified() if run.phase == "verifying":
+            return _finished(run, event.attempt, event.at)
+        case HookAnswered(hook=HookName.POST_RUN) if run.phase == "reviewing":
+            return _reviewed(run)
+        case HookAnswered(hook=HookName.FAIL_DIAG) if run.phase == "diagnosing":
+            return _diagnosed(run, event)
+        case Interrupted() if run.step.status == "in_progress":
+            return _interrupted(run)
+    raise WrongEvent(f"{type(event).__name__} in phase {run.phase!r} of step {run.number}")
+
+
+def _copied(run: StepRun) -> StepRun:
+    state = run.active.state.model_copy(deep=True)
+    return replace(run, active=Active(run.active.bundle, state))
+
+
+def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
+    bundle, state, step = run.active.bundle, run.active.state, run.step
+    effects: list[Effect] = []
+    if not state.started_at:
+        state.started_at = event.at.isoformat()
+        effects.append(Record(transitions.goal_started(bundle, state.priority)))
+    step.status, step.contract_id, step.started_at = (
+        "in_progress",
+        event.contract_id,
+        event.at.isoformat(),
+    )
+    effects.append(Record(transitions.step_started(bundle, step, event.contract_id, event.vendor)))
+    effects.append(RunHook(HookName.PRE_SPAWN))
+    return replace(run, phase="packing", vendor=event.vendor, attempt=None), effects
+
+
+def _pack(event: HookAnswered) -> str | None:
+    return event.result.memory_pack if event.ok and event.result is not None else None
+
+
+def _finished(run: StepRun, attempt: Attempt, at: datetime) -> tuple[StepRun, list[Effect]]:
+    step = run.step
+    step.finished_at, step.duration_seconds = at.isoformat(), round(attempt.duration_seconds, 3)
+    run = replace(run, attempt=attempt)
+    if attempt.passed:
+        step.status = "done"
+        return replace(run, phase="reviewing"), [
+            ReportOutcome("passed"),
+            Record(transitions.step_completed(run.active.bundle, step, attempt)),
+            RunHook(HookName.POST_RUN),
+        ]
+    step.status = "pending"
+    step.attempts += 1
+    step.last_error = attempt.error
+    step.errors = [*step.errors, attempt.error[-500:]][-KEEP_ERRORS:]
+    failed = transitions.step_failed(run.active.bundle, step, attempt, root_signal(attempt.error))
+    effects: list[Effect] = [ReportOutcome("fatal" if attempt.fatal else "failed"), Record(failed)]
+    if step.attempts >= FAIL_DIAG_FROM:
+        return replace(run, phase="diagnosing"), [*effects, RunHook(HookName.FAIL_DIAG)]
+    run, after = _settle(run, at)
+    return run, effects + after
+
+
+def _reviewed(run: StepRun) -> tuple[StepRun, list[Effect]]:
+    assert run.attempt is not None  # reviewing follows a passed attempt
+    if run.active.state.next_step() is not None:
+        return replace(run, phase="done"), []
+    completed = transitions.goal_completed(run.active, run.attempt.contract_id)
+    return replace(run, phase="done"), [Record(completed)]
+
+
+def _diagnosed(run: StepRun, event: HookAnswered) -> tuple[StepRun, list[Effect]]:
+    effects: list[Effect] = []
+    if event.ok and event.text:
+        # Whole, from its start (a person reads it in needs-you and bundle show).
+        run.step.diagnosis = opening(event.text, DIAGNOSIS_CHARS)
+        effects.append(Record(transitions.diagnosis_kept()))
+    run, after = _settle(run, event.at)
+    return run, effects + after
+
+
+def _settle(run: StepRun, at: datetime) -> tuple[StepRun, list[Effect]]:
+    """After a failure: block the goal, back off, or leave the step to run again at once."""
+    step, attempt, policy = run.step, run.attempt, run.policy
+    assert attempt is not None  # settling follows a failed attempt
+    if attempt.fatal or step.attempts >= policy.limit:
+        step.retry_after = ""  # blocked: nothing waits for a time any more
+        reason = (
+            f"cannot run: {one_line(attempt.error)[:300]}"
+            if attempt.fatal
+            else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {policy.limit})"
+        )
+        block = transitions.Block(
+            reason,
+            [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
+            [
+                ("Last error (its last lines)", error_tail(attempt.error)),
+                ("Hook D's diagnosis", step.diagnosis),
+            ],
+        )
+        blocked = transitions.goal_blocked(run.active.bundle, step, attempt.contract_id, block)
+        return replace(run, phase="blocked"), [BlockGoal(blocked, reason, step.diagnosis)]
+    delay = backoff_seconds(step.attempts, policy.backoff_floor, policy.backoff_ceiling)
+    if not delay:
+        return replace(run, phase="ready"), []
+    until = at + timedelta(seconds=delay)
+    step.retry_after = until.isoformat()
+    scheduled = transitions.retry_scheduled(step, delay)
+    return replace(run, phase="waiting"), [BackOff(scheduled, until, delay)]
+
+
+def _interrupted(run: StepRun) -> tuple[StepRun, list[Effect]]:
+    step = run.step
+    step.status = "pending"
+    step.attempts += 1
+    step.last_error = (
+        f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
+    )
+    step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
+    interrupted = transitions.interrupted(run.active.bundle, step)
+    return replace(run, phase="ready"), [Record(interrupted)]

@@ -1,0 +1,387 @@
+"""The one door to mem0 (and Qdrant through it): every reach past their public API, and why.
+
+mem0 is pinned (``mem0ai==2.2.1``, with the ``qdrant-client`` it brings). Each function here
+was read from that version, says what it relies on and why the public API does not serve, and
+``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves or changes it. No
+other module of the store names a private part of mem0 or Qdrant, writes mem0's module state or
+touches a part of a live ``Memory``; the rest of what it uses of mem0 is public (``Memory.add``,
+``update``, ``delete``, ``history``, ``reset``, ``close``; its pgvector and Qdrant providers;
+``MemoryClient``). Sections: importing mem0, building ``Memory``, parts of a live ``Memory``,
+writing as ``add(infer=False)`` does, Qdrant. Importing this module imports neither mem0 nor
+qdrant-client (seconds of start-up): each function imports what it reaches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sys
+import types
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from executive.logs import get_logger
+from executive.memory.store.base import NewMemory, StoreError
+
+log = get_logger(__name__)
+
+# Our providers, as mem0's factories know them (register_providers).
+ONNX_EMBEDDER = "executive_onnx"
+EDGE_VECTORS = "executive_edge"
+NO_LLM = "executive_none"
+_QDRANT_CONFIG = "mem0.configs.vector_stores.qdrant"
+_QDRANT_PAGE = 1000
+
+
+# --- importing mem0 ---------------------------------------------------------------------------
+def prepare(mem0_dir: Path | None) -> None:
+    """What must be true before ``import mem0``: telemetry off, its folder confined, no hub.
+
+    mem0 2.2.1 reads ``MEM0_TELEMETRY`` once, at import, into
+    ``mem0.memory.telemetry.MEM0_TELEMETRY`` (on by default: PostHog and a second Qdrant
+    store), and writes ``$MEM0_DIR/config.json`` at import (``~/.mem0`` otherwise). Setting
+    the variable after the import changes nothing, and mem0 has no API to ask, so a mem0
+    already imported with telemetry on is refused by reading that module variable. Every
+    store calls this before its first mem0 import.
+    """
+    telemetry = sys.modules.get("mem0.memory.telemetry")
+    if telemetry is not None and getattr(telemetry, "MEM0_TELEMETRY", False):
+        raise StoreError("mem0 was imported with telemetry on; set MEM0_TELEMETRY=False first")
+    os.environ["MEM0_TELEMETRY"] = "False"
+    if mem0_dir is not None and "mem0" not in sys.modules:
+        mem0_dir.mkdir(parents=True, exist_ok=True)
+        os.environ["MEM0_DIR"] = str(mem0_dir)
+    # The embedded model is a local folder: the hub is never needed, and never asked.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # We run semantic-only on purpose (BM25 needs a hub download, spaCy a model package);
+    # mem0 warns about both on every start, which says nothing an operator can act on.
+    for name in ("mem0.utils.spacy_models", "mem0.vector_stores.qdrant"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    # pgvector logs a traceback for every failed statement, a unique-key refusal included
+    # (an expected event when executives share a store); the adapter reports every failure.
+    logging.getLogger("mem0.vector_stores.pgvector").setLevel(logging.CRITICAL)
+
+
+def import_mem0() -> None:
+    """``import mem0`` without importing ``qdrant_client`` for a default nobody uses.
+
+    mem0 2.2.1 declares ``Memory.__init__(self, config=MemoryConfig())``: the default argument
+    builds a Qdrant config at import time, and that imports ``qdrant_client`` (0.8 of the 1.3 s
+    ``import mem0`` takes here). Our stores pass their own config, so the default is never used:
+    a stand-in for ``mem0.configs.vector_stores.qdrant`` serves while mem0 imports, and leaves
+    ``sys.modules`` before this returns (a Qdrant server's config later imports the real one).
+    mem0 has no lazy or config-first import. Call it where mem0 is first imported (after
+    :func:`prepare`); a no-op once mem0 is in.
+    """
+    if "mem0" in sys.modules:
+        return
+    from pydantic import BaseModel, ConfigDict
+
+    class QdrantConfig(BaseModel):
+        """What ``VectorStoreConfig`` makes for the unused default argument: any fields."""
+
+        model_config = ConfigDict(extra="allow")
+        path: str | None = None  # the validator looks for ``path`` in the annotations
+
+    stand_in = types.ModuleType(_QDRANT_CONFIG)
+    stand_in.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
+    sys.modules[_QDRANT_CONFIG] = stand_in
+    try:
+        import mem0  # noqa: F401
+    finally:
+        if sys.modules.get(_QDRANT_CONFIG) is stand_in:
+            del sys.modules[_QDRANT_CONFIG]
+        parent = sys.modules.get("mem0.configs.vector_stores")
+        if parent is not None and getattr(parent, "qdrant", None) is stand_in:
+            delattr(parent, "qdrant")
+
+
+# --- building Memory --------------------------------------------------------------------------
+def register_providers() -> None:
+    """Our embedder, our Qdrant Edge vectors and our no-op LLM in mem0's factory tables.
+
+    mem0 2.2.1 offers ``LlmFactory.register_provider`` but no registry API for embedders or
+    vector stores: ``EmbedderFactory.provider_to_class`` and
+    ``VectorStoreFactory.provider_to_class`` (class attributes, process-wide) map a provider
+    name to a dotted path that ``create`` loads and calls. The Edge entry is a function, not a
+    class: mem0 gets the shard the store already opened (``edge.shared``). Idempotent.
+    """
+    from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
+
+    LlmFactory.register_provider(NO_LLM, "executive.memory.store.mem0_onnx.NoLlm")
+    EmbedderFactory.provider_to_class[ONNX_EMBEDDER] = (
+        "executive.memory.store.mem0_onnx.OnnxEmbedding"
+    )
+    VectorStoreFactory.provider_to_class[EDGE_VECTORS] = "executive.memory.store.edge.shared"
+
+
+def edge_vector_store(config: Any) -> Any:
+    """A ``VectorStoreConfig`` naming our Qdrant Edge provider, not validated.
+
+    mem0 2.2.1's ``VectorStoreConfig`` validator checks the provider against a hard-coded
+    table (``_provider_configs``) and re-runs on instances, so it refuses any provider of
+    ours; ``model_construct`` (pydantic) skips it. ``config`` needs the fields mem0 reads from
+    a vector-store config (``collection_name``) and ``edge.shared`` takes.
+    """
+    from mem0.vector_stores.configs import VectorStoreConfig
+
+    return VectorStoreConfig.model_construct(provider=EDGE_VECTORS, config=config)
+
+
+def new_memory(vector_store: Any, embedder: dict[str, Any], history_db_path: str) -> Any:
+    """mem0's ``Memory`` on ``vector_store``, our embedder and no LLM, its history WAL.
+
+    Every field of mem0 2.2.1's ``MemoryConfig`` is given and none is validated
+    (``model_construct``): a default left to it would be a Qdrant config, and building one
+    imports qdrant_client (0.8 s) for nothing; validating ours would refuse the providers
+    :func:`register_providers` adds (mem0 checks them against fixed lists). ``embedder`` is
+    the embedder config mem0 hands our ``OnnxEmbedding`` (``model_kwargs`` name it).
+    """
+    import_mem0()
+    from mem0 import Memory
+    from mem0.configs.base import MemoryConfig
+    from mem0.embeddings.configs import EmbedderConfig
+    from mem0.llms.configs import LlmConfig
+
+    register_providers()
+    config = MemoryConfig.model_construct(
+        vector_store=vector_store,
+        # Never called (infer=False), but Memory() builds one: ours imports nothing.
+        llm=LlmConfig.model_construct(provider=NO_LLM, config={}),
+        embedder=EmbedderConfig.model_construct(provider=ONNX_EMBEDDER, config=embedder),
+        history_db_path=history_db_path,
+        version="v1.1",
+        reranker=None,
+        custom_instructions=None,
+    )
+    memory = Memory(config)
+    write_ahead(memory)
+    return memory
+
+
+# --- parts of a live Memory -------------------------------------------------------------------
+def vectors_of(memory: Any) -> Any:
+    """The vector store ``memory`` writes to (mem0 2.2.1: ``Memory.vector_store``).
+
+    mem0 documents no accessor: the store reads through it what mem0 offers no call for
+    (a Qdrant server's full listing and count, pgvector's collection check).
+    """
+    return memory.vector_store
+
+
+def embedder_of(memory: Any) -> Any:
+    """The embedder ``memory`` built from its config (mem0 2.2.1: ``Memory.embedding_model``).
+
+    mem0 documents no accessor: with a Qdrant server the store embeds its questions with the
+    very instance mem0 writes with.
+    """
+    return memory.embedding_model
+
+
+def use_embedder(memory: Any, embedder: Any) -> None:
+    """``memory`` embeds with ``embedder``, the instance the store's reads use.
+
+    mem0 2.2.1 builds its own embedder from the config (``Memory.embedding_model``) and has
+    no way to be handed one; one instance keeps one question cache for every path (a Qdrant
+    server's searches run through mem0 and find what the store's ``prepare`` primed).
+    """
+    memory.embedding_model = embedder
+
+
+def use_history(memory: Any, history: Any) -> None:
+    """``memory`` keeps each memory's history in ``history`` instead of its SQLite file.
+
+    mem0 2.2.1 always opens ``SQLiteManager(history_db_path)`` as ``Memory.db`` and calls
+    ``add_history`` / ``get_history`` on it; it has no history provider. ``history`` has
+    those methods (``pghistory.PgHistory``: one history shared by every executive).
+    """
+    memory.db = history
+
+
+def write_ahead(memory: Any) -> None:
+    """mem0's history SQLite in WAL mode with synchronous=NORMAL.
+
+    With SQLite's defaults every write pays an fsync (~14 ms on this class of disk). WAL keeps
+    every committed write across a process kill (SIGKILL) and only risks the last transactions
+    on a power loss, when the harvest ledger (fsync'd before a write is confirmed) is the
+    truth and ``executive mem drift --fix`` restores the store. mem0 2.2.1 has no setting for
+    it: ``Memory.db.connection`` is ``SQLiteManager``'s sqlite3 handle. A missing one is
+    logged, never fatal.
+    """
+    connection = getattr(getattr(memory, "db", None), "connection", None)
+    if connection is None:
+        log.warning("store.wal_unavailable", database="history")
+        return
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def trust_collection(memory: Any) -> None:
+    """mem0's pgvector store under ``memory`` takes its table as there: ``pgschema.migrate``
+    made it.
+
+    mem0 2.2.1's ``PGVector._ensure_collection`` runs before each call until it has seen the
+    table once (``_collection_ensured``), and would create mem0's own table (without our
+    indexes and unique key) if it looked elsewhere than the migration did. There is no
+    option to skip it.
+    """
+    vectors_of(memory)._collection_ensured = True
+
+
+# --- writing as Memory.add(infer=False) does, with a batched embedding ------------------------
+def payload(item: NewMemory) -> dict[str, Any]:
+    """The payload ``Memory.add(infer=False)`` would store for ``item``.
+
+    mem0 2.2.1's ``add`` builds it with ``mem0.memory.main._build_filters_and_metadata``
+    (a module-private function); a batched add must store exactly the same.
+    """
+    from mem0.memory.main import _build_filters_and_metadata
+
+    meta = dict(item.metadata)
+    if item.created_at:
+        meta["created_at"] = item.created_at  # honoured by mem0 with infer=False
+    full, _ = _build_filters_and_metadata(
+        user_id=item.scope["user_id"],
+        agent_id=item.scope["agent_id"],
+        run_id=item.scope["run_id"],
+        input_metadata=meta,
+    )
+    full["role"] = "user"
+    return full
+
+
+def create(memory: Any, item: NewMemory, vector: list[float]) -> str:
+    """Store ``item`` with its precomputed vector: under its own id when it has one.
+
+    mem0 2.2.1's ``Memory.add`` embeds one text at a time; ``Memory._create_memory`` is the
+    write it makes, taking the embedding as an argument, so a batch embeds once (several
+    times faster on a CPU).
+    """
+    full = payload(item)
+    if item.memory_id:
+        return create_with_id(memory, item, vector, full)
+    return str(memory._create_memory(item.text, {item.text: vector}, full))
+
+
+def create_with_id(
+    memory: Any, item: NewMemory, vector: list[float], metadata: dict[str, Any]
+) -> str:
+    """``Memory._create_memory`` under the id the memory had, with its history replayed.
+
+    mem0 picks a new uuid on every create, so a rebuild would renumber every memory (and
+    every id in a pack, a log line or a person's notes would point nowhere). The payload is
+    built exactly as mem0 2.2.1 builds it (``main.py`` ``_create_memory``: ``data``, ``hash``,
+    both dates, ``lemmatize_for_bm25``), through ``Memory.vector_store.insert`` and
+    ``Memory.db.add_history``.
+    """
+    from mem0.utils.lemmatization import lemmatize_for_bm25
+
+    assert item.memory_id is not None
+    payload = dict(metadata)
+    payload["data"] = item.text
+    payload["hash"] = hashlib.md5(item.text.encode()).hexdigest()
+    payload.setdefault("created_at", datetime.now(UTC).isoformat())
+    events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
+    payload["updated_at"] = next(
+        (e["at"] for e in reversed(events) if e.get("event") == "UPDATE" and e.get("at")),
+        payload["created_at"],
+    )
+    payload["text_lemmatized"] = lemmatize_for_bm25(item.text)
+    memory.vector_store.insert(vectors=[vector], ids=[item.memory_id], payloads=[payload])
+    for event in events:
+        at = event.get("at") or payload["created_at"]
+        memory.db.add_history(
+            item.memory_id,
+            event.get("old"),
+            event.get("new"),
+            str(event.get("event", "ADD")),
+            created_at=payload["created_at"],
+            updated_at=at,
+            role="user",
+        )
+    return item.memory_id
+
+
+# --- Qdrant -----------------------------------------------------------------------------------
+def qdrant_filter(filters: dict[str, Any]) -> Any:
+    """mem0's Qdrant filter for a mem0 filter dict (None for none), with no Qdrant store.
+
+    mem0 2.2.1 builds it in ``Qdrant._create_filter`` (every shape it emits: equality, in,
+    ne, nin, ranges, AND/OR/NOT), a method that uses nothing of its store but two helpers
+    (``_build_field_condition``, ``_is_datetime_range``). The Edge shard and a Qdrant
+    server's scroll and count need the very filter mem0 searches with; a Qdrant store would
+    open a client, so the method runs on :class:`_FilterBuilder` instead.
+    """
+    if not filters:
+        return None
+    from mem0.vector_stores.qdrant import Qdrant
+
+    return Qdrant._create_filter(_FilterBuilder(), filters)
+
+
+class _FilterBuilder:
+    """The ``self`` ``Qdrant._create_filter`` needs: its two helpers, nothing else."""
+
+    def _create_filter(self, filters: dict[str, Any]) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._create_filter(self, filters)
+
+    def _build_field_condition(self, key: str, value: Any) -> Any:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return Qdrant._build_field_condition(self, key, value)
+
+    @staticmethod
+    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
+        from mem0.vector_stores.qdrant import Qdrant
+
+        return bool(Qdrant._is_datetime_range(range_kwargs))
+
+
+def _qdrant_client(store: Any) -> Any:
+    """The ``QdrantClient`` mem0 2.2.1's Qdrant store holds (``store.client``; no accessor)."""
+    return store.client
+
+
+def qdrant_points(store: Any, filters: dict[str, Any]) -> list[Any]:
+    """Every point of a Qdrant server's store that matches ``filters``, with its payload.
+
+    mem0 2.2.1's ``Qdrant.list`` reads one page with no offset: a full listing pages
+    through its client's ``scroll``, with the filter mem0 searches with.
+    """
+    client, where = _qdrant_client(store), qdrant_filter(filters)
+    points: list[Any] = []
+    offset = None
+    while True:
+        page, offset = client.scroll(
+            collection_name=store.collection_name,
+            scroll_filter=where,
+            limit=_QDRANT_PAGE,
+            offset=offset,
+            with_payload=True,
+            with_vectors=False,
+        )
+        points += page
+        if offset is None:
+            return points
+
+
+def qdrant_count(store: Any, filters: dict[str, Any]) -> int:
+    """How many points of a Qdrant server's store match ``filters`` (mem0 has no count)."""
+    counted = _qdrant_client(store).count(
+        collection_name=store.collection_name, count_filter=qdrant_filter(filters), exact=True
+    )
+    return int(counted.count)
+
+
+def qdrant_close(store: Any) -> None:
+    """Close the client of a Qdrant server's store: mem0 2.2.1 never does, and without it
+    ``QdrantClient.__del__`` prints a traceback at interpreter exit."""
+    _qdrant_client(store).close()
