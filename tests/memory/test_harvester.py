@@ -6,7 +6,7 @@ import pytest
 
 from executive.memory.classify import Rejected
 from executive.memory.harvester import Harvester
-from executive.memory.store.base import Filter, NewMemory
+from executive.memory.store.base import Filter, NewMemory, WriteReceipt
 from tests.memory.faults import FaultyStore
 from tests.memory.payloads import DEFAULTS, partial
 
@@ -176,3 +176,39 @@ def test_near_duplicates_need_the_same_words_not_only_similarity():
     assert not same_words("The cache is warm.", "The cache is not warm.")
     assert not same_words("Rebase first.", "Always rebase first.")
     assert same_words("The worker's mirror (v1.2) is slow.", "worker mirror v1.2 slow")
+
+
+class FirstWriterWins:
+    """Another executive sharing the store writes each lesson first: the store's own unique
+    key then refuses ours and names the memory it holds (as the Postgres store answers)."""
+
+    def __init__(self, real) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
+
+    async def add(self, memory: NewMemory) -> WriteReceipt:
+        theirs = await self._real.add(memory)
+        return WriteReceipt(
+            "DUPLICATE", memory_id=theirs.memory_id, detail={"stored_key": memory.metadata["key"]}
+        )
+
+
+async def test_a_write_the_stores_unique_key_refuses_is_a_skip_naming_the_stored_memory(
+    store, ledger
+):
+    harvester = Harvester(FirstWriterWins(store), ledger, DEFAULTS)
+    summary = await harvester.add([partial("semantic")])
+    (result,) = summary.results
+    (stored,) = await store.list(None)
+    assert (result.ok, result.status, result.memory_id) == (True, "DUPLICATE", stored.id)
+    assert (summary.succeeded, summary.skipped, summary.failed) == (0, 1, 0)
+    skip = ledger_lines(ledger)[-1]
+    assert (skip["status"], skip["memory_id"], skip["stored_key"]) == (
+        "DUPLICATE",
+        stored.id,
+        result.key,
+    )
+    assert "error" not in skip and "ms" in skip
+    assert ledger.state().pending() == []

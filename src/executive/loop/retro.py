@@ -92,36 +92,69 @@ def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retros
     blocked = [e for e in events if e.get("event") == "GOAL_BLOCKED"]
     failed = [e for e in events if e.get("event") == "STEP_FAILED"]
     steps_done = [e for e in events if e.get("event") == "STEP_COMPLETED"]
-
-    outcomes = [
-        f"- completed: {e['bundle']} “{e.get('title', '')}” ({e.get('steps', 1)} step(s))"
-        for e in completed
-    ]
-    outcomes += [
-        f"- blocked: {e['bundle']} “{e.get('title', '')}”: {e.get('reason', '')}" for e in blocked
-    ]
-
     by_signal: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in failed:
         by_signal[str(e.get("signal", "unknown"))].append(e)
-    failures = [
-        f"- `{signal}`: {len(group)} failure(s) in {', '.join(sorted({g['bundle'] for g in group}))} "
-        f"(runs {', '.join(str(g.get('contract_id')) for g in group)})"
-        for signal, group in sorted(by_signal.items(), key=lambda kv: -len(kv[1]))
-    ]
-
     slow = [
         e
         for e in steps_done
         if e.get("estimated_seconds")
         and e.get("duration_seconds", 0) > SLOW_FACTOR * e["estimated_seconds"]
     ]
-    slow_lines = [
-        f"- {e['bundle']} step {e.get('step')} “{e.get('step_title', '')}”: {e['duration_seconds']:.0f}s, "
-        f"expected {e['estimated_seconds']:.0f}s (run {e.get('contract_id')})"
-        for e in slow
+    period_start = (
+        since[:10] if since else (events[0]["ts"][:10] if events else moment.date().isoformat())
+    )
+    return Retrospective(
+        date=moment.date().isoformat(),
+        period=f"{period_start} to {moment.date().isoformat()}",
+        summary=(
+            f"Outcomes: {len(steps_done)} step(s) completed, {len(failed)} failed attempt(s), "
+            f"{len(completed)} bundle(s) completed, {len(blocked)} blocked"
+        ),
+        outcomes=_outcomes(completed, blocked),
+        failures=_failures(by_signal),
+        slow_steps=[
+            f"- {e['bundle']} step {e.get('step')} “{e.get('step_title', '')}”: "
+            f"{e['duration_seconds']:.0f}s, expected {e['estimated_seconds']:.0f}s "
+            f"(run {e.get('contract_id')})"
+            for e in slow
+        ],
+        changes=_changes(steps_done),
+        lessons=[
+            *_failure_lessons(by_signal, steps_done),
+            *_slow_lessons(slow),
+            *_steps_lessons(completed),
+            *_fix_lessons(steps_done),
+            *_rule_lessons(blocked),
+        ],
+    )
+
+
+def _outcomes(completed: list[dict[str, Any]], blocked: list[dict[str, Any]]) -> list[str]:
+    return [
+        *(
+            f"- completed: {e['bundle']} “{e.get('title', '')}” ({e.get('steps', 1)} step(s))"
+            for e in completed
+        ),
+        *(
+            f"- blocked: {e['bundle']} “{e.get('title', '')}”: {e.get('reason', '')}"
+            for e in blocked
+        ),
     ]
 
+
+def _failures(by_signal: dict[str, list[dict[str, Any]]]) -> list[str]:
+    return [
+        f"- `{signal}`: {len(group)} failure(s) in {', '.join(sorted({g['bundle'] for g in group}))} "
+        f"(runs {', '.join(str(g.get('contract_id')) for g in group)})"
+        for signal, group in sorted(by_signal.items(), key=lambda kv: -len(kv[1]))
+    ]
+
+
+def _failure_lessons(
+    by_signal: dict[str, list[dict[str, Any]]], steps_done: list[dict[str, Any]]
+) -> list[Lesson]:
+    """A signal seen twice is a pattern; seen once and passed on a retry, a fact."""
     passed_after = {(e["bundle"], e.get("step")): e for e in steps_done if e.get("attempts", 1) > 1}
     lessons: list[Lesson] = []
     for signal, group in by_signal.items():
@@ -135,66 +168,49 @@ def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retros
         ]
         tail = " and passed on a retry" if recovered else ""
         if len(group) >= 2:
-            lessons.append(
-                Lesson(
-                    "pattern",
-                    scope,
-                    f"{' and '.join(bundles)} failed {len(group)} times with “{signal}”{tail} (runs {runs}).",
-                )
-            )
+            text = f"{' and '.join(bundles)} failed {len(group)} times with “{signal}”{tail} (runs {runs})."
+            lessons.append(Lesson("pattern", scope, text))
         elif recovered:
             step = recovered[0]
-            lessons.append(
-                Lesson(
-                    "fact",
-                    scope,
-                    f"In bundle {bundles[0]}, step {step.get('step')} “{step.get('step_title', '')}” can fail with “{signal}” and pass on a retry (run {runs}).",
-                )
+            text = (
+                f"In bundle {bundles[0]}, step {step.get('step')} “{step.get('step_title', '')}” "
+                f"can fail with “{signal}” and pass on a retry (run {runs})."
             )
-    for e in slow:
-        lessons.append(
-            Lesson(
-                "fact",
-                e["bundle"],
-                f"Step {e.get('step')} “{e.get('step_title', '')}” of bundle {e['bundle']} takes about {e['duration_seconds']:.0f}s, over twice its {e['estimated_seconds']:.0f}s estimate.",
-            )
+            lessons.append(Lesson("fact", scope, text))
+    return lessons
+
+
+def _slow_lessons(slow: list[dict[str, Any]]) -> list[Lesson]:
+    return [
+        Lesson(
+            "fact",
+            e["bundle"],
+            f"Step {e.get('step')} “{e.get('step_title', '')}” of bundle {e['bundle']} takes about {e['duration_seconds']:.0f}s, over twice its {e['estimated_seconds']:.0f}s estimate.",
         )
+        for e in slow
+    ]
+
+
+def _steps_lessons(completed: list[dict[str, Any]]) -> list[Lesson]:
+    lessons = []
     for e in completed:
         titles = e.get("step_titles") or []
         if len(titles) > 1:
             ordered = "; ".join(f"{i}. {t}" for i, t in enumerate(titles, 1))
-            lessons.append(
-                Lesson(
-                    "steps",
-                    e["bundle"],
-                    f"To complete “{e.get('title', '')}” (bundle {e['bundle']}): {ordered}.",
-                )
-            )
-    lessons += _fix_lessons(steps_done)
-    for e in blocked:
-        lessons.append(
-            Lesson(
-                "rule",
-                "_global",
-                f"Consider a rule for bundles like {e['bundle']}: it was blocked after {e.get('attempts', '?')} attempts ({e.get('reason', '')}).",
-            )
+            text = f"To complete “{e.get('title', '')}” (bundle {e['bundle']}): {ordered}."
+            lessons.append(Lesson("steps", e["bundle"], text))
+    return lessons
+
+
+def _rule_lessons(blocked: list[dict[str, Any]]) -> list[Lesson]:
+    return [
+        Lesson(
+            "rule",
+            "_global",
+            f"Consider a rule for bundles like {e['bundle']}: it was blocked after {e.get('attempts', '?')} attempts ({e.get('reason', '')}).",
         )
-    period_start = (
-        since[:10] if since else (events[0]["ts"][:10] if events else moment.date().isoformat())
-    )
-    return Retrospective(
-        date=moment.date().isoformat(),
-        period=f"{period_start} to {moment.date().isoformat()}",
-        summary=(
-            f"Outcomes: {len(steps_done)} step(s) completed, {len(failed)} failed attempt(s), "
-            f"{len(completed)} bundle(s) completed, {len(blocked)} blocked"
-        ),
-        outcomes=outcomes,
-        failures=failures,
-        slow_steps=slow_lines,
-        changes=_changes(steps_done),
-        lessons=lessons,
-    )
+        for e in blocked
+    ]
 
 
 def _fix_lessons(steps_done: list[dict[str, Any]]) -> list[Lesson]:

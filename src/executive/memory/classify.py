@@ -202,17 +202,7 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
         Rejection(f"metadata.{field_name(k)}", "unknown field")
         for k in _unknown(meta, METADATA_FIELDS)
     ]
-    version = meta.get("schema_version")
-    if _blank(version):
-        out.append(Rejection("metadata.schema_version", "is required"))
-    elif not SCHEMA_VERSION_PATTERN.fullmatch(version):
-        out.append(
-            Rejection("metadata.schema_version", f"{show(version)} is not MAJOR.MINOR.PATCH")
-        )
-    elif version.split(".")[0] != SUPPORTED_SCHEMA_MAJOR:
-        out.append(
-            Rejection("metadata.schema_version", f"major version must be {SUPPORTED_SCHEMA_MAJOR}")
-        )
+    out += _schema_version(meta.get("schema_version"))
     _enum(out, meta, "env", Env)
     _enum(out, meta, "type", MemoryType)
     _enum(out, meta, "category", Category)
@@ -220,6 +210,33 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
     _enum(out, meta, "trigger", Trigger)
     _enum(out, meta, "actor", Actor)
     out += _confidence(meta)
+    out += _names(meta)
+    out += _worker_vendor(meta)
+    out += _source(meta.get("source"))
+    out += _harvest_run(meta.get("harvest_run"), raw.get("run_id"))
+    _enum(out, meta, "outcome", Outcome, required=False)
+    out += _tags(meta.get("tags"))
+    for name in ("files", "outdated_files"):
+        out += _paths(name, meta.get(name))
+    out += _lifetime(meta)
+    return out + _identity(meta, raw)
+
+
+def _schema_version(version: Any) -> list[Rejection]:
+    if _blank(version):
+        return [Rejection("metadata.schema_version", "is required")]
+    if not SCHEMA_VERSION_PATTERN.fullmatch(version):
+        return [Rejection("metadata.schema_version", f"{show(version)} is not MAJOR.MINOR.PATCH")]
+    if version.split(".")[0] != SUPPORTED_SCHEMA_MAJOR:
+        return [
+            Rejection("metadata.schema_version", f"major version must be {SUPPORTED_SCHEMA_MAJOR}")
+        ]
+    return []
+
+
+def _names(meta: dict[str, Any]) -> list[Rejection]:
+    """The cohort and the executive that wrote it, when present."""
+    out: list[Rejection] = []
     if "cohort" in meta:
         if _blank(meta["cohort"]):
             out.append(Rejection("metadata.cohort", "must be a non-empty string when present"))
@@ -239,22 +256,24 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
             pattern=USER_ID,
             what="a name (letters, digits, '.', '_' or '-')",
         )
-    out += _worker_vendor(meta)
-    if _blank(meta.get("source")):
-        out.append(Rejection("metadata.source", "must name the repository path the fact came from"))
-    else:
-        out += _string(
-            "metadata.source",
-            meta["source"],
-            limit=MAX_SOURCE_CHARS,
-            pattern=SOURCE,
-            what="a path without control characters",
-        )
-    out += _harvest_run(meta.get("harvest_run"), raw.get("run_id"))
-    _enum(out, meta, "outcome", Outcome, required=False)
-    out += _tags(meta.get("tags"))
-    for name in ("files", "outdated_files"):
-        out += _paths(name, meta.get(name))
+    return out
+
+
+def _source(source: Any) -> list[Rejection]:
+    if _blank(source):
+        return [Rejection("metadata.source", "must name the repository path the fact came from")]
+    return _string(
+        "metadata.source",
+        source,
+        limit=MAX_SOURCE_CHARS,
+        pattern=SOURCE,
+        what="a path without control characters",
+    )
+
+
+def _lifetime(meta: dict[str, Any]) -> list[Rejection]:
+    """The run that outdated it and when it expires, when present."""
+    out: list[Rejection] = []
     if "outdated_by" in meta:
         out += _run_id("metadata.outdated_by", meta["outdated_by"])
     expires = meta.get("expires_at")
@@ -265,6 +284,12 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
                 "must be a real ISO datetime, YYYY-MM-DDTHH:MM:SS[.ffffff][Z|±HH:MM]",
             )
         )
+    return out
+
+
+def _identity(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
+    """The content key, and immutability where it must hold."""
+    out: list[Rejection] = []
     key = meta.get("key")
     if not isinstance(key, str) or not CONTENT_KEY.fullmatch(key):
         out.append(Rejection("metadata.key", "must be a 32-hex-digit content key"))

@@ -146,24 +146,11 @@ class Harvester:
         created_at: str | None = None,
     ) -> WriteResult:
         """One validated payload: deduplicate, ledger, send, confirm, ledger."""
-        meta = payload.metadata
-        base = {
-            "key": payload.key,
-            "type": str(meta.type),
-            "app_id": payload.app_id,
-            "source": meta.source,
-            "harvest_run": meta.harvest_run,
-        }
+        base = _described(payload)
         async with self.gate.shared(), self._key_locks[payload.key]:
             started = time.monotonic()
-            try:
-                duplicate = await self._existing(payload, near_duplicates)
-            except (StoreError, TimeoutError) as exc:
-                duplicate, dedupe_error = None, exc
-            else:
-                dedupe_error = None
-            attempt = L.new_attempt()
-            entry = {"op": "add", "attempt": attempt, "key": payload.key, "actor": actor}
+            duplicate, dedupe_error = await self._duplicate(payload, near_duplicates)
+            entry = {"op": "add", "attempt": L.new_attempt(), "key": payload.key, "actor": actor}
             if duplicate is not None:
                 # A skip, naming what the store holds; the skipped payload is not the memory.
                 await self._record(
@@ -175,44 +162,11 @@ class Harvester:
                     }
                 )
                 return WriteResult(True, L.DUPLICATE, memory_id=duplicate.id, **base)
-            await self._record(
-                {
-                    **entry,
-                    "status": L.PENDING,
-                    "payload": payload.as_dict(),
-                    "created_at": created_at,
-                }
-            )
-            if dedupe_error is not None:
-                receipt = WriteReceipt(
-                    "ERROR", error=f"store unreachable before the write: {dedupe_error}"
-                )
-            else:
-                receipt = await self._send(payload, created_at)
+            receipt = await self._attempt(payload, entry, created_at, dedupe_error)
             ms = round((time.monotonic() - started) * 1000)
-            if receipt.status == L.DUPLICATE:
-                # The store's own unique key refused it: another writer (another executive
-                # sharing the store) stored this lesson first. A skip, as above.
-                await self._record(
-                    {
-                        **entry,
-                        "status": L.DUPLICATE,
-                        "memory_id": receipt.memory_id,
-                        "stored_key": receipt.detail.get("stored_key", payload.key),
-                        "ms": ms,
-                    }
-                )
-                return WriteResult(True, L.DUPLICATE, memory_id=receipt.memory_id, ms=ms, **base)
-            await self._record(
-                {
-                    **entry,
-                    "status": receipt.status,
-                    "memory_id": receipt.memory_id,
-                    "event_id": receipt.event_id,
-                    "ms": ms,
-                    "error": receipt.error,
-                }
-            )
+            await self._record(_outcome(entry, payload, receipt, ms))
+        if receipt.status == L.DUPLICATE:
+            return WriteResult(True, L.DUPLICATE, memory_id=receipt.memory_id, ms=ms, **base)
         if not receipt.confirmed:
             log.warning(
                 "harvest.unconfirmed", key=payload.key, status=receipt.status, error=receipt.error
@@ -226,6 +180,32 @@ class Harvester:
             error=receipt.error,
             **base,
         )
+
+    async def _duplicate(
+        self, payload: Payload, near_duplicates: bool
+    ) -> tuple[MemoryRecord | None, StoreError | TimeoutError | None]:
+        """The stored memory this payload repeats, or why the store could not say."""
+        try:
+            return await self._existing(payload, near_duplicates), None
+        except (StoreError, TimeoutError) as exc:
+            return None, exc
+
+    async def _attempt(
+        self,
+        payload: Payload,
+        entry: dict[str, Any],
+        created_at: str | None,
+        dedupe_error: StoreError | TimeoutError | None,
+    ) -> WriteReceipt:
+        """Ledger the write as pending, then send it (unless the store was unreachable)."""
+        await self._record(
+            {**entry, "status": L.PENDING, "payload": payload.as_dict(), "created_at": created_at}
+        )
+        if dedupe_error is not None:
+            return WriteReceipt(
+                "ERROR", error=f"store unreachable before the write: {dedupe_error}"
+            )
+        return await self._send(payload, created_at)
 
     async def _send(self, payload: Payload, created_at: str | None) -> WriteReceipt:
         scope = {"user_id": payload.user_id, "agent_id": payload.agent_id, "run_id": payload.run_id}
@@ -390,3 +370,39 @@ def _user_of(state: L.KeyState, defaults: Defaults) -> str | None:
     if state.payload and isinstance(state.payload.get("user_id"), str):
         return state.payload["user_id"]
     return defaults.user_id
+
+
+def _described(payload: Payload) -> dict[str, Any]:
+    """What every write result says about its payload."""
+    meta = payload.metadata
+    return {
+        "key": payload.key,
+        "type": str(meta.type),
+        "app_id": payload.app_id,
+        "source": meta.source,
+        "harvest_run": meta.harvest_run,
+    }
+
+
+def _outcome(
+    entry: dict[str, Any], payload: Payload, receipt: WriteReceipt, ms: int
+) -> dict[str, Any]:
+    """The ledger's record of what the store answered."""
+    if receipt.status == L.DUPLICATE:
+        # The store's own unique key refused it: another writer (another executive sharing
+        # the store) stored this lesson first. A skip, naming what the store holds.
+        return {
+            **entry,
+            "status": L.DUPLICATE,
+            "memory_id": receipt.memory_id,
+            "stored_key": receipt.detail.get("stored_key", payload.key),
+            "ms": ms,
+        }
+    return {
+        **entry,
+        "status": receipt.status,
+        "memory_id": receipt.memory_id,
+        "event_id": receipt.event_id,
+        "ms": ms,
+        "error": receipt.error,
+    }

@@ -33,16 +33,23 @@ The algorithm and its measurements are in the README (benchmarks) and ``bench/re
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from executive.memory import about
 from executive.memory.lexical import SampleStats, best_first, term_counts
-from executive.memory.pack import entry_tokens
 from executive.memory.ranking import admissible, rank_bonus
-from executive.memory.refine import focus_sentence, refinement, ubiquitous
+from executive.memory.reading import (
+    MAX_QUESTIONS,
+    MIN_QUESTIONS,
+    Hop,
+    ReaderConfig,
+    ReadRequest,
+    ReadResult,
+    ReadState,
+    Scope,
+)
+from executive.memory.refine import refinement
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -55,110 +62,16 @@ from executive.memory.store.base import (
 from executive.memory.taxonomy import AGENT_ID
 from executive.memory.words import terms
 
-MAX_QUESTIONS = 8
-MIN_QUESTIONS = 3
-
-
-@dataclass(frozen=True)
-class ReaderConfig:
-    # Flat in every sweep (0.1-0.3 all equal): a word in more than this share of the
-    # scope's memories (and in at least ``ubiquitous_min``) discriminates nothing.
-    ubiquitous_share: float = 0.2
-    ubiquitous_min: int = 5
-    w_question: float = 1.0
-    w_angle: float = 0.7  # the plan's other angles
-    w_lexical: float = 1.0
-    w_focus: float = 1.0
-    w_focus_entity: float = 0.5  # focus hits that still name the dropped words
-    w_refine: float = 0.5  # refinements add candidates; they must not outvote the question
-    rrf_k: int = 30
-    first_k: int = 100  # alone, one question's hits fill a 2,000-token pack
-    hop_k: int = 50
-    corroborate_k: int = 20
-    stable_top: int = 10
-    seed_terms: int = 4
-    limit: int = 100
-
-
-@dataclass(frozen=True)
-class Scope:
-    """One separate search: an app scope and, optionally, types."""
-
-    name: str
-    app_ids: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ReadRequest:
-    topic: str  # what the consumer is about to do, in a few words (for the trace)
-    questions: tuple[str, ...]  # the planned questions, best angle first
-    scopes: tuple[Scope, ...]
-    identifiers: tuple[str, ...] = ()  # literal ids the questions already name
-    # Asked last, whatever the stop rules said, each of the named scopes only: a question
-    # that matters in one scope (the rules that apply: global) but is noise in the others.
-    closing: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    env: str | None = "prod"
-    # Enough to stop: this many corroborated memories (the original's "three relevant")...
-    enough: int | None = 3
-    # ...or, for a consumer that wants a full budget, corroborated memories filling it,
-    # each costing what ``entry_cost`` says (the pack's own count unless the consumer has
-    # its own yardstick, as a benchmark does).
-    fill_tokens: int | None = None
-    entry_cost: Callable[[MemoryRecord], int] = entry_tokens
-    # Files the consumer's work names: the project's memories about files beside them
-    # (the same folder) get a question of their own after the first.
-    paths: tuple[str, ...] = ()
-
-
-@dataclass
-class Hop:
-    question: str
-    why: str
-    refined: bool
-    returned: dict[str, list[tuple[str, float]]]  # scope name -> [(id, score)]
-    new: int
-    ms: float
-
-
-@dataclass
-class ReadResult:
-    memories: list[MemoryRecord]  # best first; admissible only
-    hops: list[Hop] = field(default_factory=list)
-    lexical: list[dict[str, object]] = field(default_factory=list)
-    relevant: set[str] = field(default_factory=set)  # corroborated by two passes
-    # Each returned memory's fused score as a share of the best one's (1.0 for the best):
-    # how strongly every pass together points at it, whatever the store's scores.
-    strength: dict[str, float] = field(default_factory=dict)
-    stop_reason: str = ""
-    searches: int = 0
-    ms: float = 0.0
-
-    @property
-    def questions(self) -> list[str]:
-        return [hop.question for hop in self.hops]
-
-    def trace(self) -> dict[str, object]:
-        return {
-            "questions": [
-                {
-                    "question": h.question,
-                    "why": h.why,
-                    "refined": h.refined,
-                    "returned": {
-                        s: [[i, round(sc, 3)] for i, sc in r[:10]] for s, r in h.returned.items()
-                    },
-                    "new": h.new,
-                    "ms": round(h.ms, 1),
-                }
-                for h in self.hops
-            ],
-            "lexical": self.lexical,
-            "stop_reason": self.stop_reason,
-            "searches": self.searches,
-            "memories": [m.id for m in self.memories[:20]],
-            "ms": round(self.ms, 1),
-        }
+# The public face of reading: what a consumer builds a request from and gets back.
+__all__ = [
+    "MAX_QUESTIONS",
+    "ReadRequest",
+    "ReadResult",
+    "Reader",
+    "ReaderConfig",
+    "Scope",
+    "scope_names",
+]
 
 
 class Reader:
@@ -195,184 +108,194 @@ class Reader:
         return await words(self._view, wheres, self._floor, now)
 
     async def read(self, request: ReadRequest) -> ReadResult:
-        cfg = self._config
         started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
-        planned = list(dict.fromkeys(q for q in request.questions if q.strip()))[:MAX_QUESTIONS]
-        first = planned[0] if planned else request.topic
-        closing = list(request.closing)[: MAX_QUESTIONS - 1]
         index = await self._index(request, now)
-        stats: Words | SampleStats = index if index is not None else SampleStats()
-        seen: dict[str, MemoryRecord] = {}
-        best_score: dict[str, float] = {}
-        # Weighted reciprocal-rank fusion, summed as each pass comes in: every memory's
-        # shares add up in pass order, as a sum over all passes at the end would.
-        fusion: defaultdict[str, float] = defaultdict(float)
-        tops: list[set[str]] = []
-        result = ReadResult(memories=[])
-
-        def fuse(ids: list[str], weight: float) -> None:
-            for position, memory_id in enumerate(ids):
-                fusion[memory_id] += weight / (cfg.rrf_k + position + 1)
-            tops.append(set(ids[: cfg.corroborate_k]))
-
-        async def dense(
-            question: str,
-            k: int,
-            weight: float,
-            why: str,
-            refined: bool,
-            scopes: tuple[Scope, ...] = request.scopes,
-        ) -> list[str]:
-            hop_started = time.perf_counter()
-            returned: dict[str, list[tuple[str, float]]] = {}
-            merged: dict[str, MemoryRecord] = {}
-            # One call for every scope: the question is embedded once.
-            wheres = [self._where(scope, request.env) for scope in scopes]
-            answers = await search_scopes(self._view, question, wheres, k)
-            for scope, answer in zip(scopes, answers, strict=True):
-                found = [r for r in answer if admissible(r, self._floor, now)]
-                returned[scope.name] = [(r.id, r.score or 0.0) for r in found]
-                for r in found:
-                    if r.id not in merged or (r.score or 0) > (merged[r.id].score or 0):
-                        merged[r.id] = r
-            batch = sorted(merged.values(), key=lambda r: (-(r.score or 0.0), r.id))
-            if isinstance(stats, SampleStats):
-                stats.add(batch)
-            new = 0
-            for r in batch:
-                new += r.id not in best_score
-                seen.setdefault(r.id, r)
-                best_score[r.id] = max(best_score.get(r.id, -1.0), r.score or 0.0)
-            ids = [r.id for r in batch]
-            fuse(ids, weight)
-            result.searches += len(scopes)
-            result.hops.append(
-                Hop(
-                    question,
-                    why,
-                    refined,
-                    returned,
-                    new,
-                    (time.perf_counter() - hop_started) * 1000,
-                )
-            )
-            return ids
-
-        def lexical(
-            query_terms: list[str], k: int, weight: float, boost: dict[str, float] | None = None
-        ) -> None:
-            if index is None or not query_terms:
-                return
-            ids = index.search(query_terms, k, boost)
-            for memory_id in ids:
-                if memory_id not in seen and (found := index.get(memory_id)) is not None:
-                    seen[memory_id] = found
-            fuse(ids, weight)
-            result.lexical.append({"terms": list(dict.fromkeys(query_terms)), "hits": len(ids)})
-
-        first_terms = terms(first)
-        queue: list[tuple[str, float, str]] = [(first, cfg.w_question, "the question")]
-        focus = focus_sentence(first, stats, cfg.ubiquitous_share, cfg.ubiquitous_min)
-        dropped = [
-            t
-            for t in dict.fromkeys(first_terms)
-            if ubiquitous(stats, t, cfg.ubiquitous_share, cfg.ubiquitous_min)
-        ]
-        queue += [(q, cfg.w_angle, "a planned angle") for q in planned[1:]]
-        focused = bool(dropped and terms(focus))
+        state = ReadState.start(request, now, index, self._config)
         # Every question that depends on no answer, embedded in one batch.
-        await prepare(
-            self._view,
-            [first, *([focus] if focused else []), *planned[1:], *(q for q, _ in closing)],
+        await prepare(self._view, state.questions.unanswered())
+        await self._ask(state)
+        await self._close(state)
+        return self._finish(state, started)
+
+    async def _ask(self, state: ReadState) -> None:
+        """The planned questions, the focus sentence and refinements, until a stop rule."""
+        while state.asked < MAX_QUESTIONS - len(state.questions.closing):
+            if state.queue:
+                await self._ask_planned(state, *state.queue.pop(0))
+            elif not await self._ask_refined(state):
+                state.result.stop_reason = "no more questions: nothing new to ask about"
+                return
+            state.asked += 1
+            if state.asked == 1 and state.request.paths:
+                self._queue_files(state)
+            stable = state.settle(self._config.stable_top)
+            if state.asked < MIN_QUESTIONS:
+                continue
+            reason = _stop_reason(state, stable)
+            if reason is not None:
+                state.result.stop_reason = reason
+                return
+        state.result.stop_reason = f"asked {state.asked} questions"
+
+    async def _ask_planned(self, state: ReadState, question: str, weight: float, why: str) -> None:
+        cfg = self._config
+        await self._dense(state, question, cfg.first_k, weight, why, refined=False)
+        self._lexical(state, terms(question), cfg.first_k, cfg.w_lexical * weight)
+        if state.asked == 0 and state.questions.focused:
+            # The focus sentence goes second: the stop rules wait for three questions.
+            await self._ask_focus(state)
+
+    async def _ask_focus(self, state: ReadState) -> None:
+        """The focus sentence; its hits that still name the dropped words count again."""
+        cfg = self._config
+        dropped = state.questions.dropped
+        found = await self._dense(
+            state,
+            state.questions.focus,
+            cfg.first_k,
+            cfg.w_focus,
+            f"focus: without {', '.join(dropped)}",
+            refined=False,
+        )
+        state.asked += 1
+        need = set(dropped)
+        entity = [m for m in found if need.issubset(term_counts(state.seen[m].text))]
+        state.fuse(entity, cfg.w_focus_entity, cfg)
+        state.result.lexical.append(
+            {"terms": sorted(need), "hits": len(entity), "of": "focus hits"}
         )
 
-        asked = 0
-        used_terms = set(first_terms) | {t for q in planned for t in terms(q)}
-        used_seeds: set[str] = set()
-        previous_top: set[str] | None = None
-        while asked < MAX_QUESTIONS - len(closing):
-            if queue:
-                question, weight, why = queue.pop(0)
-                await dense(question, cfg.first_k, weight, why, refined=False)
-                lexical(terms(question), cfg.first_k, cfg.w_lexical * weight)
-                if asked == 0 and focused:
-                    # The focus sentence goes second: the stop rules wait for three questions.
-                    found = await dense(
-                        focus,
-                        cfg.first_k,
-                        cfg.w_focus,
-                        f"focus: without {', '.join(dropped)}",
-                        refined=False,
-                    )
-                    asked += 1
-                    need = set(dropped)
-                    entity = [m for m in found if need.issubset(term_counts(seen[m].text))]
-                    fuse(entity, cfg.w_focus_entity)
-                    result.lexical.append(
-                        {"terms": sorted(need), "hits": len(entity), "of": "focus hits"}
-                    )
-            else:
-                ranking = best_first(fusion)
-                seed, picked = refinement(ranking, seen, stats, used_seeds, used_terms, cfg)
-                if seed is None:
-                    result.stop_reason = "no more questions: nothing new to ask about"
-                    break
-                new_terms = [t for _, t in picked]
-                used_terms.update(new_terms)
-                base = (focus if terms(focus) else first).rstrip(" ?.")
-                question = f"{base}, in connection with {', '.join(s for s, _ in picked)}?"
-                await dense(
-                    question,
-                    cfg.hop_k,
-                    cfg.w_refine,
-                    f"refined from memory {seed[:8]}",
-                    refined=True,
-                )
-                lexical(
-                    first_terms + new_terms, cfg.hop_k, cfg.w_refine, dict.fromkeys(new_terms, 0.5)
-                )
-            asked += 1
-            if asked == 1 and request.paths:
-                pool = index.records() if index is not None else seen.values()
-                neighbours = about.near(request.paths, pool)
-                if neighbours:
-                    queue.append(
-                        (about.files_question(neighbours), cfg.w_angle, "files beside named ones")
-                    )
-            ranking = best_first(fusion)
-            top = set(ranking[: cfg.stable_top])
-            stable, previous_top = top == previous_top, top
-            if asked < MIN_QUESTIONS:
-                continue
-            votes = Counter(m for s in tops for m in s)
-            corroborated = [m for m, v in votes.items() if v >= 2]
-            if request.enough is not None and len(corroborated) >= request.enough:
-                result.stop_reason = (
-                    f"{len(corroborated)} distinct relevant memories above the floor"
-                )
-                break
-            if (
-                request.fill_tokens is not None
-                and sum(request.entry_cost(seen[m]) for m in corroborated) >= request.fill_tokens
-            ):
-                result.stop_reason = f"relevant memories fill {request.fill_tokens} tokens"
-                break
-            if stable:
-                result.stop_reason = "the top results stopped changing"
-                break
-        if not result.stop_reason:
-            result.stop_reason = f"asked {asked} questions"
-        for question, names in closing:
-            scopes = tuple(s for s in request.scopes if s.name in names)
+    async def _ask_refined(self, state: ReadState) -> bool:
+        """The next refinement, or False when no memory has a new word to lend."""
+        cfg = self._config
+        ranking = best_first(state.fusion)
+        seed, picked = refinement(
+            ranking, state.seen, state.stats, state.used_seeds, state.used_terms, cfg
+        )
+        if seed is None:
+            return False
+        new_terms = [t for _, t in picked]
+        state.used_terms.update(new_terms)
+        questions = state.questions
+        base = (questions.focus if terms(questions.focus) else questions.first).rstrip(" ?.")
+        question = f"{base}, in connection with {', '.join(s for s, _ in picked)}?"
+        why = f"refined from memory {seed[:8]}"
+        await self._dense(state, question, cfg.hop_k, cfg.w_refine, why, refined=True)
+        boost = dict.fromkeys(new_terms, 0.5)
+        self._lexical(state, questions.first_terms + new_terms, cfg.hop_k, cfg.w_refine, boost)
+        return True
+
+    def _queue_files(self, state: ReadState) -> None:
+        """A question about the files beside the ones the consumer's work names."""
+        pool = state.index.records() if state.index is not None else state.seen.values()
+        neighbours = about.near(state.request.paths, pool)
+        if neighbours:
+            state.queue.append(
+                (about.files_question(neighbours), self._config.w_angle, "files beside named ones")
+            )
+
+    async def _close(self, state: ReadState) -> None:
+        """The consumer's closing questions, each of its named scopes only."""
+        for question, names in state.questions.closing:
+            scopes = tuple(s for s in state.request.scopes if s.name in names)
             if scopes:
-                await dense(question, cfg.first_k, cfg.w_angle, "closing", False, scopes)
-        result.relevant = {m for m, v in Counter(m for s in tops for m in s).items() if v >= 2}
-        result.memories = _rank(fusion, seen, best_score, now, cfg.limit)
-        top = max(fusion.values(), default=1.0) or 1.0
-        result.strength = {m.id: fusion[m.id] / top for m in result.memories}
+                await self._dense(
+                    state,
+                    question,
+                    self._config.first_k,
+                    self._config.w_angle,
+                    "closing",
+                    False,
+                    scopes,
+                )
+
+    def _finish(self, state: ReadState, started: float) -> ReadResult:
+        result = state.result
+        result.relevant = set(state.corroborated())
+        result.memories = _rank(
+            state.fusion, state.seen, state.best_score, state.now, self._config.limit
+        )
+        top = max(state.fusion.values(), default=1.0) or 1.0
+        result.strength = {m.id: state.fusion[m.id] / top for m in result.memories}
         result.ms = (time.perf_counter() - started) * 1000
         return result
+
+    async def _dense(
+        self,
+        state: ReadState,
+        question: str,
+        k: int,
+        weight: float,
+        why: str,
+        refined: bool,
+        scopes: tuple[Scope, ...] | None = None,
+    ) -> list[str]:
+        """One similarity search of every scope (the question embedded once), fused."""
+        hop_started = time.perf_counter()
+        scopes = state.request.scopes if scopes is None else scopes
+        wheres = [self._where(scope, state.request.env) for scope in scopes]
+        answers = await search_scopes(self._view, question, wheres, k)
+        returned, batch = _merge(scopes, answers, self._floor, state.now)
+        if isinstance(state.stats, SampleStats):
+            state.stats.add(batch)
+        new = state.found(batch)
+        ids = [r.id for r in batch]
+        state.fuse(ids, weight, self._config)
+        state.result.searches += len(scopes)
+        ms = (time.perf_counter() - hop_started) * 1000
+        state.result.hops.append(Hop(question, why, refined, returned, new, ms))
+        return ids
+
+    def _lexical(
+        self,
+        state: ReadState,
+        query_terms: list[str],
+        k: int,
+        weight: float,
+        boost: dict[str, float] | None = None,
+    ) -> None:
+        """One BM25 pass over the store's word index (no store call), fused."""
+        index = state.index
+        if index is None or not query_terms:
+            return
+        ids = index.search(query_terms, k, boost)
+        for memory_id in ids:
+            if memory_id not in state.seen and (found := index.get(memory_id)) is not None:
+                state.seen[memory_id] = found
+        state.fuse(ids, weight, self._config)
+        state.result.lexical.append({"terms": list(dict.fromkeys(query_terms)), "hits": len(ids)})
+
+
+def _stop_reason(state: ReadState, stable: bool) -> str | None:
+    """Why to stop asking after this question, or None to go on."""
+    request = state.request
+    corroborated = state.corroborated()
+    if request.enough is not None and len(corroborated) >= request.enough:
+        return f"{len(corroborated)} distinct relevant memories above the floor"
+    if (
+        request.fill_tokens is not None
+        and sum(request.entry_cost(state.seen[m]) for m in corroborated) >= request.fill_tokens
+    ):
+        return f"relevant memories fill {request.fill_tokens} tokens"
+    if stable:
+        return "the top results stopped changing"
+    return None
+
+
+def _merge(
+    scopes: Sequence[Scope], answers: list[list[MemoryRecord]], floor: float, now: datetime
+) -> tuple[dict[str, list[tuple[str, float]]], list[MemoryRecord]]:
+    """Each scope's admissible hits (for the trace) and all of them merged, best first."""
+    returned: dict[str, list[tuple[str, float]]] = {}
+    merged: dict[str, MemoryRecord] = {}
+    for scope, answer in zip(scopes, answers, strict=True):
+        found = [r for r in answer if admissible(r, floor, now)]
+        returned[scope.name] = [(r.id, r.score or 0.0) for r in found]
+        for r in found:
+            if r.id not in merged or (r.score or 0) > (merged[r.id].score or 0):
+                merged[r.id] = r
+    return returned, sorted(merged.values(), key=lambda r: (-(r.score or 0.0), r.id))
 
 
 def _rank(

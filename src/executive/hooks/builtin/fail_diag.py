@@ -8,11 +8,12 @@ pattern was already on record (it came back) or the retries are nearly spent.
 from __future__ import annotations
 
 from executive.hooks.builtin.summary import harvest_summary
-from executive.hooks.context import FailDiagContext
+from executive.hooks.context import FailDiagContext, PriorAttempt
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory import plan, synthesis
-from executive.memory.store.base import Filter
+from executive.memory.reader import ReadRequest, ReadResult
+from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES, WorkerVendor
 from executive.workers.experience import Experience, listed
 from executive.workers.shell import error_line
@@ -65,10 +66,37 @@ def tried_files(ctx: FailDiagContext) -> list[str]:
 
 
 async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
-    item, failure = ctx.work_item, ctx.failure_signals
+    failure = ctx.failure_signals
     signal = failure.signal or root_signal(failure.last_error)
     tag = signal_tag(signal)
-    request = plan.for_failure(
+    result = await (await tools.reader()).read(_request(ctx, signal))
+    recorded, fixed_before = await _on_record(ctx, tools, tag)
+    same = [p for p in ctx.prior_attempts if (p.signal or root_signal(p.error)) == signal]
+    escalate = bool(recorded) or failure.attempts >= ctx.max_retries - NEAR_LIMIT
+    written_note = None
+    if len(same) >= SAME_SIGNAL_BEFORE and not recorded:
+        written_note = await _remember_pattern(ctx, tools, signal, tag, same)
+    body = _diagnosis(ctx, signal, same, recorded, escalate)
+    body += tried(ctx)
+    body += _advice(fixed_before, result)
+    body += _strategy(escalate, same)
+    text = synthesis.render("failure diagnosis", result, body)
+    if written_note is not None:
+        text += "\n" + written_note
+    return EngineOutput(
+        text,
+        details={
+            "escalate": escalate,
+            "signal": signal,
+            "same_signal": len(same),
+            "trace": result.trace(),
+        },
+    )
+
+
+def _request(ctx: FailDiagContext, signal: str) -> ReadRequest:
+    item, failure = ctx.work_item, ctx.failure_signals
+    return plan.for_failure(
         title=item.title,
         slug=item.bundle_slug,
         app_id=item.app_id,
@@ -78,12 +106,18 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
         last_error=failure.last_error,
         signal=signal,
     )
-    result = await (await tools.reader()).read(request)
+
+
+async def _on_record(
+    ctx: FailDiagContext, tools: HookTools, tag: str
+) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+    """The pattern memory already holds for this signal, and what fixed it before."""
+    app_id = ctx.work_item.app_id
     view = await tools.view()
     recorded = await view.list(
         Filter(
             user_id=tools.user_id,
-            app_ids=(item.app_id,),
+            app_ids=(app_id,),
             types=("reflective",),
             metadata=(("tags", tag),),
         )
@@ -92,46 +126,59 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
     fixed_before = await view.list(
         Filter(
             user_id=tools.user_id,
-            app_ids=(item.app_id, GLOBAL_APP),
+            app_ids=(app_id, GLOBAL_APP),
             types=("procedural",),
             metadata=(("tags", tag),),
         )
     )
-    same = [p for p in ctx.prior_attempts if (p.signal or root_signal(p.error)) == signal]
-    escalate = bool(recorded) or failure.attempts >= ctx.max_retries - NEAR_LIMIT
+    return recorded, fixed_before
 
-    written_note = []
-    if len(same) >= SAME_SIGNAL_BEFORE and not recorded:
-        runs = [p.run_id for p in same]
-        vendor = ctx.vendor if ctx.vendor in {v.value for v in WorkerVendor} else None
-        await tools.add(
-            [
-                {
-                    "text": (
-                        f"Bundle {item.bundle_slug} keeps failing at step {ctx.current_step.number} "
-                        f"“{ctx.current_step.title}” with the same root signal “{signal}”: runs "
-                        f"{', '.join(runs)} and attempt {failure.attempts} ({len(same) + 1} failures). "
-                        "Treat it as a known failure mode: fix its cause rather than retrying."
-                    ),
-                    "app_id": item.app_id,
-                    "run_id": ctx.harvest_run,
-                    "metadata": {
-                        "type": "reflective",
-                        "category": "technical",
-                        "importance": "high",
-                        "confidence": 0.8,
-                        "trigger": "failure-diagnosis",
-                        "source": "ledgers/work-ledger.jsonl",
-                        **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
-                        "outcome": "failure",
-                        "tags": ["failure-pattern", tag],
-                        **({"files": files} if (files := tried_files(ctx)) else {}),
-                    },
-                }
-            ]
-        )
-        written_note = [harvest_summary("failure-diagnosis", ctx.harvest_run, tools.summaries)]
 
+async def _remember_pattern(
+    ctx: FailDiagContext, tools: HookTools, signal: str, tag: str, same: list[PriorAttempt]
+) -> str:
+    """Write the failure pattern as one reflective memory; the harvest's summary line."""
+    item, failure = ctx.work_item, ctx.failure_signals
+    runs = [p.run_id for p in same]
+    vendor = ctx.vendor if ctx.vendor in {v.value for v in WorkerVendor} else None
+    await tools.add(
+        [
+            {
+                "text": (
+                    f"Bundle {item.bundle_slug} keeps failing at step {ctx.current_step.number} "
+                    f"“{ctx.current_step.title}” with the same root signal “{signal}”: runs "
+                    f"{', '.join(runs)} and attempt {failure.attempts} ({len(same) + 1} failures). "
+                    "Treat it as a known failure mode: fix its cause rather than retrying."
+                ),
+                "app_id": item.app_id,
+                "run_id": ctx.harvest_run,
+                "metadata": {
+                    "type": "reflective",
+                    "category": "technical",
+                    "importance": "high",
+                    "confidence": 0.8,
+                    "trigger": "failure-diagnosis",
+                    "source": "ledgers/work-ledger.jsonl",
+                    **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
+                    "outcome": "failure",
+                    "tags": ["failure-pattern", tag],
+                    **({"files": files} if (files := tried_files(ctx)) else {}),
+                },
+            }
+        ]
+    )
+    return harvest_summary("failure-diagnosis", ctx.harvest_run, tools.summaries)
+
+
+def _diagnosis(
+    ctx: FailDiagContext,
+    signal: str,
+    same: list[PriorAttempt],
+    recorded: list[MemoryRecord],
+    escalate: bool,
+) -> list[str]:
+    """Which failure this is, how often it came before, and whether memory knew it."""
+    item, failure = ctx.work_item, ctx.failure_signals
     body = [
         f"Failure of bundle {item.bundle_slug} at step {ctx.current_step.number}, attempt "
         f"{failure.attempts} of {ctx.max_retries}; root signal “{signal}”.",
@@ -142,7 +189,12 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
         body.append(
             f"Memory already records this pattern: {', '.join(synthesis.cite(r) for r in recorded)}; it came back."
         )
-    body += tried(ctx)
+    return body
+
+
+def _advice(fixed_before: list[MemoryRecord], result: ReadResult) -> list[str]:
+    """What fixed this failure before, and what else memory says."""
+    body: list[str] = []
     if fixed_before:
         body += [
             "",
@@ -152,7 +204,11 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
         ]
     if result.memories:
         body += ["", "What memory says:", *(synthesis.bullet(m) for m in result.memories[:6])]
-    body += [
+    return body
+
+
+def _strategy(escalate: bool, same: list[PriorAttempt]) -> list[str]:
+    return [
         "",
         "Strategy: "
         + (
@@ -162,15 +218,3 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
         ),
         f"Escalation: {'yes' if escalate else 'no'}",
     ]
-    text = synthesis.render("failure diagnosis", result, body)
-    if written_note:
-        text += "\n" + written_note[0]
-    return EngineOutput(
-        text,
-        details={
-            "escalate": escalate,
-            "signal": signal,
-            "same_signal": len(same),
-            "trace": result.trace(),
-        },
-    )
