@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.hooks.names import SPECS
+from executive.hookspecs import SPECS
 from executive.settings import SettingsError, load_settings, variable_names
 from tests.conftest import run_cli
 

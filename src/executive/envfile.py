@@ -14,19 +14,14 @@ from typing import Any
 
 from pydantic import AliasChoices
 
+from executive.hookspecs import ROLL_OUT, SPECS
 from executive.settings import Settings, variable_names
 
 # Keys in our own namespaces: one of these that names no setting is a typo, not a choice.
 _OURS = re.compile(r"^(V3_|EXECUTIVE_)[A-Z0-9_]*$")
 
-# The original's staged roll-out order: C first (write only, lowest risk), E last.
-_STAGE_ORDER = [
-    "V3_MEM_HOOK_POST_RUN",
-    "V3_MEM_HOOK_PRE_SPAWN",
-    "V3_MEM_HOOK_PRE_WORK",
-    "V3_MEM_HOOK_FAIL_DIAG",
-    "V3_MEM_HOOK_POST_RETRO",
-]
+# The hooks' flags in the original's staged roll-out order (C first, E last).
+_STAGE_ORDER = [SPECS[name].flag for name in ROLL_OUT]
 
 _SECTIONS: list[tuple[str, list[str]]] = [
     (

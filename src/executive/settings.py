@@ -18,7 +18,7 @@ from pydantic_settings import SettingsConfigDict
 
 from executive.config.dashboard import Dashboard
 from executive.config.derived import Derived
-from executive.config.flags import Flag, MemoryGates
+from executive.config.flags import Flag, MemoryGates, MemorySwitches
 from executive.config.limits import WorkerLimits
 from executive.config.rules import Rules
 from executive.config.shared import SharedStore
@@ -26,7 +26,9 @@ from executive.config.sources import SettingsError as SettingsError  # importabl
 from executive.config.sources import Sources, alias
 
 
-class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits):
+class Settings(
+    MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits, MemorySwitches
+):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
     model_config = SettingsConfigDict(
@@ -49,40 +51,7 @@ class Settings(MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, Wor
         description="where workers run, one folder per bundle; never inside the home (default: <home>-outputs beside it)",
     )
 
-    # --- memory: master switch and the five hooks (original names) --------------------------
-    # None means unset: hooks treat it as off, the `executive mem` surface as on (as the
-    # original's runner and CLI did).
-    memory_enabled: Flag | None = Field(
-        None,
-        validation_alias="V3_MEMORY_ENABLED",
-        description="master switch for memory; hooks run only when this is true",
-    )
-    hook_pre_work: Flag = Field(
-        False,
-        validation_alias="V3_MEM_HOOK_PRE_WORK",
-        description="hook A: memory synthesis before work selection (read, audit only)",
-    )
-    hook_pre_spawn: Flag = Field(
-        False,
-        validation_alias="V3_MEM_HOOK_PRE_SPAWN",
-        description="hook B: memory pack appended to every worker's CLAUDE.md (read)",
-    )
-    hook_post_run: Flag = Field(
-        False,
-        validation_alias="V3_MEM_HOOK_POST_RUN",
-        description="hook C: harvest the outcome of a successful run (write)",
-    )
-    hook_fail_diag: Flag = Field(
-        False,
-        validation_alias="V3_MEM_HOOK_FAIL_DIAG",
-        description="hook D: failure diagnosis from the third failure on (read, may write)",
-    )
-    hook_post_retro: Flag = Field(
-        False,
-        validation_alias="V3_MEM_HOOK_POST_RETRO",
-        description="hook E: distil a retrospective into memories (write)",
-    )
-
+    # --- memory (its master switch and the hooks' flags: MemorySwitches, in config/flags.py) ---
     mem0_api_key: SecretStr | None = Field(
         None,
         validation_alias="V3_MEM0_API_KEY",

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from executive.hooks.names import SPECS, HookName
 from executive.hooks.runner import HookEnv, run_memory_hook
+from executive.hookspecs import SPECS, HookName
 from executive.memory.runtime import MemoryRuntime
 from executive.settings import variable_names
 from executive.workspace.ledger import WorkLedger

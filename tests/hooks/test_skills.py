@@ -5,7 +5,7 @@ import re
 import pytest
 
 from executive.hooks import skills
-from executive.hooks.names import SPECS, HookName
+from executive.hookspecs import SPECS, HookName
 from tests.hooks.conftest import fail_diag, post_run, pre_spawn
 
 SENTINEL = "sentinel-7f3a9c"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from executive.hooks.names import HookName
 from executive.hooks.result import HookResult
+from executive.hookspecs import HookName
 from executive.loop import machine, transitions
 from executive.loop.machine import (
     BackOff,

@@ -25,8 +25,8 @@ from pydantic import ValidationError
 from executive.cli.root import app, emit_json, fail, load
 from executive.daemon.status import daemon_pid
 from executive.home import Home
-from executive.hooks.context import CONTEXTS, HookContext, parse_context
-from executive.hooks.names import SPECS, HookName
+from executive.hooks.context import HookContext
+from executive.hookspecs import SPECS, HookName
 from executive.logs import configure_logging
 from executive.settings import Settings
 
@@ -39,10 +39,14 @@ hooks = typer.Typer(
 app.add_typer(hooks, name="hooks")
 
 ENGINES = ("builtin", "claude")
+NAMES = tuple(name.value for name in HookName)
 
 
 def read_context(hook: str, source: str) -> HookContext:
     """The context in ``source`` (a file, or ``-`` for stdin), or exit 2 naming the problem."""
+    # The hooks' code (and the memory it reads) loads only for a run, as in `_run`.
+    from executive.hooks.dispatch import parse_context
+
     try:
         raw = sys.stdin.read() if source == "-" else Path(source).read_text()
     except OSError as exc:
@@ -66,7 +70,7 @@ def read_context(hook: str, source: str) -> HookContext:
 @hooks.command("run")
 def run(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(CONTEXTS)}.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(NAMES)}.")],
     context: Annotated[
         str, typer.Option("--context", help="The hook's context as a JSON file ('-': stdin).")
     ],
@@ -83,8 +87,8 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Run one hook through the runner (gating, time limit, logging) and print its result."""
-    if name not in CONTEXTS:
-        fail(f"unknown hook {name!r}; one of: {', '.join(CONTEXTS)}", code=2)
+    if name not in NAMES:
+        fail(f"unknown hook {name!r}; one of: {', '.join(NAMES)}", code=2)
     if engine is not None and engine not in ENGINES:
         fail(f"unknown engine {engine!r}; one of: {', '.join(ENGINES)}", code=2)
     hook_context = read_context(name, context)

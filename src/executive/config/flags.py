@@ -1,13 +1,19 @@
-"""True/false settings, read by their variable's name, and the one answer to "is memory on?"."""
+"""True/false settings, read by their variable's name, and the one answer to "is memory on?".
+
+The hooks' flags are declared with the hooks (:mod:`executive.hookspecs`); their fields are
+made here from that declaration, so no flag is spelled twice.
+"""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator
+from pydantic import BaseModel, BeforeValidator, Field, create_model
+from pydantic_settings import BaseSettings
 
 from executive.config.sources import aliases
+from executive.hookspecs import SPECS
 
 if TYPE_CHECKING:
     from executive.settings import Settings
@@ -27,6 +33,30 @@ def _parse_flag(value: Any) -> Any:
 
 
 Flag = Annotated[bool, BeforeValidator(_parse_flag)]
+
+
+# The master switch, then one flag per hook (``hook_post_run`` ...), off unless set, each
+# read from the variable its declaration names. A base of the settings of its own, so the
+# configuration reference lists them together.
+MemorySwitches: type[BaseSettings] = create_model(
+    "MemorySwitches",
+    __base__=BaseSettings,
+    __module__=__name__,
+    # None means unset: hooks treat it as off, the `executive mem` surface as on (as the
+    # original's runner and CLI did).
+    memory_enabled=(
+        Flag | None,
+        Field(
+            None,
+            validation_alias="V3_MEMORY_ENABLED",
+            description="master switch for memory; hooks run only when this is true",
+        ),
+    ),
+    **{
+        spec.field: (Flag, Field(False, validation_alias=spec.flag, description=spec.description))
+        for spec in SPECS.values()
+    },
+)
 
 
 @cache

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from executive.home import Home
-from executive.hooks.names import SPECS
+from executive.hookspecs import SPECS
 from executive.memory import snapshot as snapshots
 from executive.memory.ledger import HarvestLedger
 from executive.memory.store.base import Filter, StoreReader

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, Response
 
 import executive
 from executive.dashboard import charts, health, sources
-from executive.hooks.names import HookName
+from executive.hookspecs import HookName
 from executive.memory import plan
 from executive.memory.reader import Reader, Scope
 from executive.memory.store.base import Filter, StoreError

@@ -17,6 +17,7 @@ from typing import Any
 
 from executive.dates import parse_instant
 from executive.home import PRIORITIES, Home
+from executive.hookspecs import HookName
 from executive.memory.ledger import HarvestLedger
 from executive.memory.shared import Member, SharedLedgers, member
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
@@ -106,7 +107,7 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
             (
                 r
                 for r in reversed(observer_runs)
-                if r.hook == "failure-diagnosis" and r.bundle == slug
+                if r.hook == HookName.FAIL_DIAG and r.bundle == slug
             ),
             None,
         )

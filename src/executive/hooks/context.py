@@ -1,11 +1,12 @@
 """What each hook is told: the fields of the original's contexts, as models.
 
-The loop builds these; a person can write one as JSON for ``executive hooks run``.
+The loop builds these; a person can write one as JSON for ``executive hooks run``. Which hook
+is told which is bound in :mod:`executive.hooks.dispatch`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -146,19 +147,6 @@ class PostRetroContext(_Model):
 
 
 HookContext = PreWorkContext | PreSpawnContext | PostRunContext | FailDiagContext | PostRetroContext
-
-CONTEXTS: dict[str, type[_Model]] = {
-    "pre-work-selection": PreWorkContext,
-    "pre-spawn-pack": PreSpawnContext,
-    "post-run-harvest": PostRunContext,
-    "failure-diagnosis": FailDiagContext,
-    "post-retro-harvest": PostRetroContext,
-}
-
-
-def parse_context(hook: str, data: dict[str, Any]) -> HookContext:
-    """Validate a JSON context for ``hook`` (for ``executive hooks run``)."""
-    return CONTEXTS[hook].model_validate(data)  # type: ignore[return-value]
 
 
 def new_harvest_run(slug: str) -> str:

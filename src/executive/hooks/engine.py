@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from executive.hooks.context import HookContext
-from executive.hooks.names import HookSpec
 from executive.hooks.result import Writes
 from executive.hooks.tools import HookTools
+from executive.hookspecs import HookSpec
 
 
 @dataclass

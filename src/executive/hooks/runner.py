@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from executive.hooks.builtin import BuiltinEngine
 from executive.hooks.context import HookContext
+from executive.hooks.dispatch import BuiltinEngine
 from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
 from executive.hooks.llm import ClaudeEngine  # the SDK itself is imported only when it runs
-from executive.hooks.names import HookName, HookSpec, spec_of
 from executive.hooks.result import HookResult, Writes
 from executive.hooks.tools import HookTools
+from executive.hookspecs import HookName, HookSpec, spec_of
 from executive.logs import bound, get_logger
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer

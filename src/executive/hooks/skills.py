@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from executive.hooks.names import SPECS, HookName
+from executive.hookspecs import SPECS, HookName
 
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{\{[A-Z_]+\}\}")

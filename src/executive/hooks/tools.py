@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from executive.hooks.names import HookSpec
+from executive.hookspecs import HookSpec
 from executive.memory.harvester import HarvestSummary
 from executive.memory.reader import Reader
 from executive.memory.runtime import MemoryRuntime

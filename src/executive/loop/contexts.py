@@ -25,7 +25,7 @@ from executive.hooks.context import (
     WorkItem,
     new_harvest_run,
 )
-from executive.hooks.names import HookName
+from executive.hookspecs import HookName
 from executive.logs import get_logger
 from executive.loop.machine import StepRun
 from executive.workers.experience import Experience

@@ -21,9 +21,9 @@ from executive.corpus import backfill
 from executive.files import UnsafeFile
 from executive.home import Home
 from executive.hooks.context import HookContext, WorkItem
-from executive.hooks.names import SPECS, HookName
 from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
+from executive.hookspecs import SPECS, HookName
 from executive.logs import bound, get_logger
 from executive.loop import contexts, machine, retro, transitions
 from executive.loop import step as steps

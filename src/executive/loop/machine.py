@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from executive.hooks.names import HookName
 from executive.hooks.result import HookResult
+from executive.hookspecs import HookName
 from executive.loop import transitions
 from executive.loop.step import Attempt
 from executive.untrusted import one_line, opening

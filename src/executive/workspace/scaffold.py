@@ -11,15 +11,13 @@ from pathlib import Path
 from executive import git
 from executive.envfile import render_env
 from executive.home import Home
+from executive.hookspecs import SPECS
 
-# The original's go-live state: master on, B to E on, A off (audit only, costs retrievals).
+# The original's go-live state: master on, each hook as its declaration says (B to E on, A
+# off: audit only, it costs retrievals).
 GO_LIVE = {
     "V3_MEMORY_ENABLED": "true",
-    "V3_MEM_HOOK_POST_RUN": "true",
-    "V3_MEM_HOOK_PRE_SPAWN": "true",
-    "V3_MEM_HOOK_PRE_WORK": "false",
-    "V3_MEM_HOOK_FAIL_DIAG": "true",
-    "V3_MEM_HOOK_POST_RETRO": "true",
+    **{spec.flag: "true" if spec.go_live else "false" for spec in SPECS.values()},
 }
 
 # Only a demo home gets work queued: a real home starts empty, and nothing runs that the

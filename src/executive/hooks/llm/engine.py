@@ -29,10 +29,10 @@ from executive.hooks.context import HookContext
 from executive.hooks.engine import EngineOutput, EngineUnavailable
 from executive.hooks.llm import answer, preflight
 from executive.hooks.llm.allow import AllowList
-from executive.hooks.names import HookName, HookSpec
 from executive.hooks.result import Writes
 from executive.hooks.skills import render
 from executive.hooks.tools import HookTools
+from executive.hookspecs import HookName, HookSpec
 from executive.redact import learn, scrub
 
 MAX_TURNS = 30
