@@ -12,6 +12,8 @@ import ast
 from functools import cache
 from pathlib import Path
 
+import grimp
+
 MAX_LINES = 60
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "executive"
 
@@ -72,3 +74,38 @@ def test_the_measure_sees_nested_functions_and_methods():
     (method, inner) = functions(ast.parse(source))
     assert (method[0], inner[0]) == ("A.m", "A.m.inner")
     assert inner[1].end_lineno - inner[1].lineno + 1 == 62
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Groups of modules that import each other in a circle (Tarjan's strongly connected
+    components of more than one module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while (top := stack.pop()) != module:
+                group.append(top)
+            if group:
+                found.append(sorted([module, *group]))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle_type_only_imports_included():
+    graph = grimp.build_graph("executive", exclude_type_checking_imports=False)
+    assert _cycles(graph) == []

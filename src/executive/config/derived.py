@@ -7,69 +7,85 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from pydantic import SecretStr
+
 from executive import hosts
 from executive.config.rules import dashboard_address, is_loopback, split
-
-if TYPE_CHECKING:
-    from executive.settings import Settings
 
 
 class Derived:
     """Read-only properties of :class:`executive.settings.Settings`."""
 
+    if TYPE_CHECKING:  # fields Settings declares; read here, never declared twice
+        home: Path
+        output_root: Path | None
+        timezone: str
+        worker_env: str
+        worker_allow_hosts: str
+        spec_files: str
+        snapshot_time: str
+        dashboard_bind: str
+        dashboard_token: SecretStr | None
+        store_backend: str
+        store_url: SecretStr | None
+        executive_name: str | None
+        peer_homes: str
+        qdrant_api_key: SecretStr | None
+        mem0_api_key: SecretStr | None
+
     @property
-    def tz(self: Settings) -> ZoneInfo:
+    def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
 
     @property
-    def outputs(self: Settings) -> Path:
+    def outputs(self) -> Path:
         """Where workers run: never inside the agent home."""
         if self.output_root is not None:
             return self.output_root
         return self.home.parent / f"{self.home.name}-outputs"
 
     @property
-    def worker_env_names(self: Settings) -> list[str]:
+    def worker_env_names(self) -> list[str]:
         return split(self.worker_env)
 
     @property
-    def worker_allow_list(self: Settings) -> list[hosts.Entry]:
+    def worker_allow_list(self) -> list[hosts.Entry]:
         return hosts.parse(self.worker_allow_hosts)
 
     @property
-    def spec_file_list(self: Settings) -> list[str]:
+    def spec_file_list(self) -> list[str]:
         return split(self.spec_files)
 
     @property
-    def snapshot_hour_minute(self: Settings) -> tuple[int, int]:
+    def snapshot_hour_minute(self) -> tuple[int, int]:
         hour, minute = self.snapshot_time.split(":")
         return int(hour), int(minute)
 
     @property
-    def dashboard_host_port(self: Settings) -> tuple[str, int]:
+    def dashboard_host_port(self) -> tuple[str, int]:
         return dashboard_address(self.dashboard_bind)
 
     @property
-    def dashboard_loopback(self: Settings) -> bool:
+    def dashboard_loopback(self) -> bool:
         return is_loopback(self.dashboard_host_port[0])
 
     @property
-    def store_in_home(self: Settings) -> bool:
+    def store_in_home(self) -> bool:
         """The store lives in the home's folder and admits one process (not a server)."""
         return self.store_backend == "inmemory" or (
             self.store_backend == "local" and self.qdrant_url is None
         )
 
     @property
-    def executive(self: Settings) -> str:
+    def executive(self) -> str:
         """The name stamped on this executive's memories: set, or the home folder's name."""
         return default_executive_name(self.home, self.executive_name)
 
     @property
-    def peer_home_list(self: Settings) -> list[Path]:
+    def peer_home_list(self) -> list[Path]:
         return [Path(p).expanduser().resolve() for p in split(self.peer_homes)]
 
-    def secret_values(self: Settings) -> list[str]:
+    def secret_values(self) -> list[str]:
         values = [
             s.get_secret_value()
             for s in (self.mem0_api_key, self.qdrant_api_key, self.dashboard_token, self.store_url)

@@ -15,9 +15,6 @@ from pydantic_settings import BaseSettings
 from executive.config.sources import aliases
 from executive.hookspecs import SPECS
 
-if TYPE_CHECKING:
-    from executive.settings import Settings
-
 # Why memory does nothing, in the words every gate (hooks, `executive mem`, jobs) reports.
 MEMORY_OFF = "V3_MEMORY_ENABLED off"
 
@@ -77,12 +74,15 @@ class MemoryGates:
     `executive mem` surface treats it as on (only an explicit false disables it).
     """
 
-    @classmethod
-    def flag_field(cls: type[Settings], variable: str) -> str:
-        """The field of the true/false setting read from ``variable`` (to override it by name)."""
-        return flag_fields(cls)[variable]
+    if TYPE_CHECKING:  # the master switch, a field MemorySwitches declares
+        memory_enabled: bool | None
 
-    def flag(self: Settings, variable: str) -> bool:
+    @classmethod
+    def flag_field(cls, variable: str) -> str:
+        """The field of the true/false setting read from ``variable`` (to override it by name)."""
+        return flag_fields(cls)[variable]  # type: ignore[arg-type]  # a Settings subclass
+
+    def flag(self, variable: str) -> bool:
         """The true/false setting read from the environment variable ``variable``.
 
         How a hook's flag is read: by the variable's name, so settings know no hook.
@@ -93,16 +93,16 @@ class MemoryGates:
             raise KeyError(f"{variable} is not a true/false setting") from None
 
     @property
-    def hooks_master_on(self: Settings) -> bool:
+    def hooks_master_on(self) -> bool:
         """The runner's reading of the master switch: unset is off."""
         return self.memory_enabled is True
 
     @property
-    def surface_memory_on(self: Settings) -> bool:
+    def surface_memory_on(self) -> bool:
         """The `executive mem` surface's reading: only an explicit false disables it."""
         return self.memory_enabled is not False
 
-    def hook_off(self: Settings, flag: str) -> str | None:
+    def hook_off(self, flag: str) -> str | None:
         """Why a hook switched by ``flag`` may not run, or None when it may (the runner's gate)."""
         if not self.hooks_master_on:
             return MEMORY_OFF
@@ -111,6 +111,6 @@ class MemoryGates:
         return None
 
     @property
-    def surface_off(self: Settings) -> str | None:
+    def surface_off(self) -> str | None:
         """Why the `executive mem` surface and its scheduled jobs do nothing, or None."""
         return None if self.surface_memory_on else MEMORY_OFF

@@ -9,16 +9,13 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings
 
 from executive import hosts
-
-if TYPE_CHECKING:
-    from executive.settings import Settings
 
 _IDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -55,6 +52,13 @@ class Rules(BaseSettings):
 
     ``check_fields=False`` because the fields are declared in the subclass.
     """
+
+    if TYPE_CHECKING:  # what the checks read: fields and values Settings declares
+        home: Path
+        store_backend: str
+        store_url: SecretStr | None
+        mem0_api_key: SecretStr | None
+        outputs: Path
 
     @field_validator("sandbox_writable", "sandbox_hide", check_fields=False)
     @classmethod
@@ -142,7 +146,7 @@ class Rules(BaseSettings):
         return value
 
     @model_validator(mode="after")
-    def _backend_needs(self: Settings) -> Settings:
+    def _backend_needs(self) -> Self:
         if self.store_backend == "platform" and self.mem0_api_key is None:
             raise ValueError("EXECUTIVE_STORE=platform needs V3_MEM0_API_KEY")
         if self.store_backend == "postgres" and self.store_url is None:
