@@ -25,14 +25,14 @@ os.environ["MEM0_TELEMETRY"] = "False"
 import anyio
 
 from executive.logs import configure_logging
-from executive.memory import snapshot as snapshots
-from executive.memory.classify import validate
-from executive.memory.envelope import Defaults, stamp
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
-from executive.memory.principles import NO_RULES
-from executive.memory.rebuild import rebuild
+from executive.memory.durability import snapshot as snapshots
+from executive.memory.durability.rebuild import rebuild
 from executive.memory.store.local import LocalStore
+from executive.memory.write.classify import validate
+from executive.memory.write.envelope import Defaults, stamp
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger
+from executive.memory.write.principles import NO_RULES
 
 DEFAULTS = Defaults(user_id="bench-agent")
 KINDS = [("semantic", 0.85), ("procedural", 0.75), ("reflective", 0.8), ("episodic", 1.0)]

@@ -70,11 +70,11 @@ from executive.hooks.context import (
 )
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.logs import configure_logging
-from executive.memory.pack import entry_tokens, render_entry
-from executive.memory.reader import Reader
+from executive.memory.read.pack import entry_tokens, render_entry
+from executive.memory.read.reader import Reader
+from executive.memory.read.tokens import PACK_TOKEN_CAP
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord
-from executive.memory.tokens import PACK_TOKEN_CAP
 from executive.settings import load_settings
 from executive.workers import runlog
 from executive.workers.experience import digest

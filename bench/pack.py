@@ -44,8 +44,8 @@ import anyio
 from executive.daemon import heap
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
-from executive.memory import plan
-from executive.memory.reader import Reader
+from executive.memory.read import plan
+from executive.memory.read.reader import Reader
 from executive.memory.store.base import Filter, NewMemory, ReadView, words
 from executive.memory.store.local import LocalStore
 

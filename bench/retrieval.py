@@ -10,7 +10,7 @@ answered by three strategies side by side:
 
 * ``plain``: one store search with the question (what mem0 alone gives);
 * ``keywords``: the same search with the question as a keyword bag (stop words removed);
-* ``reader``: the product's reader (``executive.memory.reader``), asked the question and
+* ``reader``: the product's reader (``executive.memory.read.reader``), asked the question and
   told to keep asking until corroborated memories fill the budget (a mode no hook uses);
 * ``pack``: what a worker gets. Hook B's exact code path
   (``executive.hooks.builtin.pre_spawn.build``): ``plan.for_step`` with the question as the
@@ -53,8 +53,8 @@ import anyio
 
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
-from executive.memory import plan
-from executive.memory.reader import Reader
+from executive.memory.read import plan
+from executive.memory.read.reader import Reader
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 from executive.memory.store.local import LocalStore

@@ -46,8 +46,8 @@ sys.path.insert(0, str(HERE.parent))
 import psycopg  # noqa: E402
 from tests import pgdev  # noqa: E402
 
-from executive.memory.ledger import HarvestLedger  # noqa: E402
-from executive.memory.shared import Member, SharedLedgers  # noqa: E402
+from executive.memory.durability.shared import Member, SharedLedgers  # noqa: E402
+from executive.memory.write.ledger import HarvestLedger  # noqa: E402
 from executive.workspace.scaffold import GO_LIVE, scaffold  # noqa: E402
 
 EXECUTIVE = [sys.executable, "-m", "executive"]

@@ -48,11 +48,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from executive.logs import configure_logging
-from executive.memory.envelope import Defaults, Payload
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
 from executive.memory.store.base import Filter, NewMemory
 from executive.memory.store.local import LocalStore
+from executive.memory.write.envelope import Defaults, Payload
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger
 
 USER_ID = "agent-bench"
 AGENT_ID = "executive"

@@ -31,7 +31,7 @@ from typing import Any
 
 import regex
 
-from executive.memory.tokens import estimate
+from executive.memory.read.tokens import estimate
 
 
 class Tokenizer:

@@ -7,8 +7,8 @@ import signal
 import stat
 from datetime import UTC, datetime
 
-from executive.memory.envelope import stamp
-from executive.memory.ledger import HarvestLedger
+from executive.memory.write.envelope import stamp
+from executive.memory.write.ledger import HarvestLedger
 from executive.settings import load_settings
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
@@ -29,8 +29,8 @@ def test_the_daemon_catches_up_the_snapshot_and_replays_pending_writes_at_start(
     )
     # A write the store never confirmed: its PENDING line, and nothing after (a kill).
     settings = load_settings(home)
-    from executive.memory.classify import validate
-    from executive.memory.envelope import Defaults
+    from executive.memory.write.classify import validate
+    from executive.memory.write.envelope import Defaults
 
     payload = validate(stamp(partial("procedural"), Defaults(user_id=settings.user_id)))
     HarvestLedger(home / "ledgers" / "harvest-runs").record(

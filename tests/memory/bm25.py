@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from executive.memory.lexical import term_counts
 from executive.memory.store.base import MemoryRecord
+from executive.memory.store.lexical import term_counts
 
 
 def plain_bm25(

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from executive.memory.envelope import Defaults
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
 from executive.memory.store.base import NewMemory, Store
 from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore
+from executive.memory.write.envelope import Defaults
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger
 from tests.memory.payloads import DEFAULTS
 
 

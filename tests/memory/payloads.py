@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from executive.memory.envelope import Defaults, stamp
-from executive.memory.principles import TrustedRules
+from executive.memory.write.envelope import Defaults, stamp
+from executive.memory.write.principles import TrustedRules
 
 DEFAULTS = Defaults(user_id="agent-test", env="prod")
 

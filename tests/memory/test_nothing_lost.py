@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger
 from tests.conftest import REPO, clean_env
 from tests.memory.conftest import open_store
 from tests.memory.payloads import DEFAULTS

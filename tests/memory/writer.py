@@ -11,8 +11,8 @@ from pathlib import Path
 
 import anyio
 
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger
 from tests.memory.conftest import open_store
 from tests.memory.faults import FaultyStore
 from tests.memory.payloads import DEFAULTS, partial

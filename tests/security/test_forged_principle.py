@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from uuid import uuid4
 
-from executive.memory import ledger as L
-from executive.memory.envelope import Defaults, stamp
+from executive.memory.write import ledger as L
+from executive.memory.write.envelope import Defaults, stamp
 from executive.settings import load_settings
 from tests.conftest import run_cli
 from tests.loop.homes import MEMORY_ON, add_bundle, events, make_home, outputs

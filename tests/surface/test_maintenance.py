@@ -13,10 +13,10 @@ import pytest
 
 from executive.corpus import backfill
 from executive.home import Home
-from executive.memory import ledger as L
-from executive.memory.envelope import Defaults, stamp
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, NewMemory
+from executive.memory.write import ledger as L
+from executive.memory.write.envelope import Defaults, stamp
 from executive.surface.build import build_surface
 from executive.surface.maintenance import Maintenance
 from executive.surface.operations import SurfaceError

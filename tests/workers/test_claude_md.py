@@ -77,7 +77,7 @@ def test_write_goes_through_no_planted_link(tmp_path):
 
 
 def test_the_constitution_appears_once_the_pack_keeps_every_other_memory(tmp_path):
-    from executive.memory import pack
+    from executive.memory.read import pack
     from executive.memory.store.base import MemoryRecord
 
     rule = "Never push to a remote unless the goal says so."

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from executive.memory.pack import END_MARK
+from executive.memory.read.pack import END_MARK
 from executive.workers import sandbox
 from tests.claude_cli import API_KEY, CLI, needs_cli
 from tests.conftest import run_cli

@@ -12,7 +12,7 @@ from executive.cli.root import app, emit_json, fail, load
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home
-from executive.memory.pack import HEADING as PACK_HEADING
+from executive.memory.read.pack import HEADING as PACK_HEADING
 from executive.memory.taxonomy import slugify
 from executive.settings import Settings
 from executive.workspace import bundle as bundles

@@ -28,12 +28,12 @@ import yaml
 from executive.corpus.distill import distill
 from executive.home import Home
 from executive.logs import get_logger
-from executive.memory.classify import Rejected
-from executive.memory.harvester import Harvester
-from executive.memory.principles import TrustedRules
-from executive.memory.shared import Member
+from executive.memory.durability.shared import Member
 from executive.memory.store.base import Filter, ReadView
 from executive.memory.taxonomy import GLOBAL_APP, SKILL_APP_PREFIX, slugify, today
+from executive.memory.write.classify import Rejected
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.principles import TrustedRules
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.retrospective import parse_lessons
 from executive.workspace.state import StateError, read_state

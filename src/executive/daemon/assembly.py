@@ -21,7 +21,7 @@ from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
-from executive.memory import snapshot as snapshots
+from executive.memory.durability import snapshot as snapshots
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import StoreError
 from executive.observe import Observer

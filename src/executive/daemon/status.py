@@ -13,10 +13,10 @@ from typing import Any
 
 from executive.home import Home
 from executive.hookspecs import SPECS
-from executive.memory import snapshot as snapshots
-from executive.memory.ledger import HarvestLedger
+from executive.memory.durability import snapshot as snapshots
 from executive.memory.store.base import Filter, StoreReader
 from executive.memory.taxonomy import MemoryType
+from executive.memory.write.ledger import HarvestLedger
 from executive.settings import Settings, value_sources
 
 

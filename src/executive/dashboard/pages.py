@@ -20,8 +20,8 @@ from starlette.responses import HTMLResponse, Response
 import executive
 from executive.dashboard import charts, health, sources
 from executive.hookspecs import HookName
-from executive.memory import plan
-from executive.memory.reader import Reader, Scope
+from executive.memory.read import plan
+from executive.memory.read.reader import Reader, Scope
 from executive.memory.store.base import Filter, StoreError
 from executive.observe import HookRun
 from executive.redact import scrub

@@ -13,11 +13,11 @@ import anyio
 
 from executive.home import Home
 from executive.logs import get_logger
-from executive.memory.envelope import Defaults
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger, LedgerSource
-from executive.memory.shared import Member, SharedLedgers, member
+from executive.memory.durability.shared import Member, SharedLedgers, member
 from executive.memory.store.base import Filter, ReadView, Store, StoreError, words
+from executive.memory.write.envelope import Defaults
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger, LedgerSource
 from executive.settings import Settings
 
 log = get_logger(__name__)

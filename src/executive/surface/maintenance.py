@@ -12,11 +12,11 @@ from typing import Any
 from executive import git
 from executive.corpus import backfill
 from executive.logs import get_logger
-from executive.memory import drift as drifting
-from executive.memory import rebuild as rebuilding
-from executive.memory import snapshot as snapshots
-from executive.memory.principles import TrustedRules
+from executive.memory.durability import drift as drifting
+from executive.memory.durability import rebuild as rebuilding
+from executive.memory.durability import snapshot as snapshots
 from executive.memory.runtime import MemoryRuntime
+from executive.memory.write.principles import TrustedRules
 from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
 
 log = get_logger(__name__)

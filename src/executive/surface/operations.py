@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from executive.memory.classify import Rejected, Rejection, classify
-from executive.memory.envelope import stamp
-from executive.memory.harvester import PRINCIPLE_REFUSED
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, StoreError
 from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
+from executive.memory.write.classify import Rejected, Rejection, classify
+from executive.memory.write.envelope import stamp
+from executive.memory.write.harvester import PRINCIPLE_REFUSED
 from executive.settings import Settings
 
 # Memory ids are UUIDs; packs and log lines show their first 8 characters. Anything shorter

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from executive.hooks.runner import run_memory_hook
-from executive.memory.pack import HEADING
+from executive.memory.read.pack import HEADING
 from tests.hooks.conftest import pre_spawn
 from tests.memory.payloads import partial
 

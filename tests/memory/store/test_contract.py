@@ -19,7 +19,7 @@ from uuid import uuid4
 
 import pytest
 
-from executive.memory.ranking import admissible
+from executive.memory.read.ranking import admissible
 from executive.memory.store.base import Filter, NewMemory, Store, StoreError, words
 from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore

@@ -5,10 +5,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from executive.memory.classify import validate
 from executive.memory.store.base import Filter, NewMemory, ReadView
 from executive.memory.store.local import LocalStore, compile_filter
 from executive.memory.store.records import record_from_payload
+from executive.memory.write.classify import validate
 from tests.memory.conftest import PAGED_COUNT, fill, meta, open_store, scope, several_pages
 from tests.memory.payloads import stamped
 

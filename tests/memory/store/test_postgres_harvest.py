@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from executive.memory import ledger as L
-from executive.memory.envelope import Defaults
-from executive.memory.harvester import Harvester
-from executive.memory.ledger import HarvestLedger
 from executive.memory.store.base import Filter, StoreError
 from executive.memory.store.postgres import PostgresStore
+from executive.memory.write import ledger as L
+from executive.memory.write.envelope import Defaults
+from executive.memory.write.harvester import Harvester
+from executive.memory.write.ledger import HarvestLedger
 from tests.memory.payloads import partial
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from executive.memory.lexical import term_counts
-from executive.memory.ranking import admissible
-from executive.memory.scope_index import single
+from executive.memory.read.ranking import admissible
 from executive.memory.store import wordindex
 from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.store.lexical import term_counts
+from executive.memory.store.scope_index import single
 from executive.memory.store.wordindex import WordIndex
 from executive.memory.words import terms
 from tests.memory.bm25 import plain_bm25

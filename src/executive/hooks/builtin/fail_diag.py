@@ -11,8 +11,8 @@ from executive.hooks.builtin.summary import harvest_summary
 from executive.hooks.context import FailDiagContext, PriorAttempt
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory import plan, synthesis
-from executive.memory.reader import ReadRequest, ReadResult
+from executive.memory.read import plan, synthesis
+from executive.memory.read.reader import ReadRequest, ReadResult
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES, WorkerVendor
 from executive.workers.experience import Experience, listed

@@ -22,8 +22,8 @@ from executive.hooks.builtin.summary import harvest_summary
 from executive.hooks.context import PostRunContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.limits import MAX_TEXT_CHARS
 from executive.memory.taxonomy import MAX_FILES, WorkerVendor
+from executive.memory.write.limits import MAX_TEXT_CHARS
 from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
 from executive.workspace.signals import root_signal, signal_tag
 

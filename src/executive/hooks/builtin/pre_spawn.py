@@ -5,8 +5,8 @@ from __future__ import annotations
 from executive.hooks.context import PreSpawnContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory import pack, plan
-from executive.memory.reader import Reader, ReadRequest, ReadResult, scope_names
+from executive.memory.read import pack, plan
+from executive.memory.read.reader import Reader, ReadRequest, ReadResult, scope_names
 from executive.memory.store.base import MemoryRecord
 
 # A memory reaches the pack when two passes agree on it (corroborated), or when its

@@ -9,8 +9,8 @@ from __future__ import annotations
 from executive.hooks.context import PreWorkContext, WorkItem
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory import plan, synthesis
-from executive.memory.reader import ReadResult
+from executive.memory.read import plan, synthesis
+from executive.memory.read.reader import ReadResult
 from executive.memory.store.base import MemoryRecord
 
 MAX_BUNDLES = 5  # each costs a read: bound the iteration's retrieval budget

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from executive.memory.harvester import HarvestSummary
+from executive.memory.write.harvester import HarvestSummary
 
 
 def harvest_summary(

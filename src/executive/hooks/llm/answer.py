@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from executive.memory.pack import HEADING
+from executive.memory.read.pack import HEADING
+from executive.memory.read.tokens import PACK_TOKEN_CAP, estimate
 from executive.memory.taxonomy import MemoryType
-from executive.memory.tokens import PACK_TOKEN_CAP, estimate
 
 _HEADING = re.compile(rf"^[ \t]*{re.escape(HEADING)}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")

@@ -40,7 +40,7 @@ from executive.memory.store.records import (
 from executive.memory.store.wordindex import WordIndex
 
 if TYPE_CHECKING:
-    from executive.memory.scope_index import ScopedIndex
+    from executive.memory.store.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 

@@ -51,7 +51,7 @@ from executive.memory.store.pgwords import PgWords
 from executive.memory.store.records import add_one, record_from_payload
 
 if TYPE_CHECKING:
-    from executive.memory.scope_index import ScopedIndex
+    from executive.memory.store.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 
