@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from executive.memory.store.base import NewMemory, Store
-from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore
 from executive.memory.write.envelope import Defaults
 from executive.memory.write.harvester import Harvester
 from executive.memory.write.ledger import HarvestLedger
+from executive.testing import InMemoryStore
 from tests.memory.payloads import DEFAULTS
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.inmemory import InMemoryStore
 from executive.settings import load_settings
 from executive.surface.operations import MemorySurface, SurfaceError
+from executive.testing import InMemoryStore
 from tests.memory.payloads import partial
 
 pytestmark = pytest.mark.anyio

@@ -21,9 +21,9 @@ import pytest
 
 from executive.memory.read.ranking import admissible
 from executive.memory.store.base import Filter, NewMemory, Store, StoreError, words
-from executive.memory.store.inmemory import InMemoryStore
 from executive.memory.store.local import LocalStore
 from executive.memory.store.platform import PlatformStore
+from executive.testing import InMemoryStore
 from tests.memory.bm25 import plain_bm25
 from tests.memory.conftest import meta as tmeta
 from tests.memory.conftest import scope as tscope

@@ -10,8 +10,8 @@ import pytest
 from executive.memory.runtime import open_store
 from executive.memory.store import hashing
 from executive.memory.store.base import Filter, NewMemory
-from executive.memory.store.inmemory import JOURNAL, InMemoryStore
 from executive.settings import load_settings
+from executive.testing import JOURNAL, InMemoryStore
 from tests.conftest import run_cli, set_env
 from tests.memory.conftest import meta, scope
 
