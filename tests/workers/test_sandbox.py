@@ -245,3 +245,32 @@ def test_auto_skips_the_account_when_it_cannot_reach_the_output_folders(tmp_path
     assert chosen.mode == "none"
     with pytest.raises(IsolationUnavailable):
         sandbox.choose("user", workdir=private / "outputs")
+
+
+@needs_bwrap
+def test_a_worker_program_under_the_hosts_tmp_is_bound_back_and_runs(tree_root):
+    # A checkout under /tmp keeps the bundled Claude Code CLI in its venv there; the
+    # sandbox's /tmp is its own, so without the bind the worker is "No such file".
+    program_dir = Path(tempfile.mkdtemp(prefix="executive-prog-", dir="/tmp"))
+    try:
+        program = program_dir / "worker"
+        program.write_text('#!/bin/sh\necho ran-from-tmp\nls -A "$(dirname "$0")"\n')
+        program.chmod(0o755)
+        (program_dir / "beside.txt").write_text("not for the worker")
+        out = tree_root / "out"
+        out.mkdir()
+        iso = sandbox.choose("sandbox")
+        assert sandbox.program_hidden([str(program)]) == [program.resolve()]
+        assert sandbox.program_hidden(["sh"]) == []  # /bin/sh is there already
+        without = subprocess.run(iso.wrap([str(program)], workdir=out), capture_output=True)
+        assert without.returncode != 0  # what a checkout under /tmp got before
+        ran = subprocess.run(
+            iso.wrap([str(program)], workdir=out, readonly=sandbox.program_hidden([str(program)])),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        # The program runs; the folder it came from shows only the program, not its neighbours.
+        assert ran.stdout.split() == ["ran-from-tmp", "worker"], ran.stderr
+    finally:
+        shutil.rmtree(program_dir, ignore_errors=True)

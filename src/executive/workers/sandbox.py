@@ -99,10 +99,25 @@ def interpreter(hidden: Sequence[Path]) -> str | None:
         if not candidate:
             continue
         real = Path(os.path.realpath(candidate))
-        covered = any(real.is_relative_to(h) for h in (*hidden, Path("/tmp")))
+        covered = any(real.is_relative_to(h) for h in (*hidden, *PRIVATE))
         if real.is_file() and os.access(real, os.X_OK) and not covered:
             return str(real)
     return None
+
+
+# The sandbox's own: a program the host keeps under them is not there for the worker.
+PRIVATE = (Path("/tmp"), Path("/dev/shm"))
+
+
+def program_hidden(argv: Sequence[str]) -> list[Path]:
+    """The worker's program when it lives where the sandbox has folders of its own (``/tmp``,
+    ``/dev/shm``): a checkout there keeps the bundled Claude Code CLI in its venv. Bound back
+    read-only, the one file; without it the worker fails with "No such file or directory"."""
+    found = shutil.which(argv[0]) if argv else None
+    if found is None:
+        return []
+    real = Path(os.path.realpath(found))
+    return [real] if any(real.is_relative_to(p) for p in PRIVATE) else []
 
 
 def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
