@@ -310,11 +310,7 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
             pid_dir=home.pids,
             contract_id=contract_id,
             isolation=worker.iso,
-            readonly=(
-                [bundle.folder, *sandbox.program_hidden(argv)]
-                if worker.iso.mode == "sandbox"
-                else []
-            ),
+            readonly=[bundle.folder] if worker.iso.mode == "sandbox" else [],
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))

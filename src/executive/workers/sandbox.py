@@ -84,6 +84,7 @@ class Isolation:
         assert self.bwrap is not None and self.launcher is not None
         forwards = self.route.forwards() if self.route is not None else []
         inner = launch(self.launcher, argv, forwards)
+        readonly = [*readonly, *program_hidden(argv)]
         return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
 
 
@@ -110,14 +111,16 @@ PRIVATE = (Path("/tmp"), Path("/dev/shm"))
 
 
 def program_hidden(argv: Sequence[str]) -> list[Path]:
-    """The worker's program when it lives where the sandbox has folders of its own (``/tmp``,
-    ``/dev/shm``): a checkout there keeps the bundled Claude Code CLI in its venv. Bound back
-    read-only, the one file; without it the worker fails with "No such file or directory"."""
+    """The program ``argv`` runs, when the host keeps it where the sandbox has folders of its
+    own (``/tmp``, ``/dev/shm``): a checkout there keeps the bundled Claude Code CLI and its
+    Python in its venv. Bound back read-only at the path the worker is given (bwrap follows a
+    link to its file), that one file; without it the program is "No such file" (exit 127)."""
     found = shutil.which(argv[0]) if argv else None
     if found is None:
         return []
-    real = Path(os.path.realpath(found))
-    return [real] if any(real.is_relative_to(p) for p in PRIVATE) else []
+    given = Path(found).absolute()  # a venv's python is a link: where it is, where it leads
+    paths = dict.fromkeys((given, given.resolve()))
+    return [p for p in paths if any(p.is_relative_to(private) for private in PRIVATE)]
 
 
 def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
