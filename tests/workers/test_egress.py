@@ -156,9 +156,10 @@ def test_a_sandboxed_process_reaches_the_allowed_and_the_carried_and_nothing_els
         async def run() -> subprocess.CompletedProcess[bytes]:
             iso = sandbox.choose("sandbox", hidden=[state])
             async with egress.opened(plan, state / "egress" / "c", label="c") as route:
+                probe = [sys.executable, "-c", PROBE, *(f"{k}={v}" for k, v in servers.items())]
+                # The test's own Python: bound back when this checkout lives under /tmp.
                 argv = replace(iso, route=route).wrap(
-                    [sys.executable, "-c", PROBE, *(f"{k}={v}" for k, v in servers.items())],
-                    workdir=out,
+                    probe, workdir=out, readonly=sandbox.program_hidden(probe)
                 )
                 env = {"PATH": "/usr/bin:/bin", **route.env({})}
                 return await anyio.run_process(argv, env=env, check=False, cwd=out)

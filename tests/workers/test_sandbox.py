@@ -262,8 +262,10 @@ def test_a_worker_program_under_the_hosts_tmp_is_bound_back_and_runs(tree_root):
         iso = sandbox.choose("sandbox")
         assert sandbox.program_hidden([str(program)]) == [program.resolve()]
         assert sandbox.program_hidden(["sh"]) == []  # /bin/sh is there already
+        without = subprocess.run(iso.wrap([str(program)], workdir=out), capture_output=True)
+        assert without.returncode != 0  # what a checkout under /tmp got before
         ran = subprocess.run(
-            iso.wrap([str(program)], workdir=out),
+            iso.wrap([str(program)], workdir=out, readonly=sandbox.program_hidden([str(program)])),
             capture_output=True,
             text=True,
             check=False,

@@ -293,6 +293,15 @@ async def _routed(settings: Settings, home: Home, prepared: Prepared) -> AsyncIt
         yield replace(prepared, iso=replace(iso, route=route), env={**env, **route.env(env)})
 
 
+def _readonly(bundle: Bundle, worker: Prepared) -> list[Path]:
+    """What a sandboxed worker reads besides its own folder: its bundle's, and the daemon's
+    claude CLI when the host keeps it under /tmp (a checkout there)."""
+    if worker.iso.mode != "sandbox":
+        return []
+    cli = sandbox.program_hidden(worker.argv) if worker.vendor == "claude" else []
+    return [bundle.folder, *cli]
+
+
 @_redacted
 async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared) -> Attempt:
     """Run the worker; the attempt so far (``exited_clean``: its verifiers run next)."""
@@ -310,7 +319,7 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
             pid_dir=home.pids,
             contract_id=contract_id,
             isolation=worker.iso,
-            readonly=[bundle.folder] if worker.iso.mode == "sandbox" else [],
+            readonly=_readonly(bundle, worker),
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))

@@ -84,7 +84,6 @@ class Isolation:
         assert self.bwrap is not None and self.launcher is not None
         forwards = self.route.forwards() if self.route is not None else []
         inner = launch(self.launcher, argv, forwards)
-        readonly = [*readonly, *program_hidden(argv)]
         return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
 
 
@@ -112,9 +111,11 @@ PRIVATE = (Path("/tmp"), Path("/dev/shm"))
 
 def program_hidden(argv: Sequence[str]) -> list[Path]:
     """The program ``argv`` runs, when the host keeps it where the sandbox has folders of its
-    own (``/tmp``, ``/dev/shm``): a checkout there keeps the bundled Claude Code CLI and its
-    Python in its venv. Bound back read-only at the path the worker is given (bwrap follows a
-    link to its file), that one file; without it the program is "No such file" (exit 127)."""
+    own (``/tmp``, ``/dev/shm``): a checkout there keeps the bundled Claude Code CLI in its
+    venv. To be bound back read-only at the path it is given (bwrap follows a link to its
+    file), that one file; without it the program is "No such file" (exit 127). Only for a
+    program the daemon chose (the claude CLI): a bundle's own command names what it likes,
+    and a host file under /tmp is not the worker's to read."""
     found = shutil.which(argv[0]) if argv else None
     if found is None:
         return []
