@@ -237,6 +237,27 @@ def _fingerprint(result):
     )
 
 
+async def test_a_refinement_repeats_only_the_questions_first_words(store: LocalStore):
+    await fill(store, 120)
+    opening = " ".join(f"word{i}" for i in range(40))
+    request = plan.for_step(
+        title="Learn the lesson of app-3",
+        slug="app-3",
+        app_id="app-3",
+        step_number=1,
+        step_title=f"Apply lesson 517 {opening}",
+        vendor="command",
+    )
+    result = await Reader(ReadView(store), user_id="agent-test").read(request)
+    refined = [h.question for h in result.hops if h.refined]
+    assert refined, "the long question was refined at least once"
+    for question in refined:
+        base, _, lent = question.partition(", in connection with ")
+        assert len(base.split()) <= reader_module.REFINE_WORDS and lent.endswith("?")
+        # The question's own words (or its focus sentence's), cut, not all forty of them.
+        assert set(base.split()) <= set(request.questions[0].split())
+
+
 async def test_a_slow_store_gives_the_same_memories_in_the_same_order(store: LocalStore):
     await fill(store, 120)
     request = plan.for_step(

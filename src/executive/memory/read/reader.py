@@ -41,6 +41,7 @@ from executive.memory.read.ranking import admissible, rank_bonus
 from executive.memory.read.reading import (
     MAX_QUESTIONS,
     MIN_QUESTIONS,
+    REFINE_WORDS,
     Hop,
     ReaderConfig,
     ReadRequest,
@@ -178,7 +179,8 @@ class Reader:
         new_terms = [t for _, t in picked]
         state.used_terms.update(new_terms)
         questions = state.questions
-        base = (questions.focus if terms(questions.focus) else questions.first).rstrip(" ?.")
+        base = questions.focus if terms(questions.focus) else questions.first
+        base = " ".join(base.split()[:REFINE_WORDS]).rstrip(" ?.,;:")
         question = f"{base}, in connection with {', '.join(s for s, _ in picked)}?"
         why = f"refined from memory {seed[:8]}"
         await self._dense(state, question, cfg.hop_k, cfg.w_refine, why, refined=True)

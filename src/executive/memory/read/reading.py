@@ -20,6 +20,9 @@ from executive.memory.store.lexical import SampleStats, best_first
 from executive.memory.words import terms
 
 MAX_QUESTIONS = 8
+# A refinement repeats the question's first words, not all of it: a goal's long opening
+# cost a model run each time and found nothing more on either development set.
+REFINE_WORDS = 20
 MIN_QUESTIONS = 3
 
 
