@@ -10,7 +10,6 @@ namespaces here; ``none`` is the daemon's own user, where only the daemon's own 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -24,26 +23,10 @@ import pytest
 from executive.workers import sandbox
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
+from tests.isolation import MODES
 from tests.loop.homes import MEMORY_ON, add_bundle, events, make_home, outputs
 from tests.security import hostile
 
-MODES = [
-    pytest.param(
-        "sandbox",
-        marks=pytest.mark.skipif(
-            sandbox.choose("auto").mode != "sandbox",
-            reason="bubblewrap cannot build namespaces on this machine",
-        ),
-    ),
-    pytest.param(
-        "user",
-        marks=pytest.mark.skipif(
-            os.geteuid() != 0 or sandbox.account_ids("nobody") is None,
-            reason="user mode needs a root daemon and the nobody account",
-        ),
-    ),
-    "none",
-]
 SURVIVORS = ("sleep 127", "sleep 131", "sleep 137", "sleep 139")  # each then ".<tag>"
 
 

@@ -32,29 +32,13 @@ import pytest
 from executive.workers import cgroup, limits, sandbox
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
+from tests.isolation import MODES, alive_with
 from tests.loop.homes import add_bundle, events, make_home, outputs
 
 CAP = 1024 * 1024
 PRINTED = 20 * 1024 * 1024
 MAX_PROCESSES = 64
 FILE_MAX = 8 * 1024 * 1024
-MODES = [
-    pytest.param(
-        "sandbox",
-        marks=pytest.mark.skipif(
-            sandbox.choose("auto").mode != "sandbox",
-            reason="bubblewrap cannot build namespaces on this machine",
-        ),
-    ),
-    pytest.param(
-        "user",
-        marks=pytest.mark.skipif(
-            os.geteuid() != 0 or sandbox.account_ids("nobody") is None,
-            reason="user mode needs a root daemon and the nobody account",
-        ),
-    ),
-    "none",
-]
 TOKEN = "ghp_" + "Zq9" * 12
 
 LOUD = f"""
@@ -118,21 +102,6 @@ def _appears(path: Path, daemon: Daemon, timeout: float = 120) -> None:
         time.sleep(0.02)
 
 
-def _alive(needle: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if needle in cmd and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 def _foreign(tag: str) -> subprocess.Popen[bytes]:
     """A process of the worker account that no run started, environment cleared."""
     uid, gid = sandbox.account_ids("nobody") or (0, 0)
@@ -186,7 +155,7 @@ def scene(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         found["growth"] = _peak_rss(daemon.proc.pid) - before  # the high-water mark: any time
         daemon.wait_for("goal.completed", timeout=300, bundle="detach")
         found["foreign"] = foreign.wait(60) if foreign is not None else None
-        found["left"] = {n: _alive(f"sleep {n}.{tag}") for n in (600, 700, 701)}
+        found["left"] = {n: alive_with(f"sleep {n}.{tag}") for n in (600, 700, 701)}
         daemon.signal(signal.SIGTERM)
         found["code"] = daemon.wait(60)
     finally:

@@ -10,7 +10,6 @@ leaking worker prints the peer's token, found "somewhere else", and fails twice.
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import secrets
@@ -19,7 +18,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +27,7 @@ import pytest
 from executive.workers import sandbox
 from tests.conftest import scaffolded
 from tests.daemonproc import Daemon
+from tests.isolation import named_server
 from tests.loop.homes import add_bundle, events, make_home, outputs
 
 pytestmark = pytest.mark.skipif(
@@ -89,25 +88,6 @@ json.dump(found, open("probe.json", "w"), indent=1)
 """
 
 
-class _Named(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = f"{self.server.name} {self.path}".encode()  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-def _http(name: str) -> http.server.ThreadingHTTPServer:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Named)
-    server.name = name  # type: ignore[attr-defined]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def _stage(home: Path, stage: Path, slug: str, files: dict[str, str], **front: object) -> None:
     """A bundle made beside the queue, then moved into it whole: the running daemon never
     sees half of it."""
@@ -123,7 +103,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     peer_token = "plain" + secrets.token_hex(20)  # no known shape: only its value betrays it
     peer = scaffolded(tmp / "peer")
     (peer / ".env.executive").write_text(f"GITHUB_TOKEN={peer_token}\n")
-    outside, api = _http("outside"), _http("api")
+    outside, api = named_server("outside"), named_server("api")
     private = socket.create_server(("127.0.0.1", 0))  # a loopback Postgres, say
     run = Path(tempfile.mkdtemp(prefix="executive-run-", dir="/var/tmp"))  # seen in a sandbox
     unix = socket.socket(socket.AF_UNIX)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +17,7 @@ from executive import hosts
 from executive.settings import load_settings
 from executive.workers import egress, sandbox
 from executive.workers.egress import Plan, Route
+from tests.isolation import named_server
 
 needs_bwrap = pytest.mark.skipif(
     sandbox.choose("auto").mode != "sandbox", reason="bubblewrap cannot build namespaces here"
@@ -80,28 +79,13 @@ def test_the_route_lives_in_a_private_folder_for_the_run_only(tmp_path):
     assert (port, names) == (3129, ["api.sock", "proxy.sock"])  # the endpoint keeps its port
 
 
-class _Answer(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = f"{self.server.name} {self.path}".encode()  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def servers() -> Iterator[dict[str, int]]:
     """Three HTTP servers on this host's loopback: stand-ins for an outside host, the API,
     and a service nobody allowed (the dashboard, a database)."""
     started = {}
     for name in ("outside", "api", "private"):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-        server.name = name  # type: ignore[attr-defined]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        started[name] = server
+        started[name] = named_server(name)
     yield {name: s.server_address[1] for name, s in started.items()}
     for server in started.values():
         server.shutdown()

@@ -13,6 +13,7 @@ import pytest
 from executive.workers import process, sandbox
 from executive.workers.process import MARK, reap_orphans, run, start_time
 from executive.workers.verifiers import Check, run_all
+from tests.isolation import alive_with
 
 pytestmark = pytest.mark.anyio
 ENV = {"PATH": os.environ["PATH"]}
@@ -51,7 +52,7 @@ async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path,
     child = int((tmp_path / "child.pid").read_text())
     # run() returns only once the group is gone: no waiting here.
     assert start_time(child) is None or _zombie(child)
-    assert _alive_with(marker) == []
+    assert alive_with(marker) == []
     assert list((tmp_path / "pids").iterdir()) == []
 
 
@@ -110,22 +111,6 @@ def _zombie(pid: int) -> bool:
         return True
 
 
-def _alive_with(marker: str) -> list[int]:
-    """Live (not zombie) processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker in cmd and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 ISOLATIONS = [
     pytest.param(
         "sandbox",
@@ -156,7 +141,7 @@ async def test_a_verifier_pipeline_at_its_limit_leaves_no_descendant(tmp_path, m
         iso,
     )
     assert result.message.startswith("timed out")
-    assert _alive_with(f"sleep {seconds}") == []
+    assert alive_with(f"sleep {seconds}") == []
 
 
 @pytest.mark.parametrize("mode", ISOLATIONS)
@@ -171,7 +156,7 @@ async def test_children_that_leave_the_group_and_tree_are_ended_with_the_run(tmp
         tmp_path, script, mark, env={**ENV, MARK: mark}, isolation=sandbox.choose(mode)
     )
     assert result.exit_code == 0 and result.tail() == "started\n"
-    assert [_alive_with(f"sleep {n}") for n in lengths] == [[], [], []]
+    assert [alive_with(f"sleep {n}") for n in lengths] == [[], [], []]
 
 
 async def test_the_run_log_is_redacted_and_the_raw_output_removed(tmp_path):
