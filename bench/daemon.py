@@ -47,7 +47,6 @@ sys.path.insert(0, {str(Path(__file__).parent)!r})
 import anyio
 from pathlib import Path
 import pack
-from executive.config.sources import Sources
 from executive.memory.runtime import open_store
 from executive.settings import Settings
 

@@ -41,6 +41,7 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
+from daemon import status_mb  # bench/daemon.py: VmRSS and friends from /proc
 from executive.daemon import heap
 from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
@@ -110,14 +111,6 @@ def percentiles(timings: list[float]) -> dict[str, float]:
     }
 
 
-def rss_mb() -> float:
-    """This process's resident memory now (the store, the embedder and the word index)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
-
-
 async def measure(
     store: Any,
     samples: int,
@@ -183,7 +176,7 @@ async def measure(
         **({"after_write_ms": percentiles(after_write)} if after_write else {}),
         "questions_mean": round(statistics.mean(questions), 2),
         "entries_mean": round(statistics.mean(entries), 2),
-        "rss_mb": rss_mb(),
+        "rss_mb": status_mb(os.getpid(), "VmRSS"),  # the store, the embedder, the index
     }
 
 

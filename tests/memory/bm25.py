@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import term_counts
+from executive.memory.store.lexical import LexicalIndex, term_counts
+from executive.memory.store.scope_index import ScopedIndex
 
 
 def plain_bm25(
@@ -32,3 +33,8 @@ def plain_bm25(
                 scores[memory_id] = scores.get(memory_id, 0.0) + share
     key = {r.id: (r.created_at or "", r.id) for r in records}
     return sorted(scores, key=lambda m: (-scores[m], key[m]))[:top_k]
+
+
+def single(records: list[MemoryRecord]) -> ScopedIndex:
+    """One index over ``records`` (the first copy of a memory counts), as a request sees it."""
+    return ScopedIndex([(LexicalIndex(records), None)])

@@ -18,10 +18,10 @@ from executive.memory.read.reader import Reader, ReadRequest, Scope
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.lexical import LexicalIndex
 from executive.memory.store.local import LocalStore
-from executive.memory.store.scope_index import ScopedIndex, single
+from executive.memory.store.scope_index import ScopedIndex
 from executive.memory.store.wordindex import WordIndex
 from executive.memory.words import terms
-from tests.memory.bm25 import plain_bm25
+from tests.memory.bm25 import plain_bm25, single
 from tests.memory.conftest import fill, meta, scope
 
 WORDS = ["deploy", "mirror", "econnreset", "flaky-fetch", "run_2", "lesson", "app-3", "cache"]

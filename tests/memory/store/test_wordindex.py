@@ -12,10 +12,9 @@ from executive.memory.read.ranking import admissible
 from executive.memory.store import wordindex
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.lexical import term_counts
-from executive.memory.store.scope_index import single
 from executive.memory.store.wordindex import WordIndex
 from executive.memory.words import terms
-from tests.memory.bm25 import plain_bm25
+from tests.memory.bm25 import plain_bm25, single
 
 WORDS = ["deploy", "mirror", "econnreset", "flaky-fetch", "lesson", "cache", "lint", "notes"]
 NOW = datetime(2026, 12, 2, tzinfo=UTC)

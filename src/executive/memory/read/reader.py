@@ -218,8 +218,6 @@ class Reader:
         result.memories = _rank(
             state.fusion, state.seen, state.best_score, state.now, self._config.limit
         )
-        top = max(state.fusion.values(), default=1.0) or 1.0
-        result.strength = {m.id: state.fusion[m.id] / top for m in result.memories}
         result.ms = (time.perf_counter() - started) * 1000
         return result
 

@@ -94,9 +94,6 @@ class ReadResult:
     hops: list[Hop] = field(default_factory=list)
     lexical: list[dict[str, object]] = field(default_factory=list)
     relevant: set[str] = field(default_factory=set)  # corroborated by two passes
-    # Each returned memory's fused score as a share of the best one's (1.0 for the best):
-    # how strongly every pass together points at it, whatever the store's scores.
-    strength: dict[str, float] = field(default_factory=dict)
     stop_reason: str = ""
     searches: int = 0
     ms: float = 0.0

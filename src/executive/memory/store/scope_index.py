@@ -110,8 +110,3 @@ class ScopedIndex(WordStatistics):
                 yield from part.records.values()
             else:
                 yield from (part.records[part.ids[i]] for i in live.nonzero()[0].tolist())
-
-
-def single(records: Sequence[MemoryRecord]) -> ScopedIndex:
-    """One index over ``records`` (the first copy of a memory counts)."""
-    return ScopedIndex([(LexicalIndex(records), None)])
