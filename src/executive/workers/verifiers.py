@@ -15,7 +15,7 @@ from typing import Literal
 
 from executive.files import UnsafeFile, lstat_in
 from executive.workers import output
-from executive.workers.process import supervise
+from executive.workers.process import NOT_ISOLATED, supervise
 from executive.workers.sandbox import Isolation
 
 EVIDENCE_CHARS = 2000
@@ -150,7 +150,7 @@ async def _capture(
 
     stderr joins stdout: evidence shows both. The output is redacted as it streams and
     capped as a worker's log is: the evidence is the end of what was kept."""
-    iso = isolation or Isolation("none", "not isolated")
+    iso = isolation or NOT_ISOLATED
     tail = output.Tail(CAPTURE_BYTES, iso.limits.log_max_bytes)
     code, timed_out = await supervise(
         argv,
