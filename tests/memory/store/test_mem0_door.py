@@ -511,3 +511,16 @@ def test_a_batched_create_stores_the_payload_add_stores(memory):
     }
     assert (two["data"], two["created_at"], two["updated_at"]) == (text, at, at)
     assert [h["event"] for h in memory.history(batched)] == ["ADD"]
+
+
+def test_a_shard_with_its_write_ahead_log_is_told_from_one_without(tmp_path):
+    import qdrant_edge as edge
+
+    from executive.memory.store import mem0_door
+
+    assert version("qdrant-edge-py") == "0.9.0"
+    vectors = {"dense": edge.EdgeVectorParams(size=4, distance=edge.Distance.Cosine)}
+    for wal in (True, False):
+        path = tmp_path / f"wal-{wal}"
+        edge.EdgeShard.create(str(path), edge.EdgeConfig(vectors=vectors, wal_enabled=wal)).close()
+        assert mem0_door.edge_has_wal(path) is wal

@@ -5,8 +5,9 @@ mem0 has no provider for it; this class is one (``VectorStoreBase``), registered
 equality, in, ne, nin, ranges, AND/OR/NOT), and the resulting ``qdrant_client`` tree is copied
 into ``qdrant_edge`` classes, which mirror it one to one. Searches are exact (no HNSW): at
 100,000 memories a filtered exact search takes ~10 ms, and an exact search returns the same
-points on every machine. Writes go to the shard's write-ahead log before ``update`` returns,
-so a killed process keeps them.
+points on every machine. The shard has no write-ahead log (``shard.py``: how it is laid out,
+and why): the store calls :meth:`EdgeVectors.flush` after each of its writes, so a killed
+process keeps every write the store confirmed.
 
 Importing this module imports neither mem0 nor qdrant-client (seconds of start-up): the
 store's reads (search, list, count, get) run on the shard with :func:`compile_where`, and
@@ -18,6 +19,7 @@ records it made from payloads (:meth:`EdgeVectors.search_records`) until a write
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from collections.abc import Sequence
@@ -30,12 +32,11 @@ import qdrant_edge as edge
 from executive.memory.store import mem0_door
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.records import record_from_payload
+from executive.memory.store.shard import VECTOR, flush, lock, open_shard
 
-VECTOR = "dense"
 _PAGE = 1000
 # Records kept (oldest out): every memory of a 10,000-memory store, ~1 KB each.
 _RECORDS = 20_000
-_KEYWORDS = ("user_id", "agent_id", "run_id", "app_id", "type", "env", "key", "cohort", "hash")
 
 
 def compile_where(where: Filter | None) -> Any:
@@ -152,31 +153,17 @@ class EdgeVectors:
         self.collection_name = collection_name
         self.path = Path(path) / collection_name
         self.dims = embedding_model_dims
-        self.shard = self._open()
+        self._lock = lock(self.path)
+        try:
+            self.shard = open_shard(self.path, self.dims)
+        except BaseException:
+            os.close(self._lock)
+            raise
         # Point id -> its payload as a record (no score). A pack reads a thousand hits, most
         # of them seen by the pack before: converting each payload again cost more than the
         # search. Each write below evicts the points it touched.
         self._records: dict[str, MemoryRecord] = {}
         _SHARED[str(self.path)] = self
-
-    def _config(self) -> Any:
-        return edge.EdgeConfig(
-            vectors={VECTOR: edge.EdgeVectorParams(size=self.dims, distance=edge.Distance.Cosine)}
-        )
-
-    def _open(self) -> Any:
-        if self.path.is_dir() and any(self.path.iterdir()):
-            return edge.EdgeShard.load(str(self.path))
-        self.path.mkdir(parents=True, exist_ok=True)
-        shard = edge.EdgeShard.create(str(self.path), self._config())
-        for name in _KEYWORDS:
-            shard.update(
-                edge.UpdateOperation.create_field_index(name, edge.PayloadSchemaType.Keyword)
-            )
-        shard.update(
-            edge.UpdateOperation.create_field_index("confidence", edge.PayloadSchemaType.Float)
-        )
-        return shard
 
     def filter(self, filters: dict[str, Any] | None) -> Any:
         """A mem0 filter dict, through mem0's own Qdrant builder (``mem0_door``: on first use)."""
@@ -252,7 +239,7 @@ class EdgeVectors:
 
     def reset(self) -> None:
         self.delete_col()
-        self.shard = self._open()
+        self.shard = open_shard(self.path, self.dims)
         _SHARED[str(self.path)] = self
 
     # --- for the adapter: records, every point, counts, durability -------------------------
@@ -313,7 +300,12 @@ class EdgeVectors:
     def count(self, where: Any) -> int:
         return int(self.shard.count(edge.CountRequest(exact=True, filter=where)))
 
+    def flush(self) -> None:
+        """Every write so far on disk (the store's writes end here)."""
+        flush(self.shard)
+
     def close(self) -> None:
         _SHARED.pop(str(self.path), None)
         self.shard.flush()
         self.shard.close()
+        os.close(self._lock)

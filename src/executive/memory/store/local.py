@@ -283,6 +283,7 @@ class LocalStore:
     ) -> None:
         """Every write passes here: the revision moves, the key and word indexes follow
         (``added`` and ``changed`` memories are read back as stored)."""
+        self._flush()
         self._revision += 1
         added, removed = list(added), list(removed)
         if self._words is not None:
@@ -302,6 +303,12 @@ class LocalStore:
             for ids in self._keys.values():
                 ids.discard(memory_id)
 
+    def _flush(self) -> None:
+        """Qdrant Edge: the shard keeps no log, so a write is durable once flushed. A Qdrant
+        server's writes are its own to keep."""
+        if hasattr(self._vectors, "search_many"):
+            self._vectors.flush()
+
     async def count(self, where: Filter | None = None) -> int:
         return await self._call("count", self._count, where)
 
@@ -319,7 +326,7 @@ class LocalStore:
             memory_id = add_one(self._memory, item)
             if memory_id is None:
                 return WriteReceipt("FAILED", error="mem0 returned no result for the add")
-            # Qdrant local commits every upsert to SQLite before returning: durable.
+            # Durable: _wrote flushes the shard.
             self._wrote(added=[(memory_id, item.metadata.get("key"))])
             return WriteReceipt("SUCCEEDED", memory_id=memory_id)
 
@@ -375,6 +382,7 @@ class LocalStore:
                 return
             self._memory.reset()
             mem0_door.write_ahead(self._memory)  # reset() opened a new history database
+            self._flush()
             self._revision += 1
             self._keys = None
             self._words = None

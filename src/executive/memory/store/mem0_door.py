@@ -385,3 +385,10 @@ def qdrant_close(store: Any) -> None:
     """Close the client of a Qdrant server's store: mem0 2.2.1 never does, and without it
     ``QdrantClient.__del__`` prints a traceback at interpreter exit."""
     _qdrant_client(store).close()
+
+
+def edge_has_wal(path: Path) -> bool:
+    """Whether the Qdrant Edge shard at ``path`` keeps a write-ahead log: qdrant-edge-py 0.9.0
+    reports no such thing (``EdgeShard.info`` names segments, points and indexes), but a shard
+    made with its log on holds it in a ``wal`` folder, and one made without has none."""
+    return (path / "wal").is_dir()
