@@ -57,7 +57,9 @@ def run(
     )
     home = Home(settings.home)
     # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
-    from executive.daemon import assembly
+    from executive.daemon import assembly, heap
+
+    heap.configure()  # before the store, the embedder and their threads allocate
 
     supervisor = assembly.build(settings)
     try:

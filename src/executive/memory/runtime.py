@@ -14,11 +14,14 @@ import anyio
 from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.durability.shared import Member, SharedLedgers, member
-from executive.memory.store.base import Filter, ReadView, Store, StoreError, words
+from executive.memory.store.base import Filter, ReadView, Store, StoreError, prepare, words
 from executive.memory.write.envelope import Defaults
 from executive.memory.write.harvester import Harvester
 from executive.memory.write.ledger import HarvestLedger, LedgerSource
 from executive.settings import Settings
+
+# Embedded at start-up to load the model (the answer is never read).
+WARM_QUESTION = "What have I learned?"
 
 log = get_logger(__name__)
 
@@ -102,11 +105,15 @@ class MemoryRuntime:
         return self._store
 
     async def warm(self) -> int:
-        """Build the store's word index now (the daemon's start), not on a bundle's first
-        pack; returns how many memories it holds for this user above the floor."""
+        """Build the store's word index and load the embedding model now (the daemon's start),
+        not on a bundle's first pack; returns how many memories the index holds for this user
+        above the floor. Loading the model before READY also lets start-up hand back what
+        loading it left freed (``daemon/heap.py``)."""
         settings = self.settings
+        view = await self.view()
+        await prepare(view, [WARM_QUESTION])
         index = await words(
-            await self.view(),
+            view,
             [Filter(user_id=settings.user_id)],
             settings.confidence_floor,
             datetime.now(UTC),

@@ -66,3 +66,17 @@ def test_with_score_leaves_the_original_alone():
     scored = made.with_score(0.75)
     assert (made.score, scored.score) == (None, 0.75)
     assert scored.metadata is made.metadata  # shared, as model_copy shares it
+
+
+def test_stored_records_share_what_never_changes_and_their_copies_do_not():
+    from executive.memory.store.base import _ALL_FIELDS_SET
+
+    # Values as a store hands them back: a new string object per payload.
+    fresh = {k: "".join(list(v)) if isinstance(v, str) else v for k, v in PAYLOAD.items()}
+    assert fresh["type"] is not PAYLOAD["type"]
+    first, second = record_from_payload("a", PAYLOAD), record_from_payload("b", fresh)
+    assert first.model_fields_set is second.model_fields_set is _ALL_FIELDS_SET
+    assert first.metadata["type"] is second.metadata["type"]  # one copy of a recurring value
+    copied = first.model_copy(update={"score": 0.25})
+    assert copied.model_fields_set is not _ALL_FIELDS_SET
+    assert set(MemoryRecord.model_fields) == _ALL_FIELDS_SET

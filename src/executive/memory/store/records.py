@@ -3,6 +3,7 @@ mem0 or a stored payload holds as a :class:`~executive.memory.store.base.MemoryR
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any
 
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory
@@ -68,21 +69,32 @@ def record_from_payload(
     """A stored payload as a record. Hot: a pack reads hundreds, so no re-validation of
     what our own writes validated (``MemoryRecord.stored``); the fields are those of
     ``record_from_item``, in the model's order."""
-    meta = {k: v for k, v in payload.items() if k not in _HIDDEN}
+    meta = {intern(k): _shared(k, v) for k, v in payload.items() if k not in _HIDDEN}
+    created, updated = payload.get("created_at"), payload.get("updated_at")
     return MemoryRecord.stored(
         {
             "id": point_id if isinstance(point_id, str) else str(point_id),
             "text": payload.get("data") or "",
-            "user_id": payload.get("user_id"),
-            "agent_id": payload.get("agent_id"),
+            "user_id": _shared("user_id", payload.get("user_id")),
+            "agent_id": _shared("agent_id", payload.get("agent_id")),
             "app_id": meta.get("app_id"),
             "run_id": payload.get("run_id"),
             "metadata": meta,
-            "created_at": payload.get("created_at"),
-            "updated_at": payload.get("updated_at"),
+            "created_at": created,
+            "updated_at": created if updated == created else updated,
             "score": None if score is None else float(score),
         }
     )
+
+
+# Fields whose few values recur in every record: a store's records are kept (a cache of every
+# memory, the word index), and one copy of "semantic" or a user id per record added up to
+# ~6 MB at 10,000 memories (bench/daemon.py). Keys are shared the same way.
+_RECURRING = frozenset({"user_id", "agent_id", "app_id", "type", "env", "source", "cohort"})
+
+
+def _shared(key: str, value: Any) -> Any:
+    return intern(value) if key in _RECURRING and isinstance(value, str) else value
 
 
 def add_one(memory: Any, item: NewMemory) -> str | None:
