@@ -11,7 +11,10 @@ and a double fork together escape them): they are what is left in isolation mode
 where the worker is the daemon's own user.
 
 Workers register here when they start (``workers.process``); the socket server (in the
-memory layer) asks here. Neither imports the other.
+memory layer) asks here. Neither imports the other. A worker can connect before the process
+that started it has its pid (starting one awaits, and the loop serves meanwhile), so a worker
+starts inside :func:`spawning`, and the server judges no peer until every worker being
+started is registered (:func:`settled`).
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import os
 import signal
 import socket
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import anyio
 
 SO_PEERPIDFD = 77  # Linux >= 6.5 (x86-64, arm64); Python 3.11 has no constant for it
 _CRED = struct.Struct("3i")
@@ -47,6 +53,31 @@ def unregister(pid: int) -> None:
 
 def workers() -> frozenset[int]:
     return frozenset(_workers)
+
+
+_starting = 0  # workers being started, not yet registered
+_started: anyio.Event | None = None  # set when none is
+
+
+@contextlib.contextmanager
+def spawning() -> Iterator[None]:
+    """Around starting a worker and registering its pid: peers wait to be judged till then."""
+    global _starting, _started
+    if _starting == 0:
+        _started = anyio.Event()
+    _starting += 1
+    try:
+        yield
+    finally:
+        _starting -= 1
+        if _starting == 0 and _started is not None:
+            _started.set()
+
+
+async def settled() -> None:
+    """Return once no worker is being started: every live worker is registered."""
+    while _starting and _started is not None:
+        await _started.wait()
 
 
 def credentials(sock: socket.socket) -> Peer:

@@ -4,6 +4,7 @@ here (the daemon tests in tests/security drive the real one)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from executive import peers
 from executive.surface.control import RemoteSurface, UnsafeSocketFolder, ensure_folder, serve
@@ -133,13 +135,14 @@ async def _client(
 ) -> str:
     script = path.parent.parent / "client.py"
     script.write_text(CLIENT)
-    process = await anyio.open_process(
-        [*wrap, sys.executable, str(script), str(path)],
-        env={"PATH": os.environ["PATH"], **(env or {})},
-        start_new_session=True,
-    )
-    if worker:
-        peers.register(process.pid)  # before the loop can accept: as workers.process does
+    with peers.spawning() if worker else contextlib.nullcontext():  # as workers.process does
+        process = await anyio.open_process(
+            [*wrap, sys.executable, str(script), str(path)],
+            env={"PATH": os.environ["PATH"], **(env or {})},
+            start_new_session=True,
+        )
+        if worker:
+            peers.register(process.pid)
     try:
         assert process.stdout is not None
         chunks = [chunk async for chunk in process.stdout]
@@ -179,3 +182,40 @@ async def test_the_operator_is_served_and_workers_are_refused(tmp_path):
     if "sandboxed" in answers:
         assert "another pid namespace" in json.loads(answers["sandboxed"])["error"]
     assert [op for op, _ in surface.calls] == ["count"]
+
+
+async def test_a_worker_that_connects_before_its_pid_is_registered_is_still_refused(tmp_path):
+    """The race a fast worker could win: it connects while the daemon is still starting it
+    (the loop serves meanwhile). Here the window is held open until the worker has sent its
+    request; its answer is read once it is registered."""
+    path = tmp_path / ".state" / "executive.sock"
+    script = tmp_path / "early.py"
+    script.write_text(
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1])\n"
+        's.sendall(b\'{"op": "count"}\\n\')\n'
+        "print('sent', flush=True)\n"
+        "print(s.makefile().readline(), end='', flush=True)\n"
+    )
+
+    async def body() -> dict[str, Any]:
+        with peers.spawning():
+            process = await anyio.open_process(
+                [sys.executable, str(script), str(path)],
+                env={"PATH": os.environ["PATH"]},
+                start_new_session=True,
+            )
+            assert process.stdout is not None
+            lines = BufferedByteReceiveStream(process.stdout)
+            assert await lines.receive_until(b"\n", 100) == b"sent"  # connected and asked
+            peers.register(process.pid)
+        try:
+            answer = await lines.receive_until(b"\n", 10_000)
+            await process.wait()
+        finally:
+            peers.unregister(process.pid)
+        return json.loads(answer)
+
+    answer = await _serving(path, Recorder(), body)
+    assert "worker's process tree" in answer["error"]

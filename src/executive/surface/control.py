@@ -109,6 +109,7 @@ async def _guarded(surface: MemorySurface, stream: SocketStream) -> None:
 
 
 async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
+    await peers.settled()  # a worker starting now is registered before anyone is judged
     why = peers.refusal(stream.extra(SocketAttribute.raw_socket))
     if why is not None:
         log.warning("control.peer_refused", reason=why)

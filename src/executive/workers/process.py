@@ -196,24 +196,25 @@ class _Job:
         iso, gated = self.iso, self.group is not None
         uid, gid = iso.ids if iso.mode == "user" and iso.ids else (None, None)
         # Never from a worker thread: bwrap's --die-with-parent follows the starting thread.
-        process = await anyio.open_process(
-            [*GATE, *full] if gated else full,
-            cwd=self.cwd,
-            env=dict(self.env),  # the environment travels here, not in a readable argv
-            stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,  # its own session and process group
-            user=uid,
-            group=gid,
-            extra_groups=[] if uid is not None else None,
-        )
+        with peers.spawning():  # the control socket judges no one until the pid is known
+            process = await anyio.open_process(
+                [*GATE, *full] if gated else full,
+                cwd=self.cwd,
+                env=dict(self.env),  # the environment travels here, not in a readable argv
+                stdin=subprocess.PIPE if gated else subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,  # its own session and process group
+                user=uid,
+                group=gid,
+                extra_groups=[] if uid is not None else None,
+            )
+            peers.register(process.pid)  # the control socket refuses this tree from now on
         if self.group is not None:
             await _release(process, self.group)
         return process
 
     async def watch(self, process: Process) -> tuple[int | None, bool]:
-        peers.register(process.pid)  # the control socket refuses this tree from now on
         timed_out = False
         started = time.monotonic()
         # From here on the tree is ours to end: a cancellation while the pid file is written
