@@ -61,7 +61,8 @@ async def main():
 
 anyio.run(main)
 """
-    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    # Its log lines go to stderr: stdout carries the one JSON report.
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, stdout=sys.stderr)
 
 
 def main(lists: int, embedder: str | None, memories: int = 0) -> None:

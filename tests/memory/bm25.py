@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import LexicalIndex, term_counts
+from executive.memory.store.lexical import LexicalIndex
 from executive.memory.store.scope_index import ScopedIndex
+from executive.memory.words import terms
 
 
 def plain_bm25(
@@ -17,7 +19,7 @@ def plain_bm25(
 ) -> list[str]:
     """The ids of ``records`` BM25 ranks first (k1 1.2, b 0.75), ties to the older memory,
     then the lower id (the listing's order)."""
-    counts = {r.id: term_counts(r.text) for r in records}
+    counts = {r.id: Counter(terms(r.text)) for r in records}
     n = len(counts)
     average = sum(c.total() for c in counts.values()) / n if n else 1.0
     scores: dict[str, float] = {}

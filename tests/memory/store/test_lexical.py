@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections import Counter
+
 from executive.memory.read.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import LexicalIndex, SampleStats, best_first, term_counts
+from executive.memory.store.lexical import LexicalIndex, SampleStats, best_first
 from executive.memory.words import stem, terms
 
 
@@ -37,7 +39,7 @@ def _bm25_one_by_one(index: LexicalIndex, query: list[str], top_k: int) -> list[
     """BM25 written plainly, a memory at a time: what the index's arrays must equal."""
     scores: dict[str, float] = {}
     for memory_id, record in index.records.items():
-        held = term_counts(record.text)
+        held = Counter(terms(record.text))
         for term in dict.fromkeys(query):
             if held[term]:
                 idf = index.idf(term)

@@ -161,7 +161,7 @@ class Reader:
         )
         state.asked += 1
         need = set(dropped)
-        entity = [m for m in found if need.issubset(term_counts(state.seen[m].text))]
+        entity = [m for m in found if need.issubset(term_counts(state.seen[m].text).terms)]
         state.fuse(entity, cfg.w_focus_entity, cfg)
         state.result.lexical.append(
             {"terms": sorted(need), "hits": len(entity), "of": "focus hits"}

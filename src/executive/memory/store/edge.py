@@ -275,7 +275,8 @@ class EdgeVectors:
         missing = [i for i in dict.fromkeys(ids) if i not in self._records]
         if missing:
             for point in self.shard.retrieve(missing, True, False):
-                self._records[str(point.id)] = record_from_payload(point.id, point.payload or {})
+                point_id = str(point.id)  # one string for the key and the record
+                self._records[point_id] = record_from_payload(point_id, point.payload or {})
         found = [self._records[i] for i in ids]
         while len(self._records) > _RECORDS:
             del self._records[next(iter(self._records))]

@@ -12,7 +12,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from sys import intern
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from executive.memory.store.base import MemoryRecord
 from executive.memory.words import terms
@@ -34,17 +34,26 @@ def best_first(scores: Mapping[K, float]) -> list[K]:
     return ranking
 
 
+class TermCounts(NamedTuple):
+    """A text's distinct words, in the order they first occur, and how often each does."""
+
+    terms: tuple[str, ...]
+    counts: tuple[int, ...]
+
+
 # Term counts by memory text. A write moves the store's revision and so rebuilds an index,
 # but only the new texts need tokenising: the rest come from here (bounded, oldest out).
-_COUNTS: OrderedDict[str, Counter[str]] = OrderedDict()
+# Two tuples, not a Counter: this holds every memory's words (~3 MB less at 10,000).
+_COUNTS: OrderedDict[str, TermCounts] = OrderedDict()
 _COUNTS_SIZE = 50_000
 
 
-def term_counts(text: str) -> Counter[str]:
+def term_counts(text: str) -> TermCounts:
     found = _COUNTS.get(text)
     if found is None:
         # One copy of each word for all the texts kept here (~3 MB at 10,000 memories).
-        found = _COUNTS[text] = Counter(map(intern, terms(text)))
+        counted = Counter(map(intern, terms(text)))
+        found = _COUNTS[text] = TermCounts(tuple(counted), tuple(counted.values()))
         if len(_COUNTS) > _COUNTS_SIZE:
             _COUNTS.popitem(last=False)
     return found
@@ -88,20 +97,20 @@ class LexicalIndex(WordStatistics):
         # term's run starts), grouped by a stable sort of term ids, so a term's postings come
         # in position order. Built by numpy and C-level iteration: this runs on a scope's
         # first read, and a per-word Python loop was most of its cost.
-        terms_flat = list(chain.from_iterable(every))  # each memory's distinct terms
+        terms_flat = list(chain.from_iterable(c.terms for c in every))  # each one's distinct
         self.df: Counter[str] = Counter(terms_flat)
         self._term_ids: dict[str, int] = dict(zip(self.df, range(len(self.df)), strict=True))
         term_of = np.fromiter(
             map(self._term_ids.__getitem__, terms_flat), np.int64, len(terms_flat)
         )
         order = np.argsort(term_of, kind="stable")
-        sizes = np.fromiter(map(len, every), np.int64, len(every))
+        sizes = np.fromiter((len(c.terms) for c in every), np.int64, len(every))
         self._positions = np.repeat(np.arange(len(every), dtype=np.int64), sizes)[order]
-        tf = chain.from_iterable(counts.values() for counts in every)
+        tf = chain.from_iterable(c.counts for c in every)
         self._tf = np.fromiter(tf, np.float64, len(terms_flat))[order]
         self._starts = np.zeros(len(self.df) + 1, np.int64)
         np.cumsum(np.bincount(term_of, minlength=len(self.df)), out=self._starts[1:])
-        self.lengths = np.fromiter((counts.total() for counts in every), np.int64, len(every))
+        self.lengths = np.fromiter((sum(c.counts) for c in every), np.int64, len(every))
         self._lengths = self.lengths.astype(np.float64)
         self.n = len(self.ids)
         self.total_length = int(self.lengths.sum())  # integers: the mean is exact in any order

@@ -83,7 +83,8 @@ class LocalStore:
         # Bumped by every write (they all pass through here): the reader's cache key.
         self._revision = 0
         # content key -> ids, so a write's duplicate check is a lookup, not a scan.
-        self._keys: dict[str, set[str]] | None = None
+        # (a tuple: most keys name one memory, and a set apiece was ~2 MB at 10,000)
+        self._keys: dict[str, tuple[str, ...]] | None = None
         # Every memory's words (the reader's BM25): built on first use, then kept by _wrote.
         self._words: WordIndex | None = None
 
@@ -258,7 +259,7 @@ class LocalStore:
                 self._keys = {}
                 for record in self._scroll(None):
                     if record.key:
-                        self._keys.setdefault(record.key, set()).add(record.id)
+                        self._key(record.key, record.id)
             found = []
             for memory_id in sorted(self._keys.get(where.key or "", ())):
                 record = self._get(memory_id)
@@ -298,10 +299,18 @@ class LocalStore:
             return
         for memory_id, key in added:
             if key:
-                self._keys.setdefault(key, set()).add(memory_id)
+                self._key(key, memory_id)
         for memory_id in removed:
-            for ids in self._keys.values():
-                ids.discard(memory_id)
+            for key, ids in list(self._keys.items()):
+                if memory_id in ids:
+                    kept = tuple(i for i in ids if i != memory_id)
+                    self._keys[key] = kept
+
+    def _key(self, key: str, memory_id: str) -> None:
+        assert self._keys is not None
+        ids = self._keys.get(key, ())
+        if memory_id not in ids:
+            self._keys[key] = (*ids, memory_id)
 
     def _flush(self) -> None:
         """Qdrant Edge: the shard keeps no log, so a write is durable once flushed. A Qdrant
