@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import select
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -26,10 +27,15 @@ class Fifo:
         self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
         self._pending = b""
 
-    def line(self, watch: subprocess.Popen | None = None, timeout: float = 120) -> str:
+    def line(
+        self,
+        watch: subprocess.Popen | None = None,
+        timeout: float = 120,
+        log: Callable[[], str] = str,
+    ) -> str:
         """The next line written to the pipe. If ``watch`` (the process whose work writes
         it) has ended or ends first, or nothing comes within ``timeout`` seconds, the test
-        fails."""
+        fails, with what ``log`` returns then (the watched process's last lines, say)."""
         with _Watched(self._fd, watch) as watched:
             while b"\n" not in self._pending:
                 ready = dict(watched.poller.poll(0 if watched.ended else timeout * 1000))
@@ -37,9 +43,12 @@ class Fifo:
                     self._pending += os.read(self._fd, 4096)
                     continue
                 assert watch is None or not (watched.ended or ready), (
-                    f"{watch.args!r} ended (exit {watch.wait()}) before writing to {self.path}"
+                    f"{watch.args!r} ended (exit {watch.wait()}) before writing to "
+                    f"{self.path}\n{log()}"
                 )
-                raise AssertionError(f"nothing was written to {self.path} within {timeout}s")
+                raise AssertionError(
+                    f"nothing was written to {self.path} within {timeout}s\n{log()}"
+                )
         line, _, self._pending = self._pending.partition(b"\n")
         return line.decode()
 

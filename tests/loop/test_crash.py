@@ -69,7 +69,7 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
             pid, started = worker_pid(home)
             # Started is not yet running its script: the script must be read (and the slow sleep
             # begun) before it is changed below, or this attempt runs the quick one.
-            assert attempts.line(watch=first.proc) == "start 1"
+            assert attempts.line(first.proc, log=first.tail) == "start 1"
             first.proc.send_signal(signal.SIGKILL)
             first.proc.wait(10)
         finally:
@@ -85,7 +85,7 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
         second = Daemon(home)
         try:
             second.wait_for("goal.completed", timeout=120, bundle="sturdy")
-            assert attempts.line(watch=second.proc) == "start 2"
+            assert attempts.line(second.proc, log=second.tail) == "start 2"
             second.signal(signal.SIGTERM)
             assert second.wait(30) == 0
         finally:

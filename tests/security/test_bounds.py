@@ -147,11 +147,11 @@ def scene(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     found: dict = {"mode": mode, "home": home, "out": out, "tag": tag, "daemon": daemon}
     try:
         url = daemon.wait_for("dashboard.listening", timeout=120)["urls"][0]
-        assert ready.line(watch=daemon.proc) == "ready"
+        assert ready.line(daemon.proc, log=daemon.tail) == "ready"
         foreign = _foreign(tag) if mode == "user" else None
         before = _peak_rss(daemon.proc.pid)
         begin.say("begin")
-        assert printed.line(watch=daemon.proc) == "printed"
+        assert printed.line(daemon.proc, log=daemon.tail) == "printed"
         found["health"] = httpx.get(url + "healthz", timeout=120)  # the worker still prints
         found["still_printing"] = not events(home, "GOAL_COMPLETED", bundle="loud")
         (out / "loud" / "go").touch()
