@@ -53,6 +53,7 @@ def _loop_running() -> bool:
 
 @contextmanager
 def _process_state_kept(cwd: Path | None) -> Iterator[None]:
+    from executive.memory.store import ortenv
     from executive.redact import redactor
 
     environ = dict(os.environ)
@@ -69,8 +70,14 @@ def _process_state_kept(cwd: Path | None) -> Iterator[None]:
         yield
     finally:
         os.chdir(folder)
+        telemetry_off = os.environ.get(ortenv.VARIABLE)
         os.environ.clear()
         os.environ.update(environ)
+        if "onnxruntime" in sys.modules and telemetry_off is not None:
+            # A runtime the command imported stays loaded, its telemetry latched off by this
+            # variable: without it, the next import through ortenv in this process would
+            # take the runtime for one imported with telemetry on, and refuse it.
+            os.environ[ortenv.VARIABLE] = telemetry_off
         for handler in list(root.handlers):
             root.removeHandler(handler)
         for handler in handlers:

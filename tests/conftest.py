@@ -140,8 +140,11 @@ _MEMORY_ROOM = 2 << 30
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own pytest_configure reads the option
 def pytest_configure(config: pytest.Config) -> None:
-    if config.option.basetemp is not None or hasattr(config, "workerinput"):
-        return  # named by the user, or a test process the controller has told already
+    if hasattr(config, "workerinput"):
+        return  # a test process: the controller has told it already, and times the run
+    config.pluginmanager.register(_UnitTimes(), "executive-unit-times")
+    if config.option.basetemp is not None:
+        return  # named by the user
     try:
         if shutil.disk_usage(_MEMORY_FOLDER).free < _MEMORY_ROOM:
             return
@@ -153,19 +156,62 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(functools.partial(shutil.rmtree, private))
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """One test process more than the cores (``--maxprocesses`` caps it): most tests wait on
+    a subprocess (a daemon, the CLI, a worker), and with one per core the cores sat a third
+    idle. A fourth on two cores only added its own collection, model and Postgres to the
+    CPU (docs/development.md has the figures)."""
+    return (os.cpu_count() or 1) + 1
+
+
+# How long each file (the scheduler's unit) took in the last run that ran it, in seconds.
+_UNIT_SECONDS = "executive/unit-seconds"
+
+
+def _unit(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return "tests/dashboard" if path.startswith("tests/dashboard/") else path
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """With several test processes, a file runs whole in one of them (its module fixtures are
     built once), and so does the dashboard's package, whose demo daemon its files share.
     (xdist's ``loadgroup`` would say this with markers, but on pytest 9 it groups nothing:
-    the group it appends to a node id never reaches the scheduler.)"""
+    the group it appends to a node id never reaches the scheduler.) The longest go first, by
+    the last run's times, so no long file starts last and runs on alone; files not timed yet
+    come after, in xdist's order (the most tests first)."""
     from xdist.scheduler import LoadScopeScheduling
+
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    seconds: dict[str, float] = cache.get(_UNIT_SECONDS, {}) if cache is not None else {}
 
     class ByFile(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "tests/dashboard" if path.startswith("tests/dashboard/") else path
+            return _unit(nodeid)
+
+        def _assign_work_unit(self, node: object) -> None:
+            longest = max(self.workqueue, key=lambda unit: seconds.get(unit, 0.0))
+            self.workqueue.move_to_end(longest, last=False)
+            super()._assign_work_unit(node)
 
     return ByFile(config, log)
+
+
+class _UnitTimes:
+    """Sums each unit's setup, call and teardown times as reports come in (from every test
+    process), and keeps them in pytest's cache for the next run's scheduler."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        unit = _unit(report.nodeid)
+        self.seconds[unit] = self.seconds.get(unit, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        cache = getattr(session.config, "cache", None)
+        if cache is not None and self.seconds:
+            cache.set(_UNIT_SECONDS, {**cache.get(_UNIT_SECONDS, {}), **self.seconds})
 
 
 @pytest.fixture(scope="session")

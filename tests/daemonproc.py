@@ -64,6 +64,10 @@ class Daemon:
             + self._stderr_now()
         )
 
+    def tail(self, count: int = 20) -> str:
+        """Its last ``count`` lines so far, for a failure's message."""
+        return "".join(self.lines[-count:])
+
     def signal(self, signum: signal.Signals) -> None:
         self.proc.send_signal(signum)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from pathlib import Path
 
 from executive.home import Home
@@ -12,6 +11,7 @@ from executive.workers.process import start_time
 from executive.workspace.lifecycle import Workspace
 from tests.conftest import json_lines, run_cli
 from tests.daemonproc import Daemon
+from tests.fifo import Fifo
 from tests.loop.homes import add_bundle, events, ledger, make_home, outputs
 
 SLOW = 'echo "start $GOAL_ATTEMPT" >> runs.log\nsleep "${SLEEP:-4}"\necho "done $GOAL_ATTEMPT" >> runs.log\necho ok > out.txt\n'
@@ -26,13 +26,6 @@ def alive(pid: int, started: int | None) -> bool:
     except OSError:
         return False
     return state != "Z"
-
-
-def _appears(path: Path, text: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not (path.exists() and text in path.read_text()):
-        assert time.monotonic() < deadline, f"{text!r} never appeared in {path}"
-        time.sleep(0.02)
 
 
 def worker_pid(home) -> tuple[int, int]:
@@ -62,38 +55,41 @@ def test_a_sigkill_mid_worker_then_restart_completes_the_bundle_exactly_once(tmp
     # Not sandboxed: bubblewrap's --die-with-parent ends a sandboxed worker with the daemon
     # (how soon depends on the machine); here the worker must outlive it, to be reaped.
     home = make_home(tmp_path, EXECUTIVE_WORKER_ISOLATION="none")
-    add_bundle(
-        home,
-        "sturdy",
-        SLOW.replace("${SLEEP:-4}", "${SLEEP:-30}"),
-        verifiers=[{"builtin": "output_exists", "path": "out.txt"}],
-    )
-    first = Daemon(home)
-    try:
-        first.wait_for("worker.started", timeout=60)
-        pid, started = worker_pid(home)
-        # Started is not yet running its script: the script must be read (and the slow sleep
-        # begun) before it is changed below, or this attempt runs the quick one.
-        _appears(outputs(home) / "sturdy" / "runs.log", "start 1")
-        first.proc.send_signal(signal.SIGKILL)
-        first.proc.wait(10)
-    finally:
-        first.kill()
-    assert alive(pid, started), "the worker outlives a SIGKILLed daemon (its own session)"
-    # A torn line, as if the kill had landed mid-append.
-    with (home / "ledgers" / "work-ledger.jsonl").open("a") as handle:
-        handle.write('{"ts": "2026-12-02T00:00:00", "event": "STEP_STA')
+    # Each attempt says on this pipe that it started (the log line written first).
+    with Fifo(tmp_path / "started") as attempts:
+        slow = SLOW.replace("${SLEEP:-4}", "${SLEEP:-30}").replace(
+            "runs.log\n", f'runs.log\necho "start $GOAL_ATTEMPT" > {attempts.path}\n', 1
+        )
+        add_bundle(
+            home, "sturdy", slow, verifiers=[{"builtin": "output_exists", "path": "out.txt"}]
+        )
+        first = Daemon(home)
+        try:
+            first.wait_for("worker.started", timeout=60)
+            pid, started = worker_pid(home)
+            # Started is not yet running its script: the script must be read (and the slow sleep
+            # begun) before it is changed below, or this attempt runs the quick one.
+            assert attempts.line(first.proc, log=first.tail) == "start 1"
+            first.proc.send_signal(signal.SIGKILL)
+            first.proc.wait(10)
+        finally:
+            first.kill()
+        assert alive(pid, started), "the worker outlives a SIGKILLed daemon (its own session)"
+        # A torn line, as if the kill had landed mid-append.
+        with (home / "ledgers" / "work-ledger.jsonl").open("a") as handle:
+            handle.write('{"ts": "2026-12-02T00:00:00", "event": "STEP_STA')
 
-    # Make the retry quick, then restart.
-    script = home / "workspace" / "in-progress" / "P3" / "sturdy" / "work.sh"
-    script.write_text(script.read_text().replace("${SLEEP:-30}", "0"))
-    second = Daemon(home)
-    try:
-        second.wait_for("goal.completed", timeout=120, bundle="sturdy")
-        second.signal(signal.SIGTERM)
-        assert second.wait(30) == 0
-    finally:
-        second.kill()
+        # Make the retry quick, then restart.
+        script = home / "workspace" / "in-progress" / "P3" / "sturdy" / "work.sh"
+        script.write_text(script.read_text().replace("${SLEEP:-30}", "0"))
+        second = Daemon(home)
+        try:
+            second.wait_for("goal.completed", timeout=120, bundle="sturdy")
+            assert attempts.line(second.proc, log=second.tail) == "start 2"
+            second.signal(signal.SIGTERM)
+            assert second.wait(30) == 0
+        finally:
+            second.kill()
 
     assert not alive(pid, started), "the orphaned worker was ended at start-up"
     assert len(events(home, "GOAL_COMPLETED", bundle="sturdy")) == 1

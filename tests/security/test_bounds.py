@@ -17,12 +17,12 @@ report itself is checked: on this kind of host (root, a writable pids cgroup) al
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -32,6 +32,7 @@ import pytest
 from executive.workers import cgroup, limits, sandbox
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
+from tests.fifo import Fifo
 from tests.isolation import MODES, alive_with
 from tests.loop.homes import add_bundle, events, make_home, outputs
 
@@ -41,12 +42,13 @@ MAX_PROCESSES = 64
 FILE_MAX = 8 * 1024 * 1024
 TOKEN = "ghp_" + "Zq9" * 12
 
+# ready, begin and printed are pipes the test holds: the worker waits on begin.
 LOUD = f"""
-: > ready
-while [ ! -e begin ]; do sleep 0.05; done
+echo ready > ready
+read _ < begin
 echo "first line {TOKEN}"
 yes 'a line of output that goes on and on, and on and on, and on' | head -c {PRINTED}
-: > printed
+echo printed > printed
 while [ ! -e go ]; do yes 'still printing' | head -c 65536; done
 """
 
@@ -80,8 +82,9 @@ cat /tmp/w{tag}/* | wc -c > tmp-total.txt
 def _detach(home: Path, tag: str) -> str:
     return f"""
 cat {home}/ledgers/work-ledger.jsonl > ledger.txt 2>&1 || true
-( setsid env -i /bin/sh -c 'exec sleep 700.{tag}' & ) &
-while ! pgrep -f 'sleep 700.{tag}' > /dev/null; do sleep 0.05; done
+mkfifo up
+( setsid env -i /bin/sh -c 'echo up > up; exec sleep 700.{tag}' & ) &
+read _ < up
 echo started > started.txt
 """
 
@@ -92,14 +95,6 @@ def _peak_rss(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
     raise AssertionError(f"no VmHWM for {pid}")
-
-
-def _appears(path: Path, daemon: Daemon, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert daemon.proc.poll() is None, "".join(daemon.lines[-20:])
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
 
 
 def _foreign(tag: str) -> subprocess.Popen[bytes]:
@@ -133,6 +128,15 @@ def scene(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     set_env(home, GITHUB_TOKEN=TOKEN)
     out = Path(extra.get("EXECUTIVE_OUTPUT_ROOT", outputs(home)))
     add_bundle(home, "loud", LOUD, priority="P0")
+    # The worker's folder, made before the daemon would, holds the pipes it shares with us.
+    (out / "loud").mkdir(parents=True)
+    owner = sandbox.account_ids("nobody") if mode == "user" else None
+    pipes = contextlib.ExitStack()
+    request.addfinalizer(pipes.close)
+    ready, begin, printed = (
+        pipes.enter_context(Fifo(out / "loud" / name, owner))
+        for name in ("ready", "begin", "printed")
+    )
     fork = add_bundle(home, "fork", f'python3 "$(dirname "$0")/fork.py" 600.{tag}\n', priority="P1")
     (fork / "fork.py").write_text(FORK)
     add_bundle(home, "write", _write(tag), priority="P2")
@@ -143,11 +147,11 @@ def scene(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     found: dict = {"mode": mode, "home": home, "out": out, "tag": tag, "daemon": daemon}
     try:
         url = daemon.wait_for("dashboard.listening", timeout=120)["urls"][0]
-        _appears(out / "loud" / "ready", daemon)
+        assert ready.line(daemon.proc, log=daemon.tail) == "ready"
         foreign = _foreign(tag) if mode == "user" else None
         before = _peak_rss(daemon.proc.pid)
-        (out / "loud" / "begin").touch()
-        _appears(out / "loud" / "printed", daemon)
+        begin.say("begin")
+        assert printed.line(daemon.proc, log=daemon.tail) == "printed"
         found["health"] = httpx.get(url + "healthz", timeout=120)  # the worker still prints
         found["still_printing"] = not events(home, "GOAL_COMPLETED", bundle="loud")
         (out / "loud" / "go").touch()

@@ -7,13 +7,13 @@ import select
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import anyio
 import pytest
 
 from executive.workers import account, sandbox
+from tests.fifo import Fifo
 
 IDS = sandbox.account_ids("nobody")
 pytestmark = [
@@ -34,32 +34,27 @@ def test_the_sweep_ends_a_detached_process_with_a_cleared_environment():
     # Where the account can write: outside root's private test folders.
     scratch = Path(tempfile.mkdtemp(prefix="executive-account-", dir="/var/tmp"))
     scratch.chmod(0o711)
-    pid_file = scratch / "pid"
-    pid_file.touch()
-    os.chown(pid_file, *IDS)
     try:
-        _sweep_ends_what(pid_file)
+        with Fifo(scratch / "pid", owner=IDS) as pid:
+            _sweep_ends_what(pid)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _sweep_ends_what(pid_file: Path) -> None:
+def _sweep_ends_what(pid: Fifo) -> None:
     assert IDS is not None
     # It leaves the session and clears its environment; the shell that started it exits,
-    # so init adopts it: no tree, group or run mark leads to it.
+    # so init adopts it: no tree, group or run mark leads to it. It says its pid once it is
+    # on its own.
     subprocess.run(
-        ["sh", "-c", f"setsid env -i sh -c 'echo $$ > {pid_file}; exec sleep 702' &"],
+        ["sh", "-c", f"setsid env -i sh -c 'echo $$ > {pid.path}; exec sleep 702' &"],
         user=IDS[0],
         group=IDS[1],
         extra_groups=[],
         cwd="/",
         check=True,
     )
-    deadline = time.monotonic() + 30
-    while not pid_file.read_text().strip():
-        assert time.monotonic() < deadline, "the detached process never started"
-        time.sleep(0.02)
-    pinned = os.pidfd_open(int(pid_file.read_text()))
+    pinned = os.pidfd_open(int(pid.line(timeout=30)))
     try:
         assert not select.select([pinned], [], [], 0)[0]  # alive
 
