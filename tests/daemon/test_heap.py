@@ -76,3 +76,15 @@ def test_the_allocator_keeps_mapping_large_blocks_of_their_own_once_configured()
     # alone (and unmapped when freed).
     assert mapped_after_a_large_free(configure=False) == 0
     assert mapped_after_a_large_free(configure=True) == 1
+
+
+@pytest.mark.anyio
+async def test_the_daemon_gives_its_freed_heap_back_after_every_iteration(tmp_path):
+    from executive.daemon import assembly
+    from executive.settings import Settings
+    from executive.workspace.scaffold import scaffold
+
+    scaffold(tmp_path / "home")
+    supervisor = assembly.build(Settings.load(tmp_path / "home"))
+    assert heap.after_iteration in supervisor._after_iteration
+    assert await heap.after_iteration()
