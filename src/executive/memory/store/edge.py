@@ -32,7 +32,7 @@ import qdrant_edge as edge
 from executive.memory.store import mem0_door
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.records import record_from_payload
-from executive.memory.store.shard import VECTOR, flush, lock, open_shard
+from executive.memory.store.shard import VECTOR, lock, open_shard
 
 _PAGE = 1000
 # Records kept (oldest out): every memory of a 10,000-memory store, ~1 KB each.
@@ -302,8 +302,9 @@ class EdgeVectors:
         return int(self.shard.count(edge.CountRequest(exact=True, filter=where)))
 
     def flush(self) -> None:
-        """Every write so far on disk (the store's writes end here)."""
-        flush(self.shard)
+        """Every write so far on disk: without a log (``shard.py``), nothing else makes them
+        durable, so each of the store's writes ends here."""
+        self.shard.flush()
 
     def close(self) -> None:
         _SHARED.pop(str(self.path), None)

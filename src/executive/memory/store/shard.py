@@ -4,14 +4,17 @@ brought to today's layout.
 Today's shard keeps what a daemon's resident memory pays for small (``bench/daemon.py
 --memories 10000``):
 
-- no write-ahead log: the store flushes after each of its writes instead (:func:`flush`), so
-  a write is on disk before the store says it succeeded, as it was with the log; but the log
-  was read whole at every start and stayed mapped (24 MB at 10,000 memories);
+- no write-ahead log: the store flushes the shard after each of its writes instead
+  (``EdgeVectors.flush``, ~15 ms at 10,000 memories), so a write is on disk before the store
+  says it succeeded, as it was with the log; but the log was read whole at every start and
+  stayed mapped (24 MB at 10,000 memories);
 - vectors ``Cold``: mapped from disk, resident as far as searches touch them, not loaded
   whole at open (a 32 MB chunk at 10,000);
 - payload indexes only on the fields the reader filters by (user, agent, app, type, env,
   confidence): each keyword index maps ~5 MB even when empty. A key lookup has the store's
-  own key map; the rarer filters (run, cohort, key, metadata) scan payloads.
+  own key map; the rarer filters (run, cohort, key, metadata) scan payloads;
+- one search thread, not one per CPU: exact searches over one segment gain nothing from a
+  pool, and each of its threads held memory of its own.
 
 Without its log, Qdrant Edge no longer stops a second process opening the same folder; the
 store's own lock (:func:`lock`) does, held for as long as the store is open.
@@ -52,7 +55,7 @@ def open_shard(path: Path, dims: int) -> Any:
 
 
 class ShardInUse(RuntimeError):
-    pass
+    """Another process has the store open."""
 
 
 def lock(path: Path) -> int:
@@ -83,11 +86,6 @@ def create(path: Path, dims: int) -> Any:
     )
     shard.flush()
     return shard
-
-
-def flush(shard: Any) -> None:
-    """Make the shard's writes so far durable: without a log, nothing else does."""
-    shard.flush()
 
 
 def _beside(path: Path, suffix: str) -> Path:
