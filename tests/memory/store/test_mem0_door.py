@@ -161,6 +161,11 @@ from mem0 import Memory
 default = inspect.signature(Memory.__init__).parameters["config"].default
 print(default.vector_store.provider, type(default.vector_store.config).__module__)
 print("qdrant_client" in sys.modules, "mem0.configs.vector_stores.qdrant" in sys.modules)
+from mem0.memory import telemetry
+try:
+    telemetry.Posthog("key")
+except Exception as refused:
+    print("posthog" in sys.modules, telemetry.MEM0_TELEMETRY, type(refused).__name__)
 from mem0.vector_stores.configs import VectorStoreConfig
 real = VectorStoreConfig(provider="qdrant", config={"url": "http://127.0.0.1:1"}).config
 print(type(real).__module__, type(real).__name__, "qdrant_client" in sys.modules)
@@ -168,11 +173,13 @@ print(type(real).__module__, type(real).__name__, "qdrant_client" in sys.modules
 
 
 def test_mem0_is_imported_without_qdrant_client_and_a_qdrant_config_is_still_real(tmp_path):
-    default, imported, real = fresh(LEAN, tmp_path)
+    default, imported, telemetry, real = fresh(LEAN, tmp_path)
     # The pinned mem0 still builds a Qdrant config as Memory's default argument (the reason
     # for the stand-in); if this changes, import_mem0 may be dropped.
     assert default == "qdrant executive.memory.store.mem0_door"
     assert imported == "False False"  # no qdrant_client, and the stand-in is gone
+    # Telemetry off, so no PostHog either: mem0's name for it is the stand-in, which refuses.
+    assert telemetry == "False False StoreError"
     assert real == "mem0.configs.vector_stores.qdrant QdrantConfig True"
 
 

@@ -78,6 +78,11 @@ def import_mem0() -> None:
     ``sys.modules`` before this returns (a Qdrant server's config later imports the real one).
     mem0 has no lazy or config-first import. Call it where mem0 is first imported (after
     :func:`prepare`); a no-op once mem0 is in.
+
+    The same for PostHog: ``mem0.memory.telemetry`` does ``from posthog import Posthog`` at
+    import and makes one only when telemetry is on, which :func:`prepare` has turned off. A
+    stand-in whose ``Posthog`` refuses to be made serves instead (~3 MB of the daemon's memory,
+    and no telemetry library in the process at all).
     """
     if "mem0" in sys.modules:
         return
@@ -89,14 +94,24 @@ def import_mem0() -> None:
         model_config = ConfigDict(extra="allow")
         path: str | None = None  # the validator looks for ``path`` in the annotations
 
+    class Posthog:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise StoreError("mem0 asked for telemetry, which this process keeps off")
+
     stand_in = types.ModuleType(_QDRANT_CONFIG)
     stand_in.QdrantConfig = QdrantConfig  # type: ignore[attr-defined]
-    sys.modules[_QDRANT_CONFIG] = stand_in
+    no_telemetry = types.ModuleType("posthog")
+    no_telemetry.Posthog = Posthog  # type: ignore[attr-defined]
+    stand_ins = {_QDRANT_CONFIG: stand_in}
+    if os.environ.get("MEM0_TELEMETRY") == "False" and "posthog" not in sys.modules:
+        stand_ins["posthog"] = no_telemetry
+    sys.modules.update(stand_ins)
     try:
         import mem0  # noqa: F401
     finally:
-        if sys.modules.get(_QDRANT_CONFIG) is stand_in:
-            del sys.modules[_QDRANT_CONFIG]
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
         parent = sys.modules.get("mem0.configs.vector_stores")
         if parent is not None and getattr(parent, "qdrant", None) is stand_in:
             delattr(parent, "qdrant")
