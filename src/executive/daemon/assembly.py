@@ -51,7 +51,7 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
             dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
         )
         services.append(dashboard.service(settings, app, observer))
-    # Each iteration's freed heap goes back to the system (~2 ms): the daemon lives for weeks.
+    # Each iteration's freed heap goes back to the system: the daemon lives for weeks.
     after: list[Callable[[], Awaitable[object]]] = [heap.after_iteration]
     warmups: list[Callable[[], Awaitable[object]]] = []
     if settings.snapshot_commit:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 
 YOUNG = 10_000  # allocations between two collections of the youngest generation
@@ -67,11 +68,13 @@ def trim() -> bool:
 
 
 async def after_iteration() -> bool:
-    """:func:`trim`, as the supervisor calls it after each iteration (~2 ms): what an
+    """:func:`trim`, as the supervisor calls it after each iteration (well under 1 ms): what an
     iteration made and dropped goes back to the system, not only what start-up did."""
     return trim()
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    # Once: find_library runs `ldconfig -p` in a child process, and trim runs every iteration.
     name = ctypes.util.find_library("c")
     return ctypes.CDLL(name) if name else None
