@@ -300,11 +300,14 @@ class LocalStore:
         for memory_id, key in added:
             if key:
                 self._key(key, memory_id)
-        for memory_id in removed:
-            for key, ids in list(self._keys.items()):
-                if memory_id in ids:
-                    kept = tuple(i for i in ids if i != memory_id)
+        for memory_id in removed:  # a memory has one key: the first match is the only one
+            key = next((k for k, ids in self._keys.items() if memory_id in ids), None)
+            if key is not None:
+                kept = tuple(i for i in self._keys[key] if i != memory_id)
+                if kept:
                     self._keys[key] = kept
+                else:
+                    del self._keys[key]
 
     def _key(self, key: str, memory_id: str) -> None:
         assert self._keys is not None
