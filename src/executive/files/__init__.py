@@ -16,6 +16,7 @@ from executive.files._durable import JsonlTail as JsonlTail
 from executive.files._durable import append_jsonl as append_jsonl
 from executive.files._durable import atomic_write as atomic_write
 from executive.files._durable import read_jsonl as read_jsonl
+from executive.files._durable import try_lock as try_lock
 from executive.files._durable import write_json as write_json
 from executive.files._foreign import UnsafeFile as UnsafeFile
 from executive.files._foreign import append_regular as append_regular

@@ -1,4 +1,4 @@
-"""Durable file primitives: atomic replace, flushed JSON-lines appends, tolerant reads.
+"""Durable file primitives: atomic replace, flushed JSON-lines appends, tolerant reads, locks.
 
 The daemon may be killed with SIGKILL at any instant; these are the only ways it writes
 state that must survive that.
@@ -6,6 +6,7 @@ state that must survive that.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
@@ -16,6 +17,19 @@ from typing import Any
 from executive.logs import get_logger
 
 log = get_logger(__name__)
+
+
+def try_lock(path: Path) -> int | None:
+    """An exclusive lock on the file ``path`` (made 0600 if missing, never through a link),
+    held until the returned descriptor is closed (the kernel releases it on any exit); None
+    while another holder has it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:

@@ -16,7 +16,6 @@ anything else running as it is ended at each run's end (README, Security).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import select
 import signal
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import anyio
 
+from executive import files
 from executive.logs import get_logger
 from executive.workers import tree
 
@@ -38,22 +38,11 @@ HELPER_TIMEOUT_SECONDS = 30.0
 REAP_POLL_SECONDS = 0.02
 
 
-def _lock_file(uid: int) -> int:
-    with contextlib.suppress(FileExistsError):
-        LOCK_DIR.mkdir(mode=0o700, parents=True)
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.open(LOCK_DIR / f"account-{uid}.lock", flags, 0o600)
-
-
 def try_lock(uid: int) -> int | None:
     """The locked file's fd, or None while another run of the account holds it."""
-    fd = _lock_file(uid)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    with contextlib.suppress(FileExistsError):
+        LOCK_DIR.mkdir(mode=0o700, parents=True)
+    return files.try_lock(LOCK_DIR / f"account-{uid}.lock")
 
 
 @contextlib.asynccontextmanager

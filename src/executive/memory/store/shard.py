@@ -26,14 +26,13 @@ then takes its place. Each step leaves a state the next open finishes (:func:`_r
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as edge
 
+from executive.files import try_lock
 from executive.logs import get_logger
 from executive.memory.store import mem0_door
 
@@ -60,14 +59,11 @@ class ShardInUse(RuntimeError):
 
 def lock(path: Path) -> int:
     """An exclusive lock on the shard at ``path`` (a file beside it), for this process until
-    the descriptor it returns is closed; the kernel releases it on any exit."""
+    the descriptor it returns is closed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_name(f"{path.name}.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ShardInUse(f"the store at {path} is held by another process") from None
+    fd = try_lock(_beside(path, "lock"))
+    if fd is None:
+        raise ShardInUse(f"the store at {path} is held by another process")
     return fd
 
 
