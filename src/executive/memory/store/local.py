@@ -72,6 +72,9 @@ class LocalStore:
         self.__memory = memory
         self._build = build
         self._vectors = vectors if vectors is not None else mem0_door.vectors_of(memory)
+        # Our Qdrant Edge vectors (records, counts and durability of their own), or mem0's
+        # provider for a Qdrant server (reached through the door).
+        self._edge = hasattr(self._vectors, "search_many")
         self._embedder = embedder if embedder is not None else mem0_door.embedder_of(memory)
         self._executor = executor
         self._where = where
@@ -178,7 +181,7 @@ class LocalStore:
 
         def run() -> list[list[MemoryRecord]]:
             store = self._vectors
-            if not hasattr(store, "search_many"):  # a Qdrant server: through mem0's search
+            if not self._edge:  # a Qdrant server: through mem0's search
                 return [
                     [
                         record_from_item(item)
@@ -214,7 +217,7 @@ class LocalStore:
         return await self._call("get", self._get, memory_id)
 
     def _get(self, memory_id: str) -> MemoryRecord | None:
-        if hasattr(self._vectors, "search_many"):  # Qdrant Edge: no mem0 needed
+        if self._edge:  # no mem0 needed
             row = self._vectors.get(memory_id)
             return record_from_payload(row.id, row.payload) if row else None
         item = self._memory.get(memory_id)
@@ -271,7 +274,7 @@ class LocalStore:
 
     def _scroll(self, where: Filter | None) -> list[MemoryRecord]:
         store = self._vectors
-        if hasattr(store, "search_many"):  # Qdrant Edge (ours): records from its cache
+        if self._edge:  # records from its cache
             return store.scroll_records(compile_where(where))
         points = mem0_door.qdrant_points(store, compile_filter(where))  # a Qdrant server
         return [record_from_payload(p.id, p.payload or {}) for p in points]
@@ -318,7 +321,7 @@ class LocalStore:
     def _flush(self) -> None:
         """Qdrant Edge: the shard keeps no log, so a write is durable once flushed. A Qdrant
         server's writes are its own to keep."""
-        if hasattr(self._vectors, "search_many"):
+        if self._edge:
             self._vectors.flush()
 
     async def count(self, where: Filter | None = None) -> int:
@@ -326,7 +329,7 @@ class LocalStore:
 
     def _count(self, where: Filter | None) -> int:
         store = self._vectors
-        if hasattr(store, "search_many"):  # Qdrant Edge (ours)
+        if self._edge:
             return int(store.count(compile_where(where)))
         return mem0_door.qdrant_count(store, compile_filter(where))
 
@@ -400,9 +403,7 @@ class LocalStore:
             self._words = None
             if self._data_dir is not None and self._spec is not None:
                 # Empty now, so it holds this embedder's vectors from here on.
-                vectors = (
-                    "qdrant-edge" if hasattr(self._vectors, "search_many") else "qdrant-server"
-                )
+                vectors = "qdrant-edge" if self._edge else "qdrant-server"
                 mem0_memory.record(self._data_dir, self._spec, vectors)
                 self._refusal = None
 
@@ -419,8 +420,8 @@ class LocalStore:
             if self.__memory is not None:
                 self.__memory.close()  # mem0's history database
             store = self._vectors
-            # Edge: flush and release the WAL lock. A Qdrant server: its client's.
-            if hasattr(store, "search_many"):
+            # Edge: flush and release its lock. A Qdrant server: its client's.
+            if self._edge:
                 store.close()
             else:
                 mem0_door.qdrant_close(store)
