@@ -109,6 +109,24 @@ class Filter:
     def narrowed(self, **changes: Any) -> Filter:
         return replace(self, **changes)
 
+    def conditions(self) -> Iterator[tuple[str, str, Any]]:
+        """The filter as ``(field, test, value)`` conditions that must all hold, in the one
+        order every backend compiles: ``eq``, ``in`` (several values), ``has`` (an extra
+        metadata pair: a list field holding the value matches) and ``gte`` (confidence)."""
+        for name in ("user_id", "agent_id", "run_id"):
+            if getattr(self, name) is not None:
+                yield name, "eq", getattr(self, name)
+        for name, values in (("app_id", self.app_ids), ("type", self.types)):
+            if values:
+                yield (name, "eq", values[0]) if len(values) == 1 else (name, "in", values)
+        for name in ("env", "cohort", "key"):
+            if getattr(self, name) is not None:
+                yield name, "eq", getattr(self, name)
+        for name, value in self.metadata:
+            yield name, "has", value
+        if self.min_confidence is not None:
+            yield "confidence", "gte", self.min_confidence
+
     def matches(self, record: MemoryRecord) -> bool:
         """The same predicate in Python: for backends that cannot evaluate part of it."""
         meta = record.metadata

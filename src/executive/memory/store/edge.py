@@ -41,34 +41,16 @@ _RECORDS = 20_000
 
 def compile_where(where: Filter | None) -> Any:
     """Our neutral filter straight into Qdrant Edge (the same as mem0's builder makes of it)."""
-    if where is None:
-        return None
-    must: list[Any] = []
-
-    def equal(key: str, value: Any) -> None:
-        must.append(edge.FieldCondition(key=key, match=edge.MatchValue(value)))
-
-    def one_of(key: str, values: tuple[str, ...]) -> None:
-        if len(values) == 1:
-            equal(key, values[0])
-        elif values:
-            must.append(edge.FieldCondition(key=key, match=edge.MatchAny(list(values))))
-
-    for name in ("user_id", "agent_id", "run_id"):
-        if getattr(where, name) is not None:
-            equal(name, getattr(where, name))
-    one_of("app_id", where.app_ids)
-    one_of("type", where.types)
-    for name in ("env", "cohort", "key"):
-        if getattr(where, name) is not None:
-            equal(name, getattr(where, name))
-    for key, value in where.metadata:
-        equal(key, value)
-    if where.min_confidence is not None:
-        must.append(
-            edge.FieldCondition(key="confidence", range=edge.RangeFloat(gte=where.min_confidence))
-        )
+    must = [_condition(*condition) for condition in (where.conditions() if where else ())]
     return edge.Filter(must=must) if must else None
+
+
+def _condition(name: str, test: str, value: Any) -> Any:
+    if test == "in":
+        return edge.FieldCondition(key=name, match=edge.MatchAny(list(value)))
+    if test == "gte":
+        return edge.FieldCondition(key=name, range=edge.RangeFloat(gte=value))
+    return edge.FieldCondition(key=name, match=edge.MatchValue(value))  # eq, has
 
 
 def _match(match: Any) -> Any:

@@ -39,35 +39,22 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
     """
     if where is None:
         return EVERYTHING
+    entities: dict[str, Any] = dict.fromkeys(ENTITY_FIELDS)
     clauses: list[dict[str, Any]] = []
-    entities: dict[str, Any] = {
-        "user_id": where.user_id,
-        "agent_id": where.agent_id,
-        "app_id": _one_or_in(where.app_ids),
-        "run_id": where.run_id,
-    }
-    if all(value is None for value in entities.values()):
-        clauses += EVERYTHING["AND"]
-    else:
-        clauses += [{name: "*" if value is None else value} for name, value in entities.items()]
-    if len(where.types) == 1:
-        clauses.append({"metadata": {"type": where.types[0]}})
-    elif where.types:
-        clauses.append({"OR": [{"metadata": {"type": t}} for t in where.types]})
-    for name in ("env", "cohort", "key"):
-        value = getattr(where, name)
-        if value is not None:
+    for name, test, value in where.conditions():
+        if name in entities and test in ("eq", "in"):
+            entities[name] = {"in": list(value)} if test == "in" else value
+        elif test == "in":  # several types: an OR of equalities
+            clauses.append({"OR": [{"metadata": {name: v}} for v in value]})
+        elif test == "eq":
             clauses.append({"metadata": {name: value}})
-    # Extra pairs mean "holds": a list field (tags) contains the value. ``contains`` also
-    # matches a string holding it, which the post-filter narrows back to equality.
-    clauses += [{"metadata": {k: {"contains": v}}} for k, v in where.metadata]
-    return {"AND": clauses}
-
-
-def _one_or_in(values: tuple[str, ...]) -> Any:
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else {"in": list(values)}
+        elif test == "has":
+            # A list field (tags) contains the value. ``contains`` also matches a string
+            # holding it, which the post-filter narrows back to equality.
+            clauses.append({"metadata": {name: {"contains": value}}})
+    if all(value is None for value in entities.values()):
+        return {"AND": EVERYTHING["AND"] + clauses}
+    return {"AND": [{k: "*" if v is None else v} for k, v in entities.items()] + clauses}
 
 
 def needs_post_filter(where: Filter | None) -> bool:

@@ -20,28 +20,15 @@ _HIDDEN = _CORE_KEYS | _PROMOTED_KEYS
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
     """The neutral filter as mem0 OSS / Qdrant want it: entity ids flat, the rest AND-ed."""
-    if where is None:
-        return {}
     out: dict[str, Any] = {}
-    for name in ("user_id", "agent_id", "run_id"):
-        value = getattr(where, name)
-        if value is not None:
-            out[name] = value
     conditions: list[dict[str, Any]] = []
-
-    def one_of(name: str, values: tuple[str, ...]) -> None:
-        if values:
-            conditions.append({name: values[0] if len(values) == 1 else {"in": list(values)}})
-
-    one_of("app_id", where.app_ids)
-    one_of("type", where.types)
-    for name in ("env", "cohort", "key"):
-        value = getattr(where, name)
-        if value is not None:
+    for name, test, value in where.conditions() if where else ():
+        if name in ("user_id", "agent_id", "run_id") and test == "eq":
+            out[name] = value
+        elif test in ("in", "gte"):
+            conditions.append({name: {test: list(value) if test == "in" else value}})
+        else:
             conditions.append({name: value})
-    conditions += [{k: v} for k, v in where.metadata]
-    if where.min_confidence is not None:
-        conditions.append({"confidence": {"gte": where.min_confidence}})
     if conditions:
         out["AND"] = conditions
     return out
