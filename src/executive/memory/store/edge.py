@@ -23,6 +23,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Sequence
+from itertools import chain, islice
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -32,7 +33,7 @@ import qdrant_edge as edge
 from executive.memory.store import mem0_door
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.records import record_from_payload
-from executive.memory.store.shard import VECTOR, lock, open_shard
+from executive.memory.store.shard import VECTOR, lock, open_shard, pages
 
 _PAGE = 1000
 # Records kept (oldest out): every memory of a 10,000-memory store, ~1 KB each.
@@ -101,6 +102,17 @@ def to_edge(node: Any) -> Any:
     raise ValueError(f"unsupported filter condition for Qdrant Edge: {node!r}")
 
 
+def _nearest(vector: list[float], top_k: int, where: Any, *, payload: bool = True) -> Any:
+    """An exact search: the same points on every machine."""
+    return edge.QueryRequest(
+        limit=top_k,
+        query=edge.Query.Nearest(list(map(float, vector)), using=VECTOR),
+        filter=where,
+        with_payload=payload,
+        params=edge.SearchParams(exact=True),
+    )
+
+
 def _row(point: Any) -> SimpleNamespace:
     # mem0 reads .id, .score and .payload; edge returns UUID objects for UUID ids.
     return SimpleNamespace(
@@ -167,20 +179,7 @@ class EdgeVectors:
     def search(
         self, query: str, vectors: list[float], top_k: int = 5, filters: Any = None
     ) -> list[Any]:
-        return self.search_many([vectors], top_k, self.filter(filters))[0]
-
-    def search_many(self, vectors: list[list[float]], top_k: int, where: Any) -> list[list[Any]]:
-        requests = [
-            edge.QueryRequest(
-                limit=top_k,
-                query=edge.Query.Nearest(list(map(float, v)), using=VECTOR),
-                filter=where,
-                with_payload=True,
-                params=edge.SearchParams(exact=True),
-            )
-            for v in vectors
-        ]
-        return [[_row(p) for p in found] for found in (self.shard.query(r) for r in requests)]
+        return [_row(p) for p in self.shard.query(_nearest(vectors, top_k, self.filter(filters)))]
 
     def keyword_search(self, query: str, top_k: int = 5, filters: Any = None) -> None:
         return None  # semantic only, on purpose (the reader runs its own BM25)
@@ -229,28 +228,14 @@ class EdgeVectors:
         self, vector: list[float], top_k: int, where: Any
     ) -> list[tuple[MemoryRecord, float | None]]:
         """The nearest points as (record, cosine): the search returns ids, the cache records."""
-        request = edge.QueryRequest(
-            limit=top_k,
-            query=edge.Query.Nearest(list(map(float, vector)), using=VECTOR),
-            filter=where,
-            with_payload=False,
-            params=edge.SearchParams(exact=True),
-        )
-        points = self.shard.query(request)
+        points = self.shard.query(_nearest(vector, top_k, where, payload=False))
         records = self.records([str(p.id) for p in points])
         return [(r, getattr(p, "score", None)) for r, p in zip(records, points, strict=True)]
 
     def scroll_records(self, where: Any) -> list[MemoryRecord]:
         """Every matching point as a record, in the shard's order."""
-        ids: list[str] = []
-        offset = None
-        while True:
-            points, offset = self.shard.scroll(
-                edge.ScrollRequest(offset=offset, limit=_PAGE, filter=where, with_payload=False)
-            )
-            ids += [str(p.id) for p in points]
-            if offset is None:
-                return self.records(ids)
+        found = pages(self.shard, where, size=_PAGE, payload=False)
+        return self.records([str(p.id) for p in chain.from_iterable(found)])
 
     def records(self, ids: Sequence[str]) -> list[MemoryRecord]:
         """The records of these points (which must exist), made from payloads only once."""
@@ -269,16 +254,8 @@ class EdgeVectors:
             self._records.pop(_key(point_id), None)
 
     def scroll(self, where: Any, limit: int | None = None) -> list[Any]:
-        rows: list[Any] = []
-        offset = None
-        while True:
-            page = _PAGE if limit is None else min(_PAGE, limit - len(rows))
-            points, offset = self.shard.scroll(
-                edge.ScrollRequest(offset=offset, limit=page, filter=where, with_payload=True)
-            )
-            rows += [_row(p) for p in points]
-            if offset is None or (limit is not None and len(rows) >= limit):
-                return rows
+        found = pages(self.shard, where, size=min(_PAGE, limit or _PAGE))
+        return [_row(p) for p in islice(chain.from_iterable(found), limit)]
 
     def count(self, where: Any) -> int:
         return int(self.shard.count(edge.CountRequest(exact=True, filter=where)))

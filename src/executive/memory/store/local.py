@@ -29,7 +29,7 @@ from executive.memory.store.base import (
     StoreError,
     WriteReceipt,
 )
-from executive.memory.store.edge import compile_where
+from executive.memory.store.edge import EdgeVectors, compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
 from executive.memory.store.records import (
     add_one,
@@ -74,7 +74,7 @@ class LocalStore:
         self._vectors = vectors if vectors is not None else mem0_door.vectors_of(memory)
         # Our Qdrant Edge vectors (records, counts and durability of their own), or mem0's
         # provider for a Qdrant server (reached through the door).
-        self._edge = hasattr(self._vectors, "search_many")
+        self._edge = isinstance(self._vectors, EdgeVectors)
         self._embedder = embedder if embedder is not None else mem0_door.embedder_of(memory)
         self._executor = executor
         self._where = where
@@ -114,7 +114,6 @@ class LocalStore:
             return mem0_memory.build_memory(data_dir, spec, models_dir, qdrant_url, qdrant_api_key)
 
         def light() -> tuple[Any, Any]:
-            from executive.memory.store.edge import EdgeVectors
             from executive.memory.store.embedder import Embedder
 
             shard = EdgeVectors(COLLECTION, str(data_dir / "edge"), spec.dims)

@@ -27,6 +27,7 @@ then takes its place. Each step leaves a state the next open finishes (:func:`_r
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,22 +99,33 @@ def _recover(path: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def pages(
+    shard: Any, where: Any = None, *, size: int = _PAGE, payload: bool = True, vector: bool = False
+) -> Iterator[list[Any]]:
+    """Every point of ``shard`` that ``where`` matches, a page of ``size`` at a time."""
+    offset = None
+    while True:
+        points, offset = shard.scroll(
+            edge.ScrollRequest(
+                offset=offset, limit=size, filter=where, with_payload=payload, with_vector=vector
+            )
+        )
+        if points:
+            yield points
+        if offset is None:
+            return
+
+
 def _migrate(path: Path, dims: int) -> None:
     old = edge.EdgeShard.load(str(path))
     new_path = _beside(path, "new")
     new = create(new_path, dims)
-    copied, offset = 0, None
+    copied = 0
     try:
-        while True:
-            points, offset = old.scroll(
-                edge.ScrollRequest(offset=offset, limit=_PAGE, with_payload=True, with_vector=True)
-            )
-            if points:
-                copies = [edge.Point(p.id, p.vector, p.payload or {}) for p in points]
-                new.update(edge.UpdateOperation.upsert_points(copies))
-                copied += len(copies)
-            if offset is None:
-                break
+        for points in pages(old, vector=True):
+            copies = [edge.Point(p.id, p.vector, p.payload or {}) for p in points]
+            new.update(edge.UpdateOperation.upsert_points(copies))
+            copied += len(copies)
         new.flush()
     finally:
         new.close()
