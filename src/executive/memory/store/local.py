@@ -30,7 +30,7 @@ from executive.memory.store.base import (
     WriteReceipt,
 )
 from executive.memory.store.edge import EdgeVectors, compile_where
-from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, EmbedderSpec
+from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.records import (
     add_one,
     compile_filter,
@@ -56,26 +56,25 @@ class LocalStore:
 
     def __init__(
         self,
-        memory: Any,
         executor: ThreadPoolExecutor,
         where: str,
-        *,
-        vectors: Any = None,
-        embedder: Any = None,
-        build: Callable[[], Any] | None = None,
-        data_dir: Path | None = None,
-        spec: EmbedderSpec | None = None,
-        refusal: str | None = None,
+        data_dir: Path,
+        spec: EmbedderSpec,
+        build: Callable[[], Any],
+        refusal: str | None,
+        memory: Any,
+        vectors: Any,
+        embedder: Any,
     ) -> None:
         # mem0's Memory is built on first need (writes, history): reads run on the vectors
         # and the embedder alone, so `executive mem list` never imports mem0.
         self.__memory = memory
         self._build = build
-        self._vectors = vectors if vectors is not None else mem0_door.vectors_of(memory)
+        self._vectors = vectors
         # Our Qdrant Edge vectors (records, counts and durability of their own), or mem0's
         # provider for a Qdrant server (reached through the door).
-        self._edge = isinstance(self._vectors, EdgeVectors)
-        self._embedder = embedder if embedder is not None else mem0_door.embedder_of(memory)
+        self._edge = isinstance(vectors, EdgeVectors)
+        self._embedder = embedder
         self._executor = executor
         self._where = where
         self._closed = False
@@ -113,29 +112,16 @@ class LocalStore:
         def build() -> Any:
             return mem0_memory.build_memory(data_dir, spec, models_dir, qdrant_url, qdrant_api_key)
 
-        def light() -> tuple[Any, Any]:
-            from executive.memory.store.embedder import Embedder
-
+        def parts() -> tuple[Any, Any, Any]:
+            if qdrant_url:  # a server: mem0's own Qdrant provider, built now
+                memory = build()
+                return memory, mem0_door.vectors_of(memory), mem0_door.embedder_of(memory)
             shard = EdgeVectors(COLLECTION, str(data_dir / "edge"), spec.dims)
-            return shard, Embedder(spec, models_dir)
+            return None, shard, Embedder(spec, models_dir)
 
         try:
-            if qdrant_url:  # a server: mem0's own Qdrant provider, built now
-                memory = await asyncio.wrap_future(executor.submit(build))
-                store = cls(memory, executor, where, data_dir=data_dir, spec=spec, refusal=refusal)
-            else:
-                shard, embedding = await asyncio.wrap_future(executor.submit(light))
-                store = cls(
-                    None,
-                    executor,
-                    where,
-                    vectors=shard,
-                    embedder=embedding,
-                    build=build,
-                    data_dir=data_dir,
-                    spec=spec,
-                    refusal=refusal,
-                )
+            memory, shard, embedding = await asyncio.wrap_future(executor.submit(parts))
+            store = cls(executor, where, data_dir, spec, build, refusal, memory, shard, embedding)
             if refusal is None and mem0_memory.recorded(data_dir) is None:
                 mem0_memory.record(data_dir, spec, vectors)
         except Exception as exc:
@@ -150,7 +136,6 @@ class LocalStore:
     def _memory(self) -> Any:
         """mem0's ``Memory``, built on first use, on the store thread (with our vectors)."""
         if self.__memory is None:
-            assert self._build is not None
             memory = self._build()
             mem0_door.use_embedder(memory, self._embedder)  # one question cache for all
             self.__memory = memory
@@ -400,11 +385,10 @@ class LocalStore:
             self._revision += 1
             self._keys = None
             self._words = None
-            if self._data_dir is not None and self._spec is not None:
-                # Empty now, so it holds this embedder's vectors from here on.
-                vectors = "qdrant-edge" if self._edge else "qdrant-server"
-                mem0_memory.record(self._data_dir, self._spec, vectors)
-                self._refusal = None
+            # Empty now, so it holds this embedder's vectors from here on.
+            vectors = "qdrant-edge" if self._edge else "qdrant-server"
+            mem0_memory.record(self._data_dir, self._spec, vectors)
+            self._refusal = None
 
         await self._call("wipe", run)
         log.warning(
