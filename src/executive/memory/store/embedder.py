@@ -18,6 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -179,18 +180,12 @@ class Embedder:
     def __init__(self, spec: EmbedderSpec, models_dir: Path | None = None) -> None:
         self.spec = spec
         self._path = model_file(spec, models_dir)
-        self._loaded: Any = None  # the session loads on the first embed: a listing needs none
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
 
-    @property
+    @cached_property
     def _encoder(self) -> Any:
-        if self._loaded is None:
-            self._loaded = encoder(self._path)
-        return self._loaded
-
-    @_encoder.setter
-    def _encoder(self, value: Any) -> None:
-        self._loaded = value
+        """The session, loaded on the first embed: a listing needs none."""
+        return encoder(self._path)
 
     def embed(self, text: str, memory_action: Any = None) -> list[float]:
         if memory_action != "search":
