@@ -41,19 +41,10 @@ class PgHistory:
     def __init__(self, pool: Any) -> None:
         self._pool = pool
 
-    def _row(self, record: dict[str, Any]) -> tuple[Any, ...]:
-        return (
-            str(uuid.uuid4()),
-            record.get("memory_id"),
-            record.get("old_memory"),
-            record.get("new_memory"),
-            record.get("event"),
-            record.get("created_at"),
-            record.get("updated_at"),
-            int(record.get("is_deleted") or 0),
-            record.get("actor_id"),
-            record.get("role"),
-        )
+    @staticmethod
+    def _row(record: dict[str, Any]) -> tuple[Any, ...]:
+        row = {**record, "id": str(uuid.uuid4()), "is_deleted": int(record.get("is_deleted") or 0)}
+        return tuple(row.get(column) for column in _COLUMNS)
 
     def add_history(
         self,
