@@ -61,33 +61,30 @@ class PgWords:
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                     revision = pgschema.revision(conn)
                     if every:
-                        self._sync_every(conn, revision)
-                    for app in apps:
-                        if self._synced.get(app) != revision:
-                            self._sync(conn, app, self._rows(conn, app), revision)
+                        self._sync_apps(conn, None, revision)
+                        self._synced[_EVERY] = revision
+                    else:
+                        stale_apps = [a for a in apps if self._synced.get(a) != revision]
+                        self._sync_apps(conn, stale_apps, revision)
             return self.index.view(wheres, floor, now)
 
-    @staticmethod
-    def _rows(conn: Any, app: str | None) -> dict[str, str]:
-        condition = sql.SQL(
-            "payload->>'app_id' = %s" if app is not None else "payload->>'app_id' IS NULL"
-        )
-        found = conn.execute(
-            sql.SQL("SELECT id::text, xmin::text FROM {} WHERE {}").format(_TABLE, condition),
-            [app] if app is not None else [],
-        ).fetchall()
-        return dict(found)
-
-    def _sync_every(self, conn: Any, revision: int) -> None:
-        by_app: dict[str | None, dict[str, str]] = {app: {} for app in self._versions}
+    def _sync_apps(self, conn: Any, apps: list[str] | None, revision: int) -> None:
+        """Bring ``apps`` (None: every app, those gone included) to the table at ``revision``:
+        every row's id and ``xmin`` read in one statement."""
+        where = sql.SQL("TRUE" if apps is None else "payload->>'app_id' = ANY(%s)")
         rows = conn.execute(
-            sql.SQL("SELECT id::text, xmin::text, payload->>'app_id' FROM {}").format(_TABLE)
+            sql.SQL("SELECT id::text, xmin::text, payload->>'app_id' FROM {} WHERE {}").format(
+                _TABLE, where
+            ),
+            [] if apps is None else [apps],
         ).fetchall()
+        by_app: dict[str | None, dict[str, str]] = {
+            app: {} for app in (self._versions if apps is None else apps)
+        }
         for memory_id, version, app in rows:
             by_app.setdefault(app, {})[memory_id] = version
         for app, current in by_app.items():
             self._sync(conn, app, current, revision)
-        self._synced[_EVERY] = revision
 
     def _sync(self, conn: Any, app: str | None, current: dict[str, str], revision: int) -> None:
         """Make ``app``'s part what ``current`` (id -> xmin, read at ``revision``) says."""
