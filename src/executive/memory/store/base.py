@@ -129,27 +129,19 @@ class Filter:
 
     def matches(self, record: MemoryRecord) -> bool:
         """The same predicate in Python: for backends that cannot evaluate part of it."""
-        meta = record.metadata
-        checks = [
-            self.user_id is None or record.user_id == self.user_id,
-            self.agent_id is None or record.agent_id == self.agent_id,
-            not self.app_ids or record.app_id in self.app_ids,
-            self.run_id is None or record.run_id == self.run_id,
-            not self.types or meta.get("type") in self.types,
-            self.env is None or meta.get("env") == self.env,
-            self.cohort is None or meta.get("cohort") == self.cohort,
-            self.key is None or meta.get("key") == self.key,
-            all(_has(meta.get(k), v) for k, v in self.metadata),
-        ]
-        if self.min_confidence is not None:
-            confidence = record.confidence
-            checks.append(confidence is not None and confidence >= self.min_confidence)
-        return all(checks)
+        return all(_holds(record, *condition) for condition in self.conditions())
 
 
-def _has(stored: Any, wanted: str) -> bool:
+def _holds(record: MemoryRecord, name: str, test: str, value: Any) -> bool:
+    if test == "gte":
+        confidence = record.confidence
+        return confidence is not None and confidence >= value
+    on_record = test != "has" and name in ("user_id", "agent_id", "run_id", "app_id")
+    stored = getattr(record, name) if on_record else record.metadata.get(name)
+    if test == "in":
+        return stored in value
     # A list field (tags) matches when it holds the value, as Qdrant's match does.
-    return wanted in stored if isinstance(stored, list) else stored == wanted
+    return value in stored if test == "has" and isinstance(stored, list) else stored == value
 
 
 @dataclass(frozen=True)
