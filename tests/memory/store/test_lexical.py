@@ -5,7 +5,13 @@ from collections import Counter
 from executive.memory.read.refine import focus_sentence, refinement, ubiquitous
 from executive.memory.store.base import MemoryRecord
 from executive.memory.store.lexical import LexicalIndex, SampleStats, best_first
+from executive.memory.store.scope_index import ScopedIndex
 from executive.memory.words import stem, terms
+
+
+def search(index: LexicalIndex, query: list[str], top_k: int) -> list[str]:
+    """BM25 over one index, as a request searches it."""
+    return ScopedIndex([(index, None)]).search(query, top_k)
 
 
 def record(i: int, text: str) -> MemoryRecord:
@@ -31,7 +37,7 @@ def test_bm25_finds_the_rare_exact_word():
             record(3, "deploy ok"),
         ]
     )
-    assert index.search(terms("why ECONNRESET?"), 3) == ["m2"]
+    assert search(index, terms("why ECONNRESET?"), 3) == ["m2"]
     assert index.share("deploy") == 2 / 3 and index.idf("econnreset") > index.idf("deploy")
 
 
@@ -43,7 +49,9 @@ def _bm25_one_by_one(index: LexicalIndex, query: list[str], top_k: int) -> list[
         for term in dict.fromkeys(query):
             if held[term]:
                 idf = index.idf(term)
-                norm = index.k1 * (1 - index.b + index.b * held.total() / index._average)
+                norm = index.k1 * (
+                    1 - index.b + index.b * held.total() / (index.total_length / index.n)
+                )
                 share = idf * held[term] * (index.k1 + 1) / (held[term] + norm)
                 scores[memory_id] = scores.get(memory_id, 0.0) + share
     return best_first(scores)[:top_k]
@@ -55,8 +63,8 @@ def test_bm25_scores_every_memory_as_the_plain_formula_does():
     texts = [" ".join(words[(i * k) % len(words)] for k in range(1 + i % 5)) for i in range(300)]
     index = LexicalIndex(record(i, text) for i, text in enumerate(texts))
     for query in (["deploy"], ["mirror", "lint", "nothing"], words, ["schema", "deploy"] * 2):
-        assert index.search(query, 40) == _bm25_one_by_one(index, query, 40), query
-    assert index.search(["absent"], 5) == [] and LexicalIndex([]).search(["deploy"], 5) == []
+        assert search(index, query, 40) == _bm25_one_by_one(index, query, 40), query
+    assert search(index, ["absent"], 5) == [] and search(LexicalIndex([]), ["deploy"], 5) == []
 
 
 def test_the_focus_sentence_drops_words_that_are_everywhere():
@@ -107,5 +115,5 @@ def test_an_index_rebuilt_after_a_write_tokenises_only_the_new_texts():
     finally:
         lexical.terms = original
     assert calls == [new.text]
-    assert second.search(["mirror"], 10) == first.search(["mirror"], 10)
-    assert second.search(["econnreset"], 10) == ["m9"]
+    assert search(second, ["mirror"], 10) == search(first, ["mirror"], 10)
+    assert search(second, ["econnreset"], 10) == ["m9"]

@@ -114,21 +114,10 @@ class LexicalIndex(WordStatistics):
         self._lengths = self.lengths.astype(np.float64)
         self.n = len(self.ids)
         self.total_length = int(self.lengths.sum())  # integers: the mean is exact in any order
-        self._average = self.total_length / self.n if self.n else 1.0
         self.k1, self.b = k1, b
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._order: np.ndarray | None = None
         self._keys: tuple[np.ndarray, np.ndarray] | None = None
-
-    def search(
-        self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
-    ) -> list[str]:
-        scores = Scores(self.n)
-        for term in dict.fromkeys(query_terms):  # ordered: results never depend on hashing
-            if term in self.df:
-                idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
-                self.add_scores(scores, term, idf, self._average)
-        return [self.ids[position] for position in scores.best(top_k, self.order)]
 
     @property
     def order(self) -> np.ndarray:
