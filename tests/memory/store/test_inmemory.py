@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from executive.memory.runtime import open_store
-from executive.memory.store import hashing
 from executive.memory.store.base import Filter, NewMemory
+from executive.memory.store.inmemory import embed
 from executive.settings import load_settings
 from executive.testing import JOURNAL, InMemoryStore
 from tests.conftest import run_cli, set_env
@@ -52,13 +52,13 @@ async def test_wipe_starts_the_journal_over(tmp_path):
 
 
 def test_the_embedder_is_deterministic_and_matches_shared_words():
-    a = hashing.embed("Retry the staging fetch with a backoff.")
-    assert np.array_equal(a, hashing.embed("Retry the staging fetch with a backoff."))
+    a = embed("Retry the staging fetch with a backoff.")
+    assert np.array_equal(a, embed("Retry the staging fetch with a backoff."))
     assert abs(float(np.linalg.norm(a)) - 1.0) < 1e-6
-    near = float(np.dot(a, hashing.embed("the staging fetch needs a retry")))
-    far = float(np.dot(a, hashing.embed("Write a poem about roses.")))
+    near = float(np.dot(a, embed("the staging fetch needs a retry")))
+    far = float(np.dot(a, embed("Write a poem about roses.")))
     assert near > far
-    assert not hashing.embed("...").any()  # no words, no direction
+    assert not embed("...").any()  # no words, no direction
 
 
 async def test_the_setting_selects_it_and_the_cli_reads_what_it_holds(home):

@@ -5,7 +5,7 @@ contract of the embedded store (filters, listing order, history, revision, ids k
 rebuild) and its durability: a write is appended to ``<home>/.state/store/inmemory.jsonl``
 and fsync-ed before it is confirmed, and opening the store replays the journal (a torn last
 line, from a crash mid-append, is dropped: that write was never confirmed). Vectors come
-from :mod:`~executive.memory.store.hashing`, so nothing loads a model and every search
+from hashed words (:func:`embed`), so nothing loads a model and every search
 gives the same answer on any machine. One process at a time holds it, like the embedded
 store. For tests and trials: it is not built for many memories (every search scans).
 """
@@ -13,8 +13,11 @@ store. For tests and trials: it is not built for many memories (every search sca
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import itertools
 import json
 import os
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -25,7 +28,6 @@ import anyio
 import numpy as np
 
 from executive.logs import get_logger
-from executive.memory.store import hashing
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.wordindex import WordIndex
 
@@ -35,6 +37,24 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 JOURNAL = "inmemory.jsonl"
+# The embedder: words (and word pairs) hashed into a fixed-size vector. No model, no start-up
+# cost, the same vector on any machine; it matches on shared words, not on meaning.
+EMBEDDER = "hashing-384/v1"
+DIMS = 384
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def embed(text: str) -> np.ndarray:
+    """A unit vector (or zeros for a text with no words)."""
+    words = _WORD.findall(text.lower())
+    vector = np.zeros(DIMS, dtype=np.float32)
+    for feature in [*words, *(f"{a} {b}" for a, b in itertools.pairwise(words))]:
+        digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+        number = int.from_bytes(digest, "little")
+        # The sign bit spreads collisions around zero instead of piling them up.
+        vector[number % DIMS] += 1.0 if number >> 63 else -1.0
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
 
 
 def _now() -> str:
@@ -87,7 +107,7 @@ class InMemoryStore:
                 break
             store._apply(entry)
             good += len(line.encode("utf-8"))
-        log.info("store.opened", backend="inmemory", where=str(path), embedder=hashing.NAME)
+        log.info("store.opened", backend="inmemory", where=str(path), embedder=EMBEDDER)
         return store
 
     # --- the journal: every write is one entry, applied the same way live and on replay ----
@@ -110,7 +130,7 @@ class InMemoryStore:
         if op in ("add", "update"):
             record = MemoryRecord.model_validate(entry["record"])
             self._records[record.id] = record
-            self._vectors[record.id] = hashing.embed(record.text)
+            self._vectors[record.id] = embed(record.text)
             before = self._history.get(record.id, []) if op == "update" else []
             self._history[record.id] = [*before, *entry.get("history", [entry.get("row")])]
             if self._words is not None:
@@ -156,7 +176,7 @@ class InMemoryStore:
 
     async def search(self, query: str, where: Filter, top_k: int) -> list[MemoryRecord]:
         self._check("search")
-        vector = hashing.embed(query)
+        vector = embed(query)
         scored = [
             (float(np.dot(vector, self._vectors[r.id])), r.id, r)
             for r in self._records.values()
