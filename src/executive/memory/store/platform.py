@@ -51,8 +51,8 @@ from executive.memory.store.platform_wire import (
     needs_post_filter,
     rows_of,
     status_code,
-    to_record,
 )
+from executive.memory.store.records import record_from_item
 
 log = get_logger(__name__)
 
@@ -171,7 +171,7 @@ class PlatformStore:
         found = await self._call(
             "search", self._client.search, query, filters=filters, top_k=fetch, threshold=0.0
         )
-        records = [to_record(row) for row in rows_of(found)]
+        records = [record_from_item(row) for row in rows_of(found)]
         return [r for r in records if where.matches(r)][:top_k]
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
@@ -183,7 +183,7 @@ class PlatformStore:
                 if status_code(exc) in (400, 404):
                     return None
                 raise
-            return to_record(item) if isinstance(item, dict) and item.get("id") else None
+            return record_from_item(item) if isinstance(item, dict) and item.get("id") else None
 
         return await self._call("get", run)
 
@@ -204,7 +204,7 @@ class PlatformStore:
             )
             rows = rows_of(body)
             for row in rows:
-                record = to_record(row)
+                record = record_from_item(row)
                 found.setdefault(record.id, record)
             last = not isinstance(body, dict) or not body.get("next")
             if not rows or len(rows) < PAGE_SIZE or last:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from executive.dates import parse_instant
-from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.store.base import Filter
 
 ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
 
@@ -60,24 +60,6 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
 def needs_post_filter(where: Filter | None) -> bool:
     """Whether part of the filter is left to the daemon (the server cannot evaluate it)."""
     return where is not None and where.min_confidence is not None
-
-
-def to_record(item: dict[str, Any]) -> MemoryRecord:
-    meta = dict(item.get("metadata") or {})
-    app_id = item.get("app_id") or meta.get("app_id")
-    return MemoryRecord(
-        id=str(item["id"]),
-        text=item.get("memory") or item.get("text") or "",
-        user_id=item.get("user_id"),
-        agent_id=item.get("agent_id"),
-        app_id=str(app_id) if app_id is not None else None,
-        # search answers run_id; get, update and the v3 list answer session_id.
-        run_id=item.get("run_id") or item.get("session_id"),
-        metadata=meta,
-        created_at=item.get("created_at"),
-        updated_at=item.get("updated_at"),
-        score=item.get("score"),
-    )
 
 
 def rows_of(body: Any) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """Records and filters of the embedded store: our neutral filter as mem0 wants it, and what
-mem0 or a stored payload holds as a :class:`~executive.memory.store.base.MemoryRecord`."""
+mem0 (OSS or the Platform) or a stored payload holds as a
+:class:`~executive.memory.store.base.MemoryRecord`."""
 
 from __future__ import annotations
 
@@ -35,14 +36,18 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
 
 
 def record_from_item(item: dict[str, Any]) -> MemoryRecord:
+    """A memory as mem0 answers it, OSS ``Memory`` or the Platform: OSS keeps ``app_id`` in
+    metadata; the Platform's search answers ``run_id``, its get, update and v3 list
+    ``session_id``."""
     meta = dict(item.get("metadata") or {})
+    app_id = item.get("app_id") or meta.get("app_id")
     return MemoryRecord(
         id=str(item["id"]),
-        text=item.get("memory") or "",
+        text=item.get("memory") or item.get("text") or "",
         user_id=item.get("user_id"),
         agent_id=item.get("agent_id"),
-        run_id=item.get("run_id"),
-        app_id=meta.get("app_id"),
+        run_id=item.get("run_id") or item.get("session_id"),
+        app_id=str(app_id) if app_id is not None else None,
         metadata=meta,
         created_at=item.get("created_at"),
         updated_at=item.get("updated_at"),
