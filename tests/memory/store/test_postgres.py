@@ -18,8 +18,8 @@ from psycopg.pq import Format
 
 from executive.memory.store import pgpool, pgreads, pgschema
 from executive.memory.store.base import Filter, NewMemory, StoreError
-from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pgpool import redacted
+from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.postgres import PostgresStore
 from tests.conftest import REPO, clean_env
 from tests.memory.conftest import fill, meta, scope

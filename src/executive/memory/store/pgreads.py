@@ -16,7 +16,7 @@ from psycopg import sql
 from executive.memory.store import pgschema
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.store.pgcache import ORDER, SCOPE_ROWS, Held, as_server_reads, nearest
-from executive.memory.store.pgfilter import compile_sql
+from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.records import record_from_payload
 
 PAGE = 1000

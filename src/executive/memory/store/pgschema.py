@@ -18,13 +18,17 @@ What it creates, beside mem0's own table shape ``(id uuid, vector vector(N), pay
 - the embedder the vectors were made with (a store refuses another one).
 
 No hybrid (full-text) index: we search semantically only, and the reader runs its own BM25.
+Our filters compile to conditions on the indexed expressions (:func:`compile_sql`).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from psycopg import sql
+
+from executive.memory.store.base import Filter
 
 TABLE = "memories"
 HISTORY = "memory_history"
@@ -39,12 +43,40 @@ ROW_TARGET = 4080  # bytes: a row is compressed or moved out of line only past t
 # reader's filter matches one row, and sorts a whole scope by distance instead of walking
 # the HNSW index).
 INDEXED = ("user_id", "agent_id", "app_id", "type", "env", "run_id", "cohort", "key")
-# The stored-confidence condition of pgfilter, as an expression the planner keeps
+# The stored-confidence condition of compile_sql, as an expression the planner keeps
 # statistics on (CREATE STATISTICS on an expression: PostgreSQL 14 or later).
 CONFIDENCE = (
     "(CASE WHEN jsonb_typeof(payload->'confidence') = 'number' "
     "THEN (payload->'confidence')::float8 END)"
 )
+
+
+def compile_sql(where: Filter | None) -> tuple[sql.Composable, list[Any]]:
+    """Our neutral :class:`Filter` as ``(condition, params)`` on the payload; ``TRUE`` for no
+    filter. Not mem0's ``_build_filter_conditions``: every field is compared as
+    ``payload->>'field'``, the very expressions indexed here, so the planner can use them; and
+    a value is always a parameter, never spliced into the text."""
+    parts: list[sql.Composable] = []
+    params: list[Any] = []
+    for name, test, value in where.conditions() if where else ():
+        field = sql.Literal(name)
+        if test == "eq":
+            parts.append(sql.SQL("payload->>{} = %s").format(field))
+            params.append(value)
+        elif test == "in":
+            parts.append(sql.SQL("payload->>{} = ANY(%s)").format(field))
+            params.append(list(value))
+        elif test == "has":
+            # A list field (tags) matches when it holds the value, as Filter.matches says.
+            parts.append(sql.SQL("(payload @> %s::jsonb OR payload @> %s::jsonb)"))
+            params += [json.dumps({name: value}), json.dumps({name: [value]})]
+        else:
+            # Only numbers compare: a non-number never matches (and never fails the query).
+            parts.append(sql.SQL(CONFIDENCE + " >= %s"))
+            params.append(float(value))
+    if not parts:
+        return sql.SQL("TRUE"), []
+    return sql.SQL(" AND ").join(parts), params
 
 
 class SchemaError(RuntimeError):

@@ -44,9 +44,9 @@ from executive.memory.store import mem0_door, mem0_memory, pgreads, pgschema
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
-from executive.memory.store.pgfilter import compile_sql
 from executive.memory.store.pghistory import PgHistory
 from executive.memory.store.pgpool import make_pool, redacted, vector_text
+from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.pgwords import PgWords
 from executive.memory.store.records import add_one, record_from_payload
 
