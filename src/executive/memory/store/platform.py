@@ -48,7 +48,6 @@ from executive.memory.store.platform_wire import (
     epoch,
     event_head,
     memory_id_of,
-    needs_post_filter,
     rows_of,
     status_code,
 )
@@ -164,7 +163,8 @@ class PlatformStore:
         if top_k <= 0:
             return []
         filters = compile_filter(where)
-        fetch = max(3 * top_k, OVERFETCH_FLOOR) if needs_post_filter(where) else top_k
+        # The Platform cannot evaluate min_confidence: the post-filter below does, from more.
+        fetch = max(3 * top_k, OVERFETCH_FLOOR) if where.min_confidence is not None else top_k
         fetch = min(fetch, MAX_TOP_K)
         # threshold=0.0: the Platform's default (0.1) would cut before the daemon's own rules,
         # and the embedded store does not cut either.

@@ -57,11 +57,6 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
     return {"AND": [{k: "*" if v is None else v} for k, v in entities.items()] + clauses}
 
 
-def needs_post_filter(where: Filter | None) -> bool:
-    """Whether part of the filter is left to the daemon (the server cannot evaluate it)."""
-    return where is not None and where.min_confidence is not None
-
-
 def rows_of(body: Any) -> list[dict[str, Any]]:
     if isinstance(body, list):
         return [r for r in body if isinstance(r, dict)]
