@@ -68,7 +68,7 @@ class ScopedIndex(WordStatistics):
     def search(
         self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
     ) -> list[str]:
-        # LexicalIndex.search over the union: positions run on from one part to the next, as
+        # BM25 over the union: positions run on from one part to the next, as
         # one index's would; each memory adds its terms in query order.
         scores = Scores(sum(part.n for part, _ in self.parts))
         for term in dict.fromkeys(query_terms):
@@ -87,13 +87,9 @@ class ScopedIndex(WordStatistics):
             )
         return self._ranks
 
-    def _locate(self, position: int) -> tuple[LexicalIndex, int]:
-        which = bisect.bisect_right(self._offsets, position) - 1
-        return self.parts[which][0], position - self._offsets[which]
-
     def _id(self, position: int) -> str:
-        part, at = self._locate(position)
-        return part.ids[at]
+        which = bisect.bisect_right(self._offsets, position) - 1
+        return self.parts[which][0].ids[position - self._offsets[which]]
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         """A memory this index keeps (a lexical hit's record)."""
