@@ -117,13 +117,12 @@ async def test_a_batched_add_stores_what_add_stores(tmp_path):
 
     store = await open_store(tmp_path)
     try:
-        single = await store.add(
-            NewMemory("Pin uv in CI.", scope(), meta(1), created_at="2026-12-01T00:00:00+00:00")
-        )
+        # mem0's own add (on the store's Memory), then ours, which batches the embedding.
+        single = add(store._memory, "Pin uv in CI.", created_at="2026-12-01T00:00:00+00:00")
         (batched,) = await store.add_many(
             [NewMemory("Pin ruff in CI.", scope(), meta(2), "2026-12-01T00:00:00+00:00")]
         )
-        one, two = (await store.get(single.memory_id)), (await store.get(batched.memory_id))
+        one, two = (await store.get(single)), (await store.get(batched.memory_id))
         assert set(one.metadata) - {"key", "type", "confidence", "app_id"} == set(two.metadata) - {
             "key",
             "type",
@@ -235,14 +234,12 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def add(memory: Any, text: str, created_at: str | None = None) -> str:
-    """``text`` added as the store adds one memory (``Memory.add(infer=False)``)."""
-    from executive.memory.store.base import NewMemory
-    from executive.memory.store.records import add_one
+    """``text`` added by mem0's own ``Memory.add(infer=False)``."""
     from tests.memory.conftest import meta, scope
 
-    memory_id = add_one(memory, NewMemory(text, scope(), meta(0), created_at=created_at))
-    assert memory_id is not None
-    return memory_id
+    extra = {"created_at": created_at} if created_at else {}
+    result = memory.add(text, **scope(), metadata={**meta(0), **extra}, infer=False)
+    return str(result["results"][0]["id"])
 
 
 def test_our_providers_are_in_mem0s_factory_tables_and_built_by_them(tmp_path):

@@ -32,7 +32,6 @@ from executive.memory.store.base import (
 from executive.memory.store.edge import EdgeVectors, compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.records import (
-    add_one,
     compile_filter,
     record_from_item,
     record_from_payload,
@@ -319,35 +318,25 @@ class LocalStore:
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
-        item.require_new()
-
-        def run() -> WriteReceipt:
-            memory_id = add_one(self._memory, item)
-            if memory_id is None:
-                return WriteReceipt("FAILED", error="mem0 returned no result for the add")
-            # Durable: _wrote flushes the shard.
-            self._wrote(added=[(memory_id, item.metadata.get("key"))])
-            return WriteReceipt("SUCCEEDED", memory_id=memory_id)
-
-        return await self._call("add", run)
+        return (await self._call("add", self._create, [item.require_new()]))[0]
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
-        """Many adds with one batched embedding pass (rebuild, restore), each created as
-        ``add(infer=False)`` creates it (:mod:`mem0_door`; a test holds them alike)."""
+        return await self._call("add_many", self._create, items)
 
-        def run() -> list[WriteReceipt]:
-            vectors = self._embedder.embed_batch([item.text for item in items], "add")
-            receipts, added = [], []
-            try:
-                for item, vector in zip(items, vectors, strict=True):
-                    memory_id = mem0_door.create(self._memory, item, vector)
-                    added.append((memory_id, item.metadata.get("key")))
-                    receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
-            finally:  # what was written is indexed, even when a later item failed
-                self._wrote(added=added)
-            return receipts
-
-        return await self._call("add_many", run)
+    def _create(self, items: list[NewMemory]) -> list[WriteReceipt]:
+        """Each item created as ``Memory.add(infer=False)`` creates it, with one batched
+        embedding pass (:mod:`mem0_door`; a test holds them alike), and durable: _wrote
+        flushes the shard."""
+        vectors = self._embedder.embed_batch([item.text for item in items], "add")
+        receipts, added = [], []
+        try:
+            for item, vector in zip(items, vectors, strict=True):
+                memory_id = mem0_door.create(self._memory, item, vector)
+                added.append((memory_id, item.metadata.get("key")))
+                receipts.append(WriteReceipt("SUCCEEDED", memory_id=memory_id))
+        finally:  # what was written is indexed, even when a later item failed
+            self._wrote(added=added)
+        return receipts
 
     async def update(
         self, memory_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None

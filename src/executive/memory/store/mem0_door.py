@@ -4,8 +4,8 @@ mem0 is pinned (``mem0ai==2.2.1``, with the ``qdrant-client`` it brings). Each f
 was read from that version, says what it relies on and why the public API does not serve, and
 ``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves or changes it. No
 other module of the store names a private part of mem0 or Qdrant, writes mem0's module state or
-touches a part of a live ``Memory``; the rest of what it uses of mem0 is public (``Memory.add``,
-``update``, ``delete``, ``history``, ``reset``, ``close``; its pgvector and Qdrant providers;
+touches a part of a live ``Memory``; the rest of what it uses of mem0 is public (``Memory.update``,
+``delete``, ``history``, ``reset``, ``close``, ``search``; its pgvector and Qdrant providers;
 ``MemoryClient``). Sections: importing mem0, building ``Memory``, parts of a live ``Memory``,
 writing as ``add(infer=False)`` does, Qdrant. Importing this module imports neither mem0 nor
 qdrant-client (seconds of start-up): each function imports what it reaches.

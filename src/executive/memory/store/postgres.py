@@ -48,7 +48,7 @@ from executive.memory.store.pghistory import PgHistory
 from executive.memory.store.pgpool import make_pool, redacted, vector_text
 from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.pgwords import PgWords
-from executive.memory.store.records import add_one, record_from_payload
+from executive.memory.store.records import record_from_payload
 
 if TYPE_CHECKING:
     from executive.memory.store.scope_index import ScopedIndex
@@ -294,39 +294,27 @@ class PostgresStore:
         return WriteReceipt(DUPLICATE, memory_id=holder, detail={"stored_key": key})
 
     async def add(self, item: NewMemory) -> WriteReceipt:
-        item.require_new()
-
-        def run() -> WriteReceipt:
-            try:
-                memory_id = add_one(self._mem0(), item)
-            except psycopg.IntegrityError as exc:
-                return self._duplicate(exc, item.scope["user_id"], item.metadata.get("key"))
-            if memory_id is None:
-                return WriteReceipt("FAILED", error="mem0 returned no result for the add")
-            # The insert was committed before mem0 returned: durable (synchronous_commit).
-            return WriteReceipt("SUCCEEDED", memory_id=memory_id)
-
-        return await self._call("add", run)
+        return (await self._call("add", self._create, [item.require_new()]))[0]
 
     async def add_many(self, items: list[NewMemory]) -> list[WriteReceipt]:
-        """Many adds with one batched embedding pass (rebuild, restore, drift fix)."""
+        return await self._call("add_many", self._create, items)
 
-        def run() -> list[WriteReceipt]:
-            memory = self._mem0()
-            vectors = self._embedder.embed_batch([item.text for item in items], "add")
-            receipts = []
-            for item, vector in zip(items, vectors, strict=True):
-                try:
-                    memory_id = mem0_door.create(memory, item, vector)
-                except psycopg.IntegrityError as exc:
-                    # Another executive wrote it meanwhile, or the id is taken.
-                    key = item.metadata.get("key")
-                    receipts.append(self._duplicate(exc, item.scope["user_id"], key))
-                    continue
-                receipts.append(WriteReceipt("SUCCEEDED", memory_id=str(memory_id)))
-            return receipts
-
-        return await self._call("add_many", run)
+    def _create(self, items: list[NewMemory]) -> list[WriteReceipt]:
+        """Each item created as ``Memory.add(infer=False)`` creates it, with one batched
+        embedding pass; each insert is committed (durable) before it returns."""
+        memory = self._mem0()
+        vectors = self._embedder.embed_batch([item.text for item in items], "add")
+        receipts = []
+        for item, vector in zip(items, vectors, strict=True):
+            try:
+                memory_id = mem0_door.create(memory, item, vector)
+            except psycopg.IntegrityError as exc:
+                # Another executive wrote it meanwhile, or the id is taken.
+                key = item.metadata.get("key")
+                receipts.append(self._duplicate(exc, item.scope["user_id"], key))
+                continue
+            receipts.append(WriteReceipt("SUCCEEDED", memory_id=str(memory_id)))
+        return receipts
 
     async def update(
         self, memory_id: str, *, text: str | None = None, metadata: dict[str, Any] | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sys import intern
 from typing import Any
 
-from executive.memory.store.base import Filter, MemoryRecord, NewMemory
+from executive.memory.store.base import Filter, MemoryRecord
 
 # Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
 _CORE_KEYS = frozenset(
@@ -87,21 +87,3 @@ _RECURRING = frozenset({"user_id", "agent_id", "app_id", "type", "env", "source"
 
 def _shared(key: str, value: Any) -> Any:
     return intern(value) if key in _RECURRING and isinstance(value, str) else value
-
-
-def add_one(memory: Any, item: NewMemory) -> str | None:
-    """One memory through mem0's own ``Memory.add`` as stored, never rewritten by an LLM
-    (``infer=False``): the id it was stored under, or None when mem0 reported no result."""
-    meta = dict(item.metadata)
-    if item.created_at:
-        meta["created_at"] = item.created_at  # honoured by mem0 with infer=False
-    result = memory.add(
-        item.text,
-        user_id=item.scope["user_id"],
-        agent_id=item.scope["agent_id"],
-        run_id=item.scope["run_id"],
-        metadata=meta,
-        infer=False,
-    )
-    rows = result.get("results") or []
-    return str(rows[0]["id"]) if rows else None
