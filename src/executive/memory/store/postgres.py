@@ -58,6 +58,9 @@ log = get_logger(__name__)
 T = TypeVar("T")
 DUPLICATE = "DUPLICATE"
 _TABLE = sql.Identifier(pgschema.TABLE)
+_HOLDER = sql.SQL(
+    "SELECT id FROM {} WHERE payload->>'user_id' = %s AND payload->>'key' = %s"
+).format(_TABLE)
 
 
 class PostgresStore:
@@ -275,23 +278,14 @@ class PostgresStore:
         return await self._call("revision", run)
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
-    def _holder(self, user_id: str | None, key: str | None) -> str | None:
-        """The id of the memory stored under ``(user_id, key)``: the winner of a race."""
-        if key is None:
-            return None
-        found = self._rows(
-            sql.SQL(
-                "SELECT id FROM {} WHERE payload->>'user_id' = %s AND payload->>'key' = %s"
-            ).format(_TABLE),
-            [user_id, key],
-        )
-        return str(found[0][0]) if found else None
-
-    def _duplicate(self, exc: psycopg.IntegrityError, user_id: str, key: Any) -> WriteReceipt:
-        holder = self._holder(user_id, key if isinstance(key, str) else None)
-        if holder is None:  # not our unique key (or the holder was deleted since): a failure
+    def _duplicate(self, exc: psycopg.IntegrityError, item: NewMemory) -> WriteReceipt:
+        """DUPLICATE naming the memory stored under the item's ``(user_id, key)``: the winner
+        of a race. Not our unique key (or the holder was deleted since): a failure."""
+        key = item.metadata.get("key")
+        found = self._rows(_HOLDER, [item.scope["user_id"], key]) if isinstance(key, str) else []
+        if not found:
             return WriteReceipt("FAILED", error=f"the database refused the write: {exc}")
-        return WriteReceipt(DUPLICATE, memory_id=holder, detail={"stored_key": key})
+        return WriteReceipt(DUPLICATE, memory_id=str(found[0][0]), detail={"stored_key": key})
 
     async def add(self, item: NewMemory) -> WriteReceipt:
         return (await self._call("add", self._create, [item.require_new()]))[0]
@@ -310,8 +304,7 @@ class PostgresStore:
                 memory_id = mem0_door.create(memory, item, vector)
             except psycopg.IntegrityError as exc:
                 # Another executive wrote it meanwhile, or the id is taken.
-                key = item.metadata.get("key")
-                receipts.append(self._duplicate(exc, item.scope["user_id"], key))
+                receipts.append(self._duplicate(exc, item))
                 continue
             receipts.append(WriteReceipt("SUCCEEDED", memory_id=str(memory_id)))
         return receipts
