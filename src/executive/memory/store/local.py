@@ -192,9 +192,8 @@ class LocalStore:
 
     async def prepare(self, queries: Sequence[str]) -> None:
         """Embed the questions the reader is about to ask, in one batch."""
-        prime = getattr(self._embedder, "prime", None)
-        if prime is not None and queries:
-            await self._call("prepare", prime, list(queries))
+        if queries:
+            await self._call("prepare", self._embedder.prime, list(queries))
 
     async def get(self, memory_id: str) -> MemoryRecord | None:
         return await self._call("get", self._get, memory_id)
