@@ -6,17 +6,14 @@ rebuild tools hold a :class:`Store`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-import anyio
 from pydantic import BaseModel, ConfigDict
 
 from executive.dates import parse_instant
-
-T = TypeVar("T")
 
 
 class StoreError(RuntimeError):
@@ -318,28 +315,3 @@ async def words(
     when the store keeps none."""
     keeper = getattr(view, "words", None)
     return None if keeper is None else await keeper(list(wheres), floor, now)
-
-
-async def while_preparing(
-    view: StoreReader, queries: Sequence[str], work: Callable[[], Awaitable[T]]
-) -> T:
-    """``work()``, while the backend embeds ``queries`` (:func:`prepare`). A first read of a
-    scope waits on the database for its memories and on the model for its questions; neither
-    needs the other. Only the overlap changes: each still runs whole, and a failure of either
-    is raised as itself (the index's first)."""
-    done: dict[str, Any] = {}
-    failed: dict[str, Exception] = {}
-
-    async def run(name: str, call: Callable[[], Awaitable[Any]]) -> None:
-        try:
-            done[name] = await call()
-        except Exception as exc:  # raised below, once both are over
-            failed[name] = exc
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, "prepare", lambda: prepare(view, queries))
-        group.start_soon(run, "work", work)
-    for name in ("work", "prepare"):
-        if name in failed:
-            raise failed[name]
-    return done["work"]
