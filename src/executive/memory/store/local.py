@@ -45,8 +45,6 @@ log = get_logger(__name__)
 
 T = TypeVar("T")
 
-COLLECTION = mem0_memory.COLLECTION
-
 
 class LocalStore:
     """mem0 OSS behind the :class:`~executive.memory.store.base.Store` interface."""
@@ -115,7 +113,7 @@ class LocalStore:
             if qdrant_url:  # a server: mem0's own Qdrant provider, built now
                 memory = build()
                 return memory, mem0_door.vectors_of(memory), mem0_door.embedder_of(memory)
-            shard = EdgeVectors(COLLECTION, str(data_dir / "edge"), spec.dims)
+            shard = EdgeVectors(mem0_memory.COLLECTION, str(data_dir / "edge"), spec.dims)
             return None, shard, Embedder(spec, models_dir)
 
         try:

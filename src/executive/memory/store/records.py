@@ -9,14 +9,12 @@ from typing import Any
 
 from executive.memory.store.base import Filter, MemoryRecord
 
-# Payload keys mem0 keeps outside "metadata" (mirrors mem0's own formatting of results).
-_CORE_KEYS = frozenset(
+# Payload keys mem0 keeps outside "metadata" (its core and promoted keys, as mem0 formats
+# its results).
+_HIDDEN = frozenset(
     {"data", "hash", "created_at", "updated_at", "id", "text_lemmatized", "attributed_to"}
+    | {"user_id", "agent_id", "run_id", "actor_id", "role", "expiration_date"}
 )
-_PROMOTED_KEYS = frozenset(
-    {"user_id", "agent_id", "run_id", "actor_id", "role", "attributed_to", "expiration_date"}
-)
-_HIDDEN = _CORE_KEYS | _PROMOTED_KEYS
 
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
