@@ -32,6 +32,7 @@ from urllib.parse import quote
 import anyio
 import anyio.to_thread
 
+from executive.dates import parse_instant
 from executive.logs import get_logger
 from executive.memory.store import mem0_door
 from executive.memory.store.base import (
@@ -45,7 +46,6 @@ from executive.memory.store.platform_wire import (
     ENTITY_FIELDS,
     compile_filter,
     describe,
-    epoch,
     event_head,
     memory_id_of,
     rows_of,
@@ -236,10 +236,9 @@ class PlatformStore:
             return WriteReceipt("ERROR", error="a Platform write needs at least one entity id")
         kwargs["metadata"] = dict(item.metadata)
         kwargs["infer"] = False
-        if item.created_at:
-            stamp = epoch(item.created_at)
-            if stamp is not None:
-                kwargs["timestamp"] = stamp  # backdates created_at on the stored memory
+        created = parse_instant(item.created_at)
+        if created is not None:
+            kwargs["timestamp"] = int(created.timestamp())  # backdates the stored created_at
         messages = [{"role": "user", "content": item.text}]
         response = await self._call("add", self._client.add, messages, **kwargs)
         head = event_head(response)

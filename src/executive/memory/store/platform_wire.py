@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from executive.dates import parse_instant
 from executive.memory.store.base import Filter
 
 ENTITY_FIELDS = ("user_id", "agent_id", "app_id", "run_id")
@@ -84,11 +83,6 @@ def event_head(body: Any) -> dict[str, Any]:
         return body
     rows = rows_of(body)
     return rows[0] if rows else {}
-
-
-def epoch(created_at: str) -> int | None:
-    when = parse_instant(created_at)
-    return int(when.timestamp()) if when else None
 
 
 def status_code(exc: BaseException) -> int | None:
