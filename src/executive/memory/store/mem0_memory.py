@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from executive.files import atomic_write
 from executive.memory.store import mem0_door
 from executive.memory.store.embedder import LEGACY_NAME, EmbedderSpec
 
@@ -95,13 +96,10 @@ def recorded(data_dir: Path) -> dict[str, Any] | None:
 
 def record(data_dir: Path, spec: EmbedderSpec, vectors: str) -> None:
     """Record the embedder of an empty or matching store (atomically)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
     # A Qdrant-local folder from before is dead weight once the store was rebuilt.
     shutil.rmtree(data_dir / "qdrant", ignore_errors=True)
     body = json.dumps({"name": spec.name, "dims": spec.dims, "vectors": vectors})
-    temporary = data_dir / f".{RECORD}.tmp"
-    temporary.write_text(body + "\n")
-    temporary.replace(data_dir / RECORD)
+    atomic_write(data_dir / RECORD, body + "\n")
 
 
 def embedder_problem(data_dir: Path, spec: EmbedderSpec, vectors: str) -> str | None:
