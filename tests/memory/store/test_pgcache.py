@@ -6,10 +6,9 @@ import struct
 
 import numpy as np
 import pytest
-from psycopg import sql
 
 from executive.memory.store import pgcache, pgreads
-from executive.memory.store.base import Filter, MemoryRecord, NewMemory
+from executive.memory.store.base import Filter, NewMemory
 from executive.memory.store.postgres import PostgresStore
 from tests.memory.conftest import fill, meta, scope
 
@@ -68,7 +67,8 @@ async def test_another_executives_write_and_update_are_seen_at_once(two):
     a, b = two
     await fill(a, 20)
     where = Filter(user_id="agent-test", app_ids=("app-2",))
-    listed = await a.list(where)  # the reader's index listing: the scope is now held
+    listed = await a.list(where)
+    assert not a._held.vectors._scopes  # a listing carries no vectors and holds nothing
     [before] = await a.search_scopes("release checklist for the mirror", [where], 50)
     assert {r.id for r in before} == {r.id for r in listed}
     new = await b.add(
@@ -116,21 +116,3 @@ def test_vectors_in_pgvectors_binary_form_become_unit_rows():
     assert rows.dtype == np.float32
     assert rows.tolist() == [[0.6000000238418579, 0.800000011920929, 0.0], [0.0, 0.0, 1.0]]
     assert pgcache.unit_rows([]).shape == (0,)
-
-
-def test_the_records_of_every_row_whose_vector_is_held_are_held():
-    """A round over as many scopes as the vectors hold keeps every scope's records: with
-    fewer records than vectors, each scope's are gone by its next turn, and every search of
-    a held scope reads its hits again."""
-    vectors, records = pgcache.ScopeVectors(), pgcache.RecordCache()
-    size, scopes = 1000, pgcache.VECTOR_ROWS // 1000
-    for s in range(scopes):
-        ids = [f"{s}-{i}" for i in range(size)]
-        condition = sql.SQL("app = {}").format(sql.Literal(f"app-{s}"))
-        vectors.put(None, 1, condition, [], ids, [_binary([1.0, float(i)]) for i in range(size)])
-        records.put(1, [MemoryRecord.stored({"id": i, "text": i}) for i in ids])
-    for s in range(scopes):
-        condition = sql.SQL("app = {}").format(sql.Literal(f"app-{s}"))
-        found, entry = vectors.peek(None, 1, condition, [])
-        assert found and entry is not None
-        assert records.held(1, entry[0]) is not None, f"scope {s}'s records were pushed out"

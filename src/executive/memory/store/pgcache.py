@@ -28,10 +28,8 @@ from executive.memory.store.records import record_from_payload
 
 SCOPE_ROWS = 5_000  # a filter matching more rows is searched on the server
 VECTOR_ROWS = 40_000  # vectors kept over all filters: ~60 MB at 384 dimensions
-# A record for every row whose vector may be held: with fewer, a round of packs over more
-# scopes than the records fit pushes each scope's records out before its next pack (oldest
-# out), and every search of a held scope reads its hits again. Mostly the same objects as
-# the reader's word indexes hold, so ~100 bytes of dict each on top.
+# A search's hits, made from their payloads once per revision: as many as there are vectors
+# to find them, so a round of packs over the held scopes reads no hit twice.
 RECORDS = VECTOR_ROWS
 _TABLE = sql.Identifier(pgschema.TABLE)
 ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")  # the listing's: oldest first
@@ -168,20 +166,6 @@ class ScopeVectors(_PerRevision):
             return self._keep(revision, key, _TOO_MANY)
         return self._keep(revision, key, ([r[0] for r in rows], unit_rows([r[1] for r in rows])))
 
-    def put(
-        self,
-        conn: Any,
-        revision: int,
-        condition: sql.Composable,
-        params: Sequence[Any],
-        ids: list[str],
-        raw: Sequence[bytes],
-    ) -> None:
-        """A whole listing of the filter, in the listing's order, read at ``revision``."""
-        if len(ids) <= self._scope_rows and all(v is not None for v in raw):
-            key = _key(conn, condition, params)
-            self._keep(revision, key, (ids, unit_rows(raw)))
-
     def _keep(
         self,
         revision: int,
@@ -212,11 +196,6 @@ class RecordCache(_PerRevision):
         self._records.update(items)
         while len(self._records) > self._limit:
             del self._records[next(iter(self._records))]
-
-    def put(self, revision: int, records: Sequence[MemoryRecord]) -> None:
-        with self._lock:
-            if self._at(revision):
-                self._add((r.id, r) for r in records[: self._limit])
 
     def held(self, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord] | None:
         """The records of ``ids`` if every one is held at ``revision``, reading nothing."""

@@ -1,8 +1,8 @@
-"""The Postgres store's two reads that a pack makes: a question's search, a scope's listing.
+"""The Postgres store's reads: a question's search, and a listing.
 
-Both run in the caller's transaction at REPEATABLE READ, so the store revision they read and
-the rows they return come from one snapshot: what they leave in :mod:`pgcache` is filed under
-the revision it belongs to.
+A search runs in the caller's transaction at REPEATABLE READ, so the store revision it reads
+and the rows it returns come from one snapshot: what it leaves in :mod:`pgcache` is filed
+under the revision it belongs to.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from psycopg import sql
 
 from executive.memory.store import pgschema
 from executive.memory.store.base import Filter, MemoryRecord
-from executive.memory.store.pgcache import ORDER, SCOPE_ROWS, Held, as_server_reads, nearest
+from executive.memory.store.pgcache import ORDER, Held, as_server_reads, nearest
 from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.records import record_from_payload
 
@@ -105,36 +105,26 @@ def search_held(
     return out
 
 
-def listing(conn: Any, held: Held, where: Filter | None) -> list[MemoryRecord]:
-    """Every matching memory, oldest first, in pages (keyset, not OFFSET). A scope's listing
-    (the reader indexes its words) brings its vectors too, and leaves them held."""
-    revision = _snapshot(conn)
+def listing(conn: Any, where: Filter | None) -> list[MemoryRecord]:
+    """Every matching memory, oldest first, in pages (keyset, not OFFSET), from one snapshot."""
+    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
     condition, params = compile_sql(where)
     records: list[MemoryRecord] = []
-    vectors: list[bytes] = []
     after: tuple[str, Any] | None = None
-    scope = where is not None
     while True:
         keyset = sql.SQL("({}) > (%s, %s::uuid)").format(ORDER) if after else sql.SQL("TRUE")
         # Ids as text: a record keeps its id as text, and a UUID object per row cost more
         # than the rest of the row's decoding but its JSON (see pgpool's jsonb loaders).
         query = sql.SQL(
-            "SELECT id::text, payload, COALESCE(payload->>'created_at', ''), {} "
+            "SELECT id::text, payload, COALESCE(payload->>'created_at', '') "
             "FROM {} WHERE {} AND {} ORDER BY {} LIMIT %s"
-        ).format(sql.SQL("vector" if scope else "NULL"), _TABLE, condition, keyset, ORDER)
-        # One row past the page says whether another follows: a scope of exactly a page
+        ).format(_TABLE, condition, keyset, ORDER)
+        # One row past the page says whether another follows: a listing of exactly a page
         # (a thousand memories) is one round trip, not two.
-        cursor = conn.cursor(binary=True).execute(query, [*params, *(after or ()), PAGE + 1])
-        rows = cursor.fetchall()
+        rows = conn.execute(query, [*params, *(after or ()), PAGE + 1]).fetchall()
         more = len(rows) > PAGE
         del rows[PAGE:]
         records += [record_from_payload(row[0], row[1]) for row in rows]
-        vectors += [row[3] for row in rows]
-        scope = scope and len(records) <= SCOPE_ROWS  # past it: no more vectors
         if not more:
-            break
+            return records
         after = (rows[-1][2], rows[-1][0])
-    if scope:
-        held.vectors.put(conn, revision, condition, params, [r.id for r in records], vectors)
-        held.records.put(revision, records)
-    return records

@@ -255,7 +255,7 @@ class PostgresStore:
 
         def run() -> list[MemoryRecord]:
             with self._pool.connection() as conn, conn.transaction():
-                return pgreads.listing(conn, self._held, where)
+                return pgreads.listing(conn, where)
 
         return await self._call("list", run)
 
