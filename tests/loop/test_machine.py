@@ -89,7 +89,7 @@ def fail(run: StepRun, at: datetime, n: int) -> tuple[StepRun, list[machine.Effe
 def kinds(effects: list[machine.Effect]) -> list[str]:
     return [
         f"Record:{e.transition.event or e.transition.log_event}"
-        if isinstance(e, Record)
+        if type(e) is Record  # BackOff and BlockGoal are records too, named for themselves
         else type(e).__name__
         for e in effects
     ]

@@ -95,7 +95,7 @@ class Executive:
             run, effects = machine.advance(run, machine.Interrupted(datetime.now(UTC)))
             active = run.active
             for effect in effects:
-                assert isinstance(effect, machine.Recorded)  # an interruption is only recorded
+                assert isinstance(effect, machine.Record)  # an interruption is only recorded
                 self.recorder.record(active, effect.transition)
         steps = active.state.steps
         if steps and active.state.next_step() is None:
@@ -221,7 +221,7 @@ class Executive:
     ) -> machine.Event | None:
         """One effect; the event it produced, if any (each ``advance`` asks for at most one)."""
         match effect:
-            case machine.Recorded(transition=transition):
+            case machine.Record(transition=transition):
                 self.recorder.record(run.active, transition)
             case machine.ReportOutcome(outcome=outcome):
                 if self.observer is not None:

@@ -131,20 +131,15 @@ Event = Started | HookAnswered | WorkerFinished | Verified | Interrupted
 
 # --- effects ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Recorded:
-    """An effect carried out by recording ``transition`` (state file, work ledger, log line,
-    PROGRESS log: see :mod:`executive.loop.transitions`)."""
+class Record:
+    """Record ``transition`` (state file, work ledger, log line, PROGRESS log: see
+    :mod:`executive.loop.transitions`); the effects below are carried out the same way."""
 
     transition: transitions.Transition
 
 
 @dataclass(frozen=True)
-class Record(Recorded):
-    """Record a transition."""
-
-
-@dataclass(frozen=True)
-class BackOff(Recorded):
+class BackOff(Record):
     """The step waits until ``until`` before it runs again."""
 
     until: datetime
@@ -152,7 +147,7 @@ class BackOff(Recorded):
 
 
 @dataclass(frozen=True)
-class BlockGoal(Recorded):
+class BlockGoal(Record):
     """The goal is blocked: the needs-you entry carries the reason and Hook D's diagnosis."""
 
     reason: str
