@@ -10,7 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from executive.memory.taxonomy import harvest_run_id
 from executive.workers.experience import Experience
 
 MAX_RUN_EXPERIENCES = 20
@@ -147,8 +146,3 @@ class PostRetroContext(_Model):
 
 
 HookContext = PreWorkContext | PreSpawnContext | PostRunContext | FailDiagContext | PostRetroContext
-
-
-def new_harvest_run(slug: str) -> str:
-    """``YYYY-MM-DD-<slug>-<nonce>``, the run id a write hook stamps."""
-    return harvest_run_id(slug)

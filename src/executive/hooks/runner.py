@@ -27,6 +27,7 @@ from executive.hooks.tools import HookTools
 from executive.hookspecs import HookName, HookSpec, spec_of
 from executive.logs import bound, get_logger
 from executive.memory.runtime import MemoryRuntime
+from executive.memory.write.harvester import HarvestSummary
 from executive.observe import Observer
 from executive.settings import Settings
 from executive.workspace.ledger import WorkLedger
@@ -51,11 +52,6 @@ class HookEnv:
     observer: Observer | None = None  # the dashboard's record of recent runs
 
 
-def gate(settings: Settings, spec: HookSpec) -> str | None:
-    """Why the hook may not run, or None when it may (settings decide; see ``hook_off``)."""
-    return settings.hook_off(spec.flag)
-
-
 async def run_memory_hook(name: HookName | str, context: HookContext, env: HookEnv) -> HookResult:
     # A string is accepted for `executive hooks run` and tests; the loop passes a HookName.
     try:
@@ -63,7 +59,7 @@ async def run_memory_hook(name: HookName | str, context: HookContext, env: HookE
     except ValueError:
         return HookResult(hook=str(name), ran=False, error=f"unknown hook {name!r}")
     with bound(hook=spec.name.value):
-        reason = gate(env.settings, spec)
+        reason = env.settings.hook_off(spec.flag)  # the settings say why it may not run
         if reason is not None:
             log.info("hook.skipped", reason=reason)
             gated = HookResult.gated(spec.name.value, reason)
@@ -139,12 +135,12 @@ def _describe(exc: BaseException) -> str:
 
 
 def _count_writes(tools: HookTools) -> Writes:
-    results = [r for s in tools.summaries for r in s.results]
+    done = HarvestSummary([r for s in tools.summaries for r in s.results])
     return Writes(
-        attempted=len(results),
-        succeeded=sum(1 for r in results if r.ok and r.status == "SUCCEEDED"),
-        skipped=sum(1 for r in results if r.ok and r.status != "SUCCEEDED"),
-        failed=sum(1 for r in results if not r.ok),
+        attempted=len(done.results),
+        succeeded=done.succeeded,
+        skipped=done.skipped,
+        failed=done.failed,
     )
 
 

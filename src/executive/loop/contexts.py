@@ -23,11 +23,11 @@ from executive.hooks.context import (
     ValidationReport,
     VerifierReport,
     WorkItem,
-    new_harvest_run,
 )
 from executive.hookspecs import HookName
 from executive.logs import get_logger
 from executive.loop.machine import StepRun
+from executive.memory.taxonomy import harvest_run_id
 from executive.workers.experience import Experience
 from executive.workers.verifiers import VerifierResult
 from executive.workspace.ledger import LedgerFold, WorkLedger
@@ -128,7 +128,7 @@ def post_run(
             passed=True,
             verifiers=[VerifierReport(**r.as_dict()) for r in results],
         ),
-        harvest_run=new_harvest_run(item.bundle_slug),
+        harvest_run=harvest_run_id(item.bundle_slug),
         attempts=step.attempts + 1,
         prior_errors=step.errors[-3:],
         run_started_at=step.started_at,
@@ -175,7 +175,7 @@ def fail_diag(
             )
             for e in earlier
         ],
-        harvest_run=new_harvest_run(f"fail-{item.bundle_slug}-{step.attempts}"),
+        harvest_run=harvest_run_id(f"fail-{item.bundle_slug}-{step.attempts}"),
         max_retries=max_retries,
         experience=experience,
     )

@@ -10,11 +10,11 @@ from executive.memory.write.harvester import HarvestSummary
 def harvest_summary(
     trigger: str, source: str, summaries: Sequence[HarvestSummary], notes: Sequence[str] = ()
 ) -> str:
-    results = [r for s in summaries for r in s.results]
-    written = sum(1 for r in results if r.ok and r.status == "SUCCEEDED")
+    done = HarvestSummary([r for s in summaries for r in s.results])
+    results = done.results
     lines = [
         "## Harvest summary",
-        f"Trigger: {trigger} · Source: {source} · Written: {written} of {len(results)}",
+        f"Trigger: {trigger} · Source: {source} · Written: {done.succeeded} of {len(results)}",
     ]
     for r in results:
         ident = (r.memory_id or "-").replace("-", "")[:8]
@@ -22,7 +22,6 @@ def harvest_summary(
     lines += [f"- {note}" for note in notes]
     if not results and not notes:
         lines.append("- nothing worth remembering")
-    failed = [r for r in results if not r.ok]
-    if failed:
-        lines.append(f"Failures: {len(failed)} of {len(results)} writes were not confirmed.")
+    if done.failed:
+        lines.append(f"Failures: {done.failed} of {len(results)} writes were not confirmed.")
     return "\n".join(lines) + "\n"
