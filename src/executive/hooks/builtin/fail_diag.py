@@ -76,7 +76,7 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
     written_note = None
     if len(same) >= SAME_SIGNAL_BEFORE and not recorded:
         written_note = await _remember_pattern(ctx, tools, signal, tag, same)
-    body = _diagnosis(ctx, signal, same, recorded, escalate)
+    body = _diagnosis(ctx, signal, same, recorded)
     body += tried(ctx)
     body += _advice(fixed_before, result)
     body += _strategy(escalate, same)
@@ -175,7 +175,6 @@ def _diagnosis(
     signal: str,
     same: list[PriorAttempt],
     recorded: list[MemoryRecord],
-    escalate: bool,
 ) -> list[str]:
     """Which failure this is, how often it came before, and whether memory knew it."""
     item, failure = ctx.work_item, ctx.failure_signals

@@ -83,7 +83,7 @@ class ClaudeEngine:
         learn(secrets=secrets)
         policy = AllowList(mem_prefix(settings.home), writes=spec.writes)
         prompt = scrub(render(spec.name, context, mem_command=policy.mem_command))
-        transcript = Transcript(policy, tools.calls, scrub)
+        transcript = Transcript(policy, tools.calls)
         can_use_tool, pre_tool_use = _gates(sdk, policy, transcript)
         stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         options = sdk.ClaudeAgentOptions(
@@ -123,7 +123,7 @@ class ClaudeEngine:
         except Exception as exc:  # the SDK's own failures (bad JSON, a control time-out)
             crash = f"{type(exc).__name__}: {exc}"
         transcript.finish()
-        return _output(spec, transcript, crash, scrub)
+        return _output(spec, transcript, crash)
 
 
 def _gates(sdk: Any, policy: AllowList, transcript: Any) -> tuple[Any, Any]:
@@ -171,9 +171,7 @@ def _result_error(result: Any) -> str | None:
     return f"{result.subtype}: {reason}" if reason else result.subtype
 
 
-def _output(
-    spec: HookSpec, transcript: Any, crash: str | None, scrub: Callable[[str], str]
-) -> EngineOutput:
+def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
     result = transcript.result
     error: str | None
     if result is not None:

@@ -87,12 +87,6 @@ def bundled_cli() -> Path | None:
     return path if path.is_file() else None
 
 
-def find_cli(settings: Settings) -> str | None:
-    """The SDK's bundled CLI (the version it was built with), else EXECUTIVE_CLAUDE_BIN."""
-    bundled = bundled_cli()
-    return str(bundled) if bundled is not None else shutil.which(settings.claude_bin)
-
-
 def credential_source(environ: Mapping[str, str]) -> str | None:
     for name in _API_VARS:
         if environ.get(name):
@@ -119,7 +113,10 @@ def readiness(settings: Settings, environ: Mapping[str, str] | None = None) -> R
     env = os.environ if environ is None else environ
     if sdk_dir() is None:
         return Readiness(sdk=False, cli=None, credential=None)
-    return Readiness(sdk=True, cli=find_cli(settings), credential=credential_source(env))
+    # The SDK's bundled CLI (the version it was built with), else EXECUTIVE_CLAUDE_BIN.
+    bundled = bundled_cli()
+    cli = str(bundled) if bundled is not None else shutil.which(settings.claude_bin)
+    return Readiness(sdk=True, cli=cli, credential=credential_source(env))
 
 
 def cli_env(environ: Mapping[str, str], secrets: Iterable[str]) -> dict[str, str]:

@@ -9,7 +9,7 @@ result, whose JSON (``{ok, total, succeeded, skipped, failed, results}``) gives 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from claude_agent_sdk import (
@@ -25,6 +25,7 @@ from claude_agent_sdk import (
 from executive.hooks.llm.allow import AllowList
 from executive.hooks.result import Writes
 from executive.logs import get_logger
+from executive.redact import scrub
 
 log = get_logger(__name__)
 
@@ -63,10 +64,9 @@ def _answer(text: str) -> dict[str, Any] | None:
 
 
 class Transcript:
-    def __init__(self, policy: AllowList, calls: list[str], scrub: Callable[[str], str]) -> None:
+    def __init__(self, policy: AllowList, calls: list[str]) -> None:
         self.policy = policy
         self.calls = calls
-        self.scrub = scrub
         self.result: ResultMessage | None = None
         self.model: str | None = None
         self.last_text = ""
@@ -119,13 +119,13 @@ class Transcript:
         else:  # no answer we can read: the write is not confirmed
             self.attempted += items
             self.failed += items
-            self.add_errors.append(self.scrub(text.strip()[:SHOWN_CHARS]))
+            self.add_errors.append(scrub(text.strip()[:SHOWN_CHARS]))
 
     # --- the permission checks report here ------------------------------------------------
     def refuse(
         self, tool_use_id: str | None, tool: str, tool_input: Mapping[str, Any], why: str
     ) -> None:
-        command = self.scrub(str(tool_input.get("command", ""))[:SHOWN_CHARS])
+        command = scrub(str(tool_input.get("command", ""))[:SHOWN_CHARS])
         key = tool_use_id or f"refused-{len(self.refused)}"
         if key not in self.refused:
             self.refused[key] = {"tool": tool, "command": command, "reason": why}
