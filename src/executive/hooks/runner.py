@@ -83,25 +83,21 @@ async def _run(spec: HookSpec, context: HookContext, env: HookEnv) -> HookResult
         details["fallback_reason"] = f"the {chosen} engine is not installed"
         engine = env.engines["builtin"]
     calls: list[str] = []
-    tools = HookTools(env.memory, spec, calls)
-    try:
-        output = await _attempt(engine, spec, context, tools, env.settings.hook_timeout_seconds)
-    except EngineUnavailable as exc:
-        if engine.name == "builtin" or not env.settings.skill_engine_fallback:
-            return _failed(
-                spec, engine.name, calls, started, f"{engine.name} engine unavailable: {exc}"
-            )
-        log.warning("hook.engine_fallback", engine=engine.name, reason=str(exc))
-        details |= {"fallback_from": engine.name, "fallback_reason": str(exc)}
-        engine = env.engines["builtin"]
+    while True:  # at most twice: the chosen engine, then (if it cannot run here) the built-in
         tools = HookTools(env.memory, spec, calls)
         try:
             output = await _attempt(engine, spec, context, tools, env.settings.hook_timeout_seconds)
-        except Exception as exc2:
-            return _failed(spec, engine.name, calls, started, _describe(exc2))
-    except Exception as exc:
-        log.exception("hook.raised", engine=engine.name, error=repr(exc))
-        return _failed(spec, engine.name, calls, started, _describe(exc))
+            break
+        except EngineUnavailable as exc:
+            if engine.name == "builtin" or not env.settings.skill_engine_fallback:
+                why = f"{engine.name} engine unavailable: {exc}"
+                return _failed(spec, engine.name, calls, started, why)
+            log.warning("hook.engine_fallback", engine=engine.name, reason=str(exc))
+            details |= {"fallback_from": engine.name, "fallback_reason": str(exc)}
+            engine = env.engines["builtin"]
+        except Exception as exc:
+            log.exception("hook.raised", engine=engine.name, error=repr(exc))
+            return _failed(spec, engine.name, calls, started, _describe(exc))
     writes = output.writes if output.writes is not None else _count_writes(tools)
     error = output.error
     if error is None and writes.failed:
