@@ -27,9 +27,9 @@ from executive.hooks.context import (
 from executive.hookspecs import HookName
 from executive.logs import get_logger
 from executive.loop.machine import StepRun
+from executive.loop.step import Attempt
 from executive.memory.taxonomy import harvest_run_id
 from executive.workers.experience import Experience
-from executive.workers.verifiers import VerifierResult
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.lifecycle import Active
 from executive.workspace.signals import root_signal
@@ -110,23 +110,15 @@ def pre_spawn(item: WorkItem, step: StepState, vendor: str) -> PreSpawnContext:
     )
 
 
-def post_run(
-    item: WorkItem,
-    step: StepState,
-    vendor: str,
-    results: list[VerifierResult],
-    *,
-    contract_id: str,
-    output_changed: bool,
-    experience: Experience | None = None,
-) -> PostRunContext:
+def post_run(item: WorkItem, run: StepRun, attempt: Attempt) -> PostRunContext:
+    step = run.step
     return PostRunContext(
         work_item=item,
         current_step=step_of(step),
-        vendor=vendor,
+        vendor=run.vendor,
         validation_report=ValidationReport(
             passed=True,
-            verifiers=[VerifierReport(**r.as_dict()) for r in results],
+            verifiers=[VerifierReport(**r.as_dict()) for r in attempt.results],
         ),
         harvest_run=harvest_run_id(item.bundle_slug),
         attempts=step.attempts + 1,
@@ -134,20 +126,16 @@ def post_run(
         run_started_at=step.started_at,
         run_ended_at=step.finished_at,
         duration_seconds=step.duration_seconds,
-        contract_id=contract_id,
-        output_changed=output_changed,
-        experience=experience,
+        contract_id=attempt.contract_id,
+        output_changed=attempt.output_changed,
+        experience=attempt.experience,
     )
 
 
 def fail_diag(
-    item: WorkItem,
-    step: StepState,
-    vendor: str,
-    ledger: WorkLedger,
-    max_retries: int,
-    experience: Experience | None = None,
+    item: WorkItem, run: StepRun, attempt: Attempt, ledger: WorkLedger
 ) -> FailDiagContext:
+    step = run.step
     failed = [
         e
         for e in ledger.events("STEP_FAILED")
@@ -157,7 +145,7 @@ def fail_diag(
     return FailDiagContext(
         work_item=item,
         current_step=step_of(step),
-        vendor=vendor,
+        vendor=run.vendor,
         failure_signals=FailureSignals(
             attempts=step.attempts,
             last_error=step.last_error,
@@ -176,8 +164,8 @@ def fail_diag(
             for e in earlier
         ],
         harvest_run=harvest_run_id(f"fail-{item.bundle_slug}-{step.attempts}"),
-        max_retries=max_retries,
-        experience=experience,
+        max_retries=run.policy.limit,
+        experience=attempt.experience,
     )
 
 
@@ -227,15 +215,7 @@ def of_step(hook: HookName, run: StepRun, item: WorkItem, ledger: WorkLedger) ->
     if attempt is None:  # C and D follow an attempt
         raise ValueError(f"hook {hook.value} asked for before step {step.number} ran")
     if hook is HookName.POST_RUN:
-        return post_run(
-            item,
-            step,
-            run.vendor,
-            attempt.results,
-            contract_id=attempt.contract_id,
-            output_changed=attempt.output_changed,
-            experience=attempt.experience,
-        )
+        return post_run(item, run, attempt)
     if hook is HookName.FAIL_DIAG:
-        return fail_diag(item, step, run.vendor, ledger, run.policy.limit, attempt.experience)
+        return fail_diag(item, run, attempt, ledger)
     raise ValueError(f"hook {hook.value} is not a step's hook")
