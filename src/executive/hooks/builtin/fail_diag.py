@@ -7,14 +7,14 @@ pattern was already on record (it came back) or the retries are nearly spent.
 
 from __future__ import annotations
 
-from executive.hooks.builtin.summary import harvest_summary
+from executive.hooks.builtin.summary import harvest_summary, payload
 from executive.hooks.context import FailDiagContext, PriorAttempt
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.read import plan, synthesis
 from executive.memory.read.reader import ReadRequest, ReadResult
 from executive.memory.store.base import Filter, MemoryRecord
-from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES, WorkerVendor
+from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES
 from executive.workers.experience import Experience, listed
 from executive.workers.shell import error_line
 from executive.workspace.signals import root_signal, signal_tag
@@ -140,33 +140,26 @@ async def _remember_pattern(
     """Write the failure pattern as one reflective memory; the harvest's summary line."""
     item, failure = ctx.work_item, ctx.failure_signals
     runs = [p.run_id for p in same]
-    vendor = ctx.vendor if ctx.vendor in {v.value for v in WorkerVendor} else None
-    await tools.add(
-        [
-            {
-                "text": (
-                    f"Bundle {item.bundle_slug} keeps failing at step {ctx.current_step.number} "
-                    f"“{ctx.current_step.title}” with the same root signal “{signal}”: runs "
-                    f"{', '.join(runs)} and attempt {failure.attempts} ({len(same) + 1} failures). "
-                    "Treat it as a known failure mode: fix its cause rather than retrying."
-                ),
-                "app_id": item.app_id,
-                "run_id": ctx.harvest_run,
-                "metadata": {
-                    "type": "reflective",
-                    "category": "technical",
-                    "importance": "high",
-                    "confidence": 0.8,
-                    "trigger": "failure-diagnosis",
-                    "source": "ledgers/work-ledger.jsonl",
-                    **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
-                    "outcome": "failure",
-                    "tags": ["failure-pattern", tag],
-                    **({"files": files} if (files := tried_files(ctx)) else {}),
-                },
-            }
-        ]
+    text = (
+        f"Bundle {item.bundle_slug} keeps failing at step {ctx.current_step.number} "
+        f"“{ctx.current_step.title}” with the same root signal “{signal}”: runs "
+        f"{', '.join(runs)} and attempt {failure.attempts} ({len(same) + 1} failures). "
+        "Treat it as a known failure mode: fix its cause rather than retrying."
     )
+    pattern = payload(
+        ctx,
+        text,
+        trigger="failure-diagnosis",
+        source="ledgers/work-ledger.jsonl",
+        type="reflective",
+        category="technical",
+        importance="high",
+        confidence=0.8,
+        outcome="failure",
+        tags=["failure-pattern", tag],
+        files=tried_files(ctx) or None,
+    )
+    await tools.add([pattern])
     return harvest_summary("failure-diagnosis", ctx.harvest_run, tools.summaries)
 
 

@@ -18,12 +18,11 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from executive.hooks.builtin.summary import harvest_summary
+from executive.hooks.builtin.summary import harvest_summary, payload
 from executive.hooks.context import PostRunContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.taxonomy import MAX_FILES, WorkerVendor
-from executive.memory.write.limits import MAX_TEXT_CHARS
+from executive.memory.taxonomy import MAX_FILES
 from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
 from executive.workspace.signals import root_signal, signal_tag
 
@@ -33,25 +32,12 @@ ACCOUNT_CHARS = 400
 _MARKUP = re.compile(r"^\s*(?:#{1,6}|[-*+]|\d+[.)])\s+|\*\*|`{3,}\w*")
 _ENDS = (".", ":", "!", "?", ";")
 _NOTE_PREFIXES = ("note:", "warning:", "warn:")
-_VENDORS = {v.value for v in WorkerVendor}
 
 
 def _payload(ctx: PostRunContext, text: str, **meta: Any) -> dict[str, Any]:
-    vendor = ctx.vendor if ctx.vendor in _VENDORS else None
-    if len(text) > MAX_TEXT_CHARS:  # long paths and a long account: the memory still fits
-        text = text[: MAX_TEXT_CHARS - 1] + "…"
-    return {
-        "text": text,
-        "app_id": ctx.work_item.app_id,
-        "run_id": ctx.harvest_run,
-        "metadata": {
-            "trigger": "post-run",
-            "source": ctx.work_item.source
-            or f"workspace/completed/{ctx.work_item.bundle_slug}/PROMPT.md",
-            **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
-            **{k: v for k, v in meta.items() if v is not None},
-        },
-    }
+    item = ctx.work_item
+    source = item.source or f"workspace/completed/{item.bundle_slug}/PROMPT.md"
+    return payload(ctx, text, trigger="post-run", source=source, **meta)
 
 
 def _flat(text: str) -> str:

@@ -1,10 +1,37 @@
-"""The harvest summary a write hook answers with."""
+"""What the built-in write hooks share: a memory's payload, and the summary they answer with."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from executive.hooks.context import FailDiagContext, PostRunContext
+from executive.memory.taxonomy import WorkerVendor
 from executive.memory.write.harvester import HarvestSummary
+from executive.memory.write.limits import MAX_TEXT_CHARS
+
+_VENDORS = {v.value for v in WorkerVendor}
+
+
+def payload(
+    ctx: PostRunContext | FailDiagContext, text: str, *, trigger: str, source: str, **meta: Any
+) -> dict[str, Any]:
+    """A memory of the step's run: by its worker's vendor when that is a known one (else by
+    the executive), cut to fit, with no metadata left ``None``."""
+    if len(text) > MAX_TEXT_CHARS:  # long paths and a long account: the memory still fits
+        text = text[: MAX_TEXT_CHARS - 1] + "…"
+    vendor = ctx.vendor if ctx.vendor in _VENDORS else None
+    return {
+        "text": text,
+        "app_id": ctx.work_item.app_id,
+        "run_id": ctx.harvest_run,
+        "metadata": {
+            "trigger": trigger,
+            "source": source,
+            **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
+            **{k: v for k, v in meta.items() if v is not None},
+        },
+    }
 
 
 def harvest_summary(
