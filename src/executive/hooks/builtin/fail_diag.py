@@ -112,26 +112,15 @@ async def _on_record(
     ctx: FailDiagContext, tools: HookTools, tag: str
 ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
     """The pattern memory already holds for this signal, and what fixed it before."""
-    app_id = ctx.work_item.app_id
+    app_id, user_id = ctx.work_item.app_id, tools.user_id
     view = await tools.view()
-    recorded = await view.list(
-        Filter(
-            user_id=tools.user_id,
-            app_ids=(app_id,),
-            types=("reflective",),
-            metadata=(("tags", tag),),
-        )
-    )
+
+    def tagged(kind: str, *app_ids: str) -> Filter:
+        return Filter(user_id=user_id, app_ids=app_ids, types=(kind,), metadata=(("tags", tag),))
+
+    recorded = await view.list(tagged("reflective", app_id))
     # What fixed this failure before (Hook C tags each failure→fix with its signal).
-    fixed_before = await view.list(
-        Filter(
-            user_id=tools.user_id,
-            app_ids=(app_id, GLOBAL_APP),
-            types=("procedural",),
-            metadata=(("tags", tag),),
-        )
-    )
-    return recorded, fixed_before
+    return recorded, await view.list(tagged("procedural", app_id, GLOBAL_APP))
 
 
 async def _remember_pattern(
