@@ -134,55 +134,45 @@ def fixes(ctx: PostRunContext) -> list[dict[str, Any]]:
 def signals(ctx: PostRunContext) -> list[dict[str, Any]]:
     """Semantic notes (a slow step, a verifier's note) and "retry it" when a plain retry passed."""
     item, step, report = ctx.work_item, ctx.current_step, ctx.validation_report
-    out = []
+    found: list[tuple[str, str, str, str]] = []  # text, type, importance, tag
     expected = step.estimated_seconds
     if expected and ctx.duration_seconds > SLOW_FACTOR * expected:
-        out.append(
-            _payload(
-                ctx,
-                f"Step {step.number} “{step.title}” of bundle {item.bundle_slug} took "
-                f"{ctx.duration_seconds:.0f}s in run {ctx.harvest_run}, over {SLOW_FACTOR:g} times its "
-                f"expected {expected:.0f}s: budget more time for it.",
-                type="semantic",
-                category="technical",
-                importance="medium",
-                confidence=0.7,
-                tags=["slow-step"],
-            )
+        slow = (
+            f"Step {step.number} “{step.title}” of bundle {item.bundle_slug} took "
+            f"{ctx.duration_seconds:.0f}s in run {ctx.harvest_run}, over {SLOW_FACTOR:g} times its "
+            f"expected {expected:.0f}s: budget more time for it."
         )
+        found.append((slow, "semantic", "medium", "slow-step"))
     notes = [
         f"{v.verifier}: {v.message}"
         for v in report.verifiers
         if v.message.lower().startswith(_NOTE_PREFIXES)
     ]
     if notes:
-        out.append(
-            _payload(
-                ctx,
-                f"Verifier notes on bundle {item.bundle_slug} step {step.number} (run {ctx.harvest_run}): "
-                + "; ".join(notes),
-                type="semantic",
-                category="technical",
-                importance="low",
-                confidence=0.7,
-                tags=["verifier-note"],
-            )
+        noted = (
+            f"Verifier notes on bundle {item.bundle_slug} step {step.number} (run {ctx.harvest_run}): "
+            + "; ".join(notes)
         )
+        found.append((noted, "semantic", "low", "verifier-note"))
     if ctx.attempts > 1 and _across(ctx) is None:
         signal = root_signal(ctx.prior_errors[-1]) if ctx.prior_errors else "an unrecorded error"
-        out.append(
-            _payload(
-                ctx,
-                f"When step {step.number} “{step.title}” of bundle {item.bundle_slug} fails with "
-                f"“{signal}”, retry it: it passed on attempt {ctx.attempts} in run {ctx.harvest_run}.",
-                type="procedural",
-                category="technical",
-                importance="medium",
-                confidence=0.7,
-                tags=["retry-passed"],
-            )
+        retry = (
+            f"When step {step.number} “{step.title}” of bundle {item.bundle_slug} fails with "
+            f"“{signal}”, retry it: it passed on attempt {ctx.attempts} in run {ctx.harvest_run}."
         )
-    return out
+        found.append((retry, "procedural", "medium", "retry-passed"))
+    return [
+        _payload(
+            ctx,
+            text,
+            type=kind,
+            category="technical",
+            importance=weight,
+            confidence=0.7,
+            tags=[tag],
+        )
+        for text, kind, weight, tag in found
+    ]
 
 
 def decide(ctx: PostRunContext) -> tuple[list[dict[str, Any]], list[str]]:
