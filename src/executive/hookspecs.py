@@ -1,19 +1,15 @@
 """The five memory hooks, declared once: one ``HookSpec`` per hook, A to E.
 
-Each declares its name, its letter, the environment variable that switches it on (the
-original's name), whether it may write memory, the skill it hands off to, the line the env
-template and the configuration reference say about it, and when it fires and what it does
-(the hooks tables of the docs). Everything else is derived from here: the settings field of
-each flag (:mod:`executive.config.flags`), the env template ``executive init`` writes
+Everything else is derived from here: the settings field of each flag
+(:mod:`executive.config.flags`), the env template ``executive init`` writes
 (:mod:`executive.envfile`, :mod:`executive.workspace.scaffold`), the docs' hooks tables
 (:func:`hooks_table`, checked current by a test), ``executive status``, and the runner's
-dispatch, which binds each hook to its context class and built-in function
-(:mod:`executive.hooks.dispatch`). No other module names a hook's flag.
+dispatch (:mod:`executive.hooks.dispatch`, which adds each hook's code: its context class and
+built-in function, keyed by :class:`HookName`). No other module names a hook's flag.
 
 Why here and not in :mod:`executive.hooks`: the settings read the flags, and settings know no
 layer (an import contract); the hooks read the settings. So the declaration sits below both
-and imports nothing of the project. The parts that are code, not data (each hook's context
-class and built-in function), live in the hooks layer, keyed by :class:`HookName`.
+and imports nothing of the project.
 """
 
 from __future__ import annotations
