@@ -32,7 +32,7 @@ def test_a_transition_is_recorded_four_ways(started, logs):  # noqa: F811
     recorder, active, ledger = started
     step = active.state.steps[0]
     step.status = "in_progress"
-    recorder.record(active, transitions.step_started(active.bundle, step, "contract-1", "command"))
+    recorder.record(active, transitions.step_started(step, "contract-1", "command"))
 
     saved = json.loads((active.bundle.folder / STATE_FILE).read_text())
     assert saved["steps"][0]["status"] == "in_progress"
@@ -52,7 +52,7 @@ def test_a_planted_progress_log_fails_only_after_state_ledger_and_log(started, l
     log_file.symlink_to(active.bundle.folder / "elsewhere")
     attempt = Attempt(contract_id="contract-2", passed=False, error="boom")
     with pytest.raises(UnsafeFile):
-        recorder.record(active, transitions.step_failed(active.bundle, step, attempt, "boom"))
+        recorder.record(active, transitions.step_failed(step, attempt, "boom"))
     assert [e["signal"] for e in ledger.events("STEP_FAILED")] == ["boom"]
     assert [r["event"] for r in logs()].count("step.failed") == 1
 

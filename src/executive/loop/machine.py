@@ -232,7 +232,7 @@ def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
         event.contract_id,
         event.at.isoformat(),
     )
-    effects.append(Record(transitions.step_started(bundle, step, event.contract_id, event.vendor)))
+    effects.append(Record(transitions.step_started(step, event.contract_id, event.vendor)))
     effects.append(RunHook(HookName.PRE_SPAWN))
     return replace(run, phase="packing", vendor=event.vendor, attempt=None), effects
 
@@ -249,14 +249,14 @@ def _finished(run: StepRun, attempt: Attempt, at: datetime) -> tuple[StepRun, li
         step.status = "done"
         return replace(run, phase="reviewing"), [
             ReportOutcome("passed"),
-            Record(transitions.step_completed(run.active.bundle, step, attempt)),
+            Record(transitions.step_completed(step, attempt)),
             RunHook(HookName.POST_RUN),
         ]
     step.status = "pending"
     step.attempts += 1
     step.last_error = attempt.error
     step.errors = [*step.errors, attempt.error[-500:]][-KEEP_ERRORS:]
-    failed = transitions.step_failed(run.active.bundle, step, attempt, root_signal(attempt.error))
+    failed = transitions.step_failed(step, attempt, root_signal(attempt.error))
     effects: list[Effect] = [ReportOutcome("fatal" if attempt.fatal else "failed"), Record(failed)]
     if step.attempts >= FAIL_DIAG_FROM:
         return replace(run, phase="diagnosing"), [*effects, RunHook(HookName.FAIL_DIAG)]
@@ -320,5 +320,5 @@ def _interrupted(run: StepRun) -> tuple[StepRun, list[Effect]]:
         f"interrupted: the daemon stopped during attempt {step.attempts} ({step.contract_id})"
     )
     step.errors = [*step.errors, step.last_error][-KEEP_ERRORS:]
-    interrupted = transitions.interrupted(run.active.bundle, step)
+    interrupted = transitions.interrupted(step)
     return replace(run, phase="ready"), [Record(interrupted)]

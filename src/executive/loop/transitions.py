@@ -35,7 +35,8 @@ class Block:
 @dataclass(frozen=True)
 class Transition:
     event: str | None  # the work-ledger event (None: the ledger does not hear of it)
-    fields: dict[str, Any]  # the ledger entry; the log line repeats ``log_keys`` of them
+    # The ledger entry (the recorder adds the bundle); the log line repeats ``log_keys`` of it.
+    fields: dict[str, Any]
     log_event: str | None = None
     log_keys: tuple[str, ...] = ()
     progress: str | None = None  # the line for the bundle's PROGRESS log
@@ -65,22 +66,22 @@ class Recorder:
             self.workspace.complete(active)
         elif isinstance(state, Block):
             self.workspace.block(active, state.reason, state.details, state.blocks)
+        fields = {"bundle": active.bundle.slug, **transition.fields}
         if transition.event is not None:
-            self.ledger.append(transition.event, **transition.fields)
+            self.ledger.append(transition.event, **fields)
         if transition.log_event is not None:
-            line = {k: transition.fields[k] for k in transition.log_keys}
+            line = {k: fields[k] for k in transition.log_keys}
             (log.warning if transition.warning else log.info)(transition.log_event, **line)
         if transition.progress is not None:
             log_progress(active.bundle.folder, transition.progress)
 
 
 # --- the transitions ---------------------------------------------------------------------------
-def interrupted(bundle: Bundle, step: StepState) -> Transition:
+def interrupted(step: StepState) -> Transition:
     """Start-up found the step in progress: the daemon stopped during it."""
     return Transition(
         "STEP_INTERRUPTED",
         {
-            "bundle": bundle.slug,
             "step": step.number,
             "contract_id": step.contract_id,
             "attempt": step.attempts,
@@ -97,17 +98,16 @@ def goal_started(bundle: Bundle, priority: str) -> Transition:
     # The step's own start, recorded next, saves the state and logs the line.
     return Transition(
         "GOAL_STARTED",
-        {"bundle": bundle.slug, "title": bundle.title, "priority": priority},
+        {"title": bundle.title, "priority": priority},
         state="keep",
     )
 
 
-def step_started(bundle: Bundle, step: StepState, contract_id: str, vendor: str) -> Transition:
+def step_started(step: StepState, contract_id: str, vendor: str) -> Transition:
     attempt = step.attempts + 1
     return Transition(
         "STEP_STARTED",
         {
-            "bundle": bundle.slug,
             "step": step.number,
             "step_title": step.title,
             "contract_id": contract_id,
@@ -120,11 +120,10 @@ def step_started(bundle: Bundle, step: StepState, contract_id: str, vendor: str)
     )
 
 
-def step_completed(bundle: Bundle, step: StepState, attempt: Attempt) -> Transition:
+def step_completed(step: StepState, attempt: Attempt) -> Transition:
     return Transition(
         "STEP_COMPLETED",
         {
-            "bundle": bundle.slug,
             "step": step.number,
             "step_title": step.title,
             "contract_id": attempt.contract_id,
@@ -152,7 +151,6 @@ def goal_completed(active: Active, contract_id: str, *, recovered: bool = False)
     return Transition(
         "GOAL_COMPLETED",
         {
-            "bundle": bundle.slug,
             "title": bundle.title,
             "contract_id": contract_id,
             "steps": len(steps),
@@ -166,11 +164,10 @@ def goal_completed(active: Active, contract_id: str, *, recovered: bool = False)
     )
 
 
-def step_failed(bundle: Bundle, step: StepState, attempt: Attempt, signal: str) -> Transition:
+def step_failed(step: StepState, attempt: Attempt, signal: str) -> Transition:
     return Transition(
         "STEP_FAILED",
         {
-            "bundle": bundle.slug,
             "step": step.number,
             "step_title": step.title,
             "contract_id": attempt.contract_id,
@@ -191,7 +188,6 @@ def goal_blocked(bundle: Bundle, step: StepState, contract_id: str, block: Block
     return Transition(
         "GOAL_BLOCKED",
         {
-            "bundle": bundle.slug,
             "title": bundle.title,
             "reason": block.reason,
             "attempts": step.attempts,
