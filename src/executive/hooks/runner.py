@@ -166,34 +166,24 @@ def _answer(result: HookResult) -> dict[str, object]:
 
 
 def _report(result: HookResult, env: HookEnv) -> None:
-    fields = {
+    facts = {
         "outcome": result.outcome,
         "engine": result.engine,
         "tools": result.histogram,
         "duration_ms": result.duration_ms,
         "writes": result.writes.model_dump(),
-        **_answer(result),
         "error": result.error,
     }
+    fields = facts | _answer(result)
     if "fallback_from" in result.details:
         fields["fallback_from"] = result.details["fallback_from"]
-    if result.outcome == "failed":
-        log.warning("hook.finished", **fields)
-    else:
-        log.info("hook.finished", **fields)
+    (log.warning if result.outcome == "failed" else log.info)("hook.finished", **fields)
     if env.work_ledger is None:
         return
     try:
+        usage = f"memory-hook/{result.hook}"
         env.work_ledger.append(
-            "EXECUTIVE_SKILL_USED",
-            usage_context=f"memory-hook/{result.hook}",
-            hook=result.hook,
-            engine=result.engine,
-            outcome=result.outcome,
-            duration_ms=result.duration_ms,
-            tools=result.histogram,
-            writes=result.writes.model_dump(),
-            error=result.error,
+            "EXECUTIVE_SKILL_USED", usage_context=usage, hook=result.hook, **facts
         )
     except OSError as exc:
         log.error("ledger.write_failed", ledger=str(env.work_ledger.path), error=str(exc))

@@ -166,12 +166,7 @@ class Executive:
             return
         self._specs_synced = stamp
         lane = report["lanes"].get("A", {})
-        log.info(
-            "principles.synced",
-            written=lane.get("written"),
-            skipped=lane.get("skipped"),
-            pruned=lane.get("pruned"),
-        )
+        log.info("principles.synced", **{k: lane.get(k) for k in ("written", "skipped", "pruned")})
 
     async def _idle(self) -> None:
         is_due = retro.due(
@@ -184,10 +179,9 @@ class Executive:
         document = retro.build(self.ledger, is_due.since)
         path = retro.write(self.home, document)
         rel = str(path.relative_to(self.home.root))
-        self.ledger.append(
-            "RETRO_WRITTEN", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons)
-        )
-        log.info("retro.written", path=rel, outcomes=is_due.outcomes, lessons=len(document.lessons))
+        written = {"path": rel, "outcomes": is_due.outcomes, "lessons": len(document.lessons)}
+        self.ledger.append("RETRO_WRITTEN", **written)
+        log.info("retro.written", **written)
         await self._hook(
             HookName.POST_RETRO, retro.hook_context, rel, document, self.ledger, is_due.since
         )
