@@ -191,7 +191,8 @@ def test_the_first_of_two_steps_passing_leaves_the_goal_open_and_started_once():
 def test_a_pack_hook_that_failed_or_is_off_spawns_without_a_pack():
     run, _ = machine.advance(goal(), Started("c-1", "command", T0))
     broken = HookResult(hook="pre_spawn", ran=True, error="boom", memory_pack="half a pack")
-    for result in (None, HookResult.gated("pre_spawn", "off"), broken):
+    off = HookResult(hook="pre_spawn", ran=False, skipped=True, reason="off")
+    for result in (None, off, broken):
         _, effects = machine.advance(run, HookAnswered(HookName.PRE_SPAWN, result, T0))
         assert effects == [Spawn(None, result)]
 

@@ -51,7 +51,3 @@ class HookResult(BaseModel):
     @property
     def tail(self) -> str:
         return self.final_text[-TAIL_CHARS:]
-
-    @classmethod
-    def gated(cls, hook: str, reason: str) -> HookResult:
-        return cls(hook=hook, ran=False, skipped=True, reason=reason)

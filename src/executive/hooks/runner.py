@@ -62,7 +62,7 @@ async def run_memory_hook(name: HookName | str, context: HookContext, env: HookE
         reason = env.settings.hook_off(spec.flag)  # the settings say why it may not run
         if reason is not None:
             log.info("hook.skipped", reason=reason)
-            gated = HookResult.gated(spec.name.value, reason)
+            gated = HookResult(hook=spec.name.value, ran=False, skipped=True, reason=reason)
             if env.observer is not None:
                 env.observer.hook_finished(gated, context)
             return gated

@@ -48,11 +48,6 @@ def description(name: str) -> str:
     return match.group(1).strip() if match else ""
 
 
-def context_json(context: BaseModel | dict[str, Any]) -> str:
-    data = context.model_dump(mode="json") if isinstance(context, BaseModel) else context
-    return json.dumps(data, indent=2, ensure_ascii=False)
-
-
 def render(hook: HookName, context: BaseModel | dict[str, Any], *, mem_command: str) -> str:
     """The full prompt of ``hook``: its skill, the downstream playbook, the context."""
     spec = SPECS[hook]
@@ -70,4 +65,5 @@ def render(hook: HookName, context: BaseModel | dict[str, Any], *, mem_command: 
     if leftover:
         raise SkillError(f"skill {spec.skill} left placeholders unfilled: {sorted(leftover)}")
     # The context goes in last and once: its text is data, never expanded.
-    return text.replace("{{CONTEXT_JSON}}", context_json(context))
+    data = context.model_dump(mode="json") if isinstance(context, BaseModel) else context
+    return text.replace("{{CONTEXT_JSON}}", json.dumps(data, indent=2, ensure_ascii=False))

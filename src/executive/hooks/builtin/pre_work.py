@@ -56,9 +56,9 @@ async def run(ctx: PreWorkContext, tools: HookTools) -> EngineOutput:
         cited = ", ".join(synthesis.cite(m) for m in evidence[:4]) or "no prior memory"
         lines.append(f"- {item.bundle_slug}: {verdict} ({cited})")
     merged.memories = list(seen.values())
-    order = [i.bundle_slug for i in ctx.queued[:MAX_BUNDLES]]
-    memory_pick = next((s for s in order if verdicts[s] == "prefer"), None) or next(
-        (s for s in order if verdicts[s] != "avoid"), ctx.picked
+    # In the queue's order (``verdicts`` keeps it): the first preferred, else the first not avoided.
+    memory_pick = next((s for s in verdicts if verdicts[s] == "prefer"), None) or next(
+        (s for s in verdicts if verdicts[s] != "avoid"), ctx.picked
     )
     body = [
         *lines,
