@@ -84,7 +84,7 @@ class ClaudeEngine:
         policy = AllowList(mem_prefix(settings.home), writes=spec.writes)
         prompt = scrub(render(spec.name, context, mem_command=policy.mem_command))
         transcript = Transcript(policy, tools.calls)
-        can_use_tool, pre_tool_use = _gates(sdk, policy, transcript)
+        can_use_tool, pre_tool_use = _gates(sdk, transcript)
         stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         options = sdk.ClaudeAgentOptions(
             tools=["Bash"],
@@ -126,22 +126,20 @@ class ClaudeEngine:
         return _output(spec, transcript, crash)
 
 
-def _gates(sdk: Any, policy: AllowList, transcript: Any) -> tuple[Any, Any]:
+def _gates(sdk: Any, transcript: Any) -> tuple[Any, Any]:
     """The allow-list's two checks: the permission callback and the ``PreToolUse`` hook."""
 
     async def can_use_tool(name: str, tool_input: dict[str, Any], ctx: Any) -> Any:
-        verdict = policy.check(name, tool_input)
+        verdict = transcript.check(ctx.tool_use_id, name, tool_input)
         if verdict.allowed:
             return sdk.PermissionResultAllow()
-        transcript.refuse(ctx.tool_use_id, name, tool_input, verdict.reason)
         return sdk.PermissionResultDeny(message=verdict.reason)
 
     async def pre_tool_use(data: Any, tool_use_id: str | None, _ctx: Any) -> Any:
         name, tool_input = data.get("tool_name", ""), data.get("tool_input") or {}
-        verdict = policy.check(name, tool_input)
+        verdict = transcript.check(tool_use_id, name, tool_input)
         if verdict.allowed:
             return {}  # no opinion: the permission check (can_use_tool) decides
-        transcript.refuse(tool_use_id, name, tool_input, verdict.reason)
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",

@@ -22,7 +22,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-from executive.hooks.llm.allow import AllowList
+from executive.hooks.llm.allow import AllowList, Verdict
 from executive.hooks.result import Writes
 from executive.logs import get_logger
 from executive.redact import scrub
@@ -122,14 +122,15 @@ class Transcript:
             self.add_errors.append(scrub(text.strip()[:SHOWN_CHARS]))
 
     # --- the permission checks report here ------------------------------------------------
-    def refuse(
-        self, tool_use_id: str | None, tool: str, tool_input: Mapping[str, Any], why: str
-    ) -> None:
-        command = scrub(str(tool_input.get("command", ""))[:SHOWN_CHARS])
+    def check(self, tool_use_id: str | None, tool: str, tool_input: Mapping[str, Any]) -> Verdict:
+        """The allow-list's verdict on a call; a refusal is recorded once per call."""
+        verdict = self.policy.check(tool, tool_input)
         key = tool_use_id or f"refused-{len(self.refused)}"
-        if key not in self.refused:
-            self.refused[key] = {"tool": tool, "command": command, "reason": why}
+        if not verdict.allowed and key not in self.refused:
+            command = scrub(str(tool_input.get("command", ""))[:SHOWN_CHARS])
+            self.refused[key] = {"tool": tool, "command": command, "reason": verdict.reason}
             log.warning("hook.command_refused", tool=tool, command=command)
+        return verdict
 
     # --- the outcome ----------------------------------------------------------------------
     def finish(self) -> None:
