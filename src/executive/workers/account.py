@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator
@@ -100,24 +98,14 @@ def sweep(uid: int, gid: int) -> list[int]:
         )
     except (OSError, subprocess.SubprocessError) as exc:
         log.error("worker.account_sweep_failed", uid=uid, error=str(exc))
-    pinned = []
-    for pid in processes(uid):
-        with contextlib.suppress(OSError):
-            pinned.append(os.pidfd_open(pid))
-    survivors = []
+    pinned = tree.pin_pids(processes(uid))
     try:
-        for fd in pinned:
-            tree.pidfd_signal(fd, signal.SIGKILL)  # one the helper could not reach
-        for fd in pinned:
-            if not select.select([fd], [], [], tree.GRACE_SECONDS)[0]:
-                survivors.append(tree.pidfd_pid(fd))
+        survivors = tree.kill_pinned(pinned, uid=uid)  # those the helper could not reach
     finally:
         for fd in pinned:
             os.close(fd)
-    for pid in survivors:
-        log.error("worker.survivor", pid=pid, uid=uid)
     _reaped(uid)
-    return [p for p in survivors if p is not None]
+    return survivors
 
 
 def _reaped(uid: int) -> None:

@@ -134,11 +134,20 @@ def end_orphan(pid: int | None, pgid: int, marked: list[int]) -> None:
         if pid is not None:
             pinned += pin(pid) + pin_group(pgid)
             signal_group(pgid, signal.SIGKILL)
-        for fd in pinned:
-            pidfd_signal(fd, signal.SIGKILL)
-        for fd in pinned:
-            if not select.select([fd], [], [], GRACE_SECONDS)[0]:
-                log.error("worker.survivor", pid=pidfd_pid(fd))
+        kill_pinned(pinned)
     finally:
         for fd in pinned:
             os.close(fd)
+
+
+def kill_pinned(pinned: list[int], **context: object) -> list[int]:
+    """SIGKILL every pinned process and wait (a grace each) until it has exited; returns the
+    pids of those still alive, each logged with ``context``. The caller closes the pidfds."""
+    survivors = []
+    for fd in pinned:
+        pidfd_signal(fd, signal.SIGKILL)
+    for fd in pinned:
+        if not select.select([fd], [], [], GRACE_SECONDS)[0]:
+            survivors.append(pidfd_pid(fd))
+            log.error("worker.survivor", pid=survivors[-1], **context)
+    return [p for p in survivors if p is not None]
