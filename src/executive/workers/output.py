@@ -34,6 +34,13 @@ def unmarked(tail: str) -> tuple[str, bool]:
     return (tail[: found.start()], True) if found else (tail, False)
 
 
+def log_tail(path: Path, limit: int) -> str:
+    """The last ``limit`` bytes of a run log, decoded."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, handle.seek(0, os.SEEK_END) - limit))
+        return handle.read().decode(errors="replace")
+
+
 class Redacting:
     """Decodes, scrubs and caps a stream of chunks; subclasses say where the text goes.
 

@@ -55,9 +55,7 @@ class WorkerRun:
 
     def tail(self, limit: int = TAIL_BYTES) -> str:
         try:
-            with self.log_path.open("rb") as handle:
-                handle.seek(max(0, self.log_path.stat().st_size - limit))
-                return handle.read().decode(errors="replace")
+            return output.log_tail(self.log_path, limit)
         except OSError:
             return ""
 

@@ -76,9 +76,10 @@ def read(
     """The experience of one attempt; never raises (an unreadable log gives a partial one)."""
     try:
         # The marker line is the daemon's, not the worker's: never its last words.
-        tail, capped = output.unmarked(_tail(log_path))
+        raw = output.log_tail(log_path, OUTPUT_TAIL_BYTES) if log_path is not None else ""
+        tail, capped = output.unmarked(raw)
         if vendor == "claude":
-            found = _claude(log_path, workdir, folder_changes)
+            found = _claude(log_path, workdir, folder_changes, tail)
         else:
             found = of_command(
                 command=command, exit_code=exit_code, output=tail, changes=folder_changes
@@ -94,7 +95,9 @@ def read(
         )
 
 
-def _claude(log_path: Path | None, workdir: Path, folder_changes: list[FileChange]) -> Experience:
+def _claude(
+    log_path: Path | None, workdir: Path, folder_changes: list[FileChange], tail: str
+) -> Experience:
     if log_path is None:
         return Experience(source="stream-json", complete=False, notes=["no run log"])
     with log_path.open("rb") as handle:
@@ -102,7 +105,7 @@ def _claude(log_path: Path | None, workdir: Path, folder_changes: list[FileChang
     if reading.kind == "unknown":
         # Not Claude Code's stream-json at all (the CLI failed before it began): its output.
         return of_command(
-            command="claude", exit_code=None, output=_tail(log_path), changes=folder_changes
+            command="claude", exit_code=None, output=tail, changes=folder_changes
         ).model_copy(update={"complete": False, "notes": ["the run log holds no stream-json"]})
     return digest(reading, relative=within(str(workdir)), changes=folder_changes)
 
@@ -127,12 +130,3 @@ def lines(handle: BinaryIO, max_line: int = runlog.MAX_LINE_BYTES) -> Iterator[b
                 total += len(rest)
             total += len(rest)
         yield line
-
-
-def _tail(log_path: Path | None) -> str:
-    if log_path is None:
-        return ""
-    with log_path.open("rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
-        return handle.read().decode(errors="replace")
