@@ -61,8 +61,8 @@ class Plan:
         hosts_text = ", ".join(map(str, self.allow)) or "no host"
         text = f"through the egress proxy to {hosts_text}"
         if self.carried is not None:
-            host, port = self.carried
-            text += f"; the API endpoint {_join(host, port)} on this host's loopback, carried in"
+            endpoint = hosts.Entry(*self.carried)
+            text += f"; the API endpoint {endpoint} on this host's loopback, carried in"
         return text
 
 
@@ -86,10 +86,6 @@ def plan_for(settings: Settings, env: Mapping[str, str]) -> Plan:
         elif not hosts.allowed(allow, host, port):
             allow.append(hosts.Entry(hosts.normal(host), port))
     return Plan(tuple(allow), carried)
-
-
-def _join(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @dataclass(frozen=True)

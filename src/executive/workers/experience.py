@@ -166,8 +166,15 @@ def _last_lines(output: str, count: int = 5, limit: int = SUMMARY_CHARS // 3) ->
     return _tail("\n".join(lines), limit).lstrip("…")
 
 
-def _command(text: str) -> str:
-    return _head(one_line(text), COMMAND_CHARS)
+def _command(command: str, exit_code: int | None, failed: bool, output: str) -> Command:
+    """A command as the digest keeps it: a failure with the line naming it and its output's end."""
+    return Command(
+        command=_head(one_line(command), COMMAND_CHARS),
+        exit_code=exit_code,
+        failed=failed,
+        error=_head(shell.error_line(output), ERROR_CHARS) if failed else "",
+        tail=_tail(output, TAIL_CHARS) if failed else "",
+    )
 
 
 def _summary(text: str) -> str:
@@ -257,17 +264,9 @@ class _Walk:
         exit_code = result.exit_code
         if exit_code is None and not result.is_error:
             exit_code = 0
-        failed = result.is_error or bool(exit_code)
         self.edited_before.append(len(self.edits))
-        self.commands.append(
-            Command(
-                command=_command(command),
-                exit_code=exit_code,
-                failed=failed,
-                error=_head(shell.error_line(result.text), ERROR_CHARS) if failed else "",
-                tail=_tail(result.text, TAIL_CHARS) if failed else "",
-            )
-        )
+        failed = result.is_error or bool(exit_code)
+        self.commands.append(_command(command, exit_code, failed, result.text))
         self.outputs.append(result.text[-4000:])
 
     def fixes(self) -> list[Fix]:
@@ -347,19 +346,10 @@ def of_command(
 ) -> Experience:
     """A command worker's experience: what changed in its folder, and how its output ended."""
     files, more = bounded_files(changes)
-    failed = exit_code != 0
     return Experience(
         source="command",
         files=files,
-        commands=[
-            Command(
-                command=_command(command),
-                exit_code=exit_code,
-                failed=failed,
-                error=_head(shell.error_line(output), ERROR_CHARS) if failed else "",
-                tail=_tail(output, TAIL_CHARS) if failed else "",
-            )
-        ],
+        commands=[_command(command, exit_code, exit_code != 0, output)],
         summary=_last_lines(output),
         notes=[f"{more} more files, left out"] if more else [],
     )
