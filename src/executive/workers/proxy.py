@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import socket
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -147,45 +147,42 @@ class Proxy:
             with anyio.move_on_after(grace):
                 await self._idle.wait()
 
-    @contextlib.contextmanager
-    def _tracked(self, *streams: SocketStream) -> Iterator[None]:
-        self.streams.update(streams)
+    @contextlib.asynccontextmanager
+    async def _connection(self, client: SocketStream) -> AsyncIterator[None]:
+        """One connection, open until it ends or ``close``; nothing it raises may end the
+        listener (a refusal is noted, anything else logged)."""
+        self.streams.add(client)
         self.running += 1
         try:
-            yield
+            async with client:
+                yield
+        except Refused as exc:
+            self._note(exc)
+        except Exception as exc:
+            log.exception("egress.connection_failed", contract_id=self.label, error=repr(exc))
         finally:
-            self.streams.difference_update(streams)
+            self.streams.discard(client)
             self.running -= 1
             if self.running == 0 and self._idle is not None:
                 self._idle.set()
 
     async def handle(self, client: SocketStream) -> None:
-        """One connection from the sandbox's proxy port; nothing here may end the listener."""
-        with self._tracked(client):
-            try:
-                async with client:
-                    if self.running > MAX_CONNECTIONS:
-                        await _answer(client, Refused(503, "too many connections at once"))
-                        return
-                    await self._serve(client)
-            except Exception as exc:
-                log.exception("egress.connection_failed", contract_id=self.label, error=repr(exc))
+        """One connection from the sandbox's proxy port."""
+        async with self._connection(client):
+            if self.running > MAX_CONNECTIONS:
+                await _answer(client, Refused(503, "too many connections at once"))
+                return
+            await self._serve(client)
 
     async def bridge(self, client: SocketStream) -> None:
         """One connection to the carried API endpoint: to that address, and nowhere else."""
         assert self.carried is not None
-        with self._tracked(client):
-            try:
-                async with client:
-                    if self.running > MAX_CONNECTIONS:
-                        return  # a raw byte stream: closing it is the only answer
-                    upstream = await self._open(Target(*self.carried))
-                    self.carried_count += 1
-                    await self._carry(client, upstream)
-            except Refused as exc:
-                self._note(exc)
-            except Exception as exc:
-                log.exception("egress.connection_failed", contract_id=self.label, error=repr(exc))
+        async with self._connection(client):
+            if self.running > MAX_CONNECTIONS:
+                return  # a raw byte stream: closing it is the only answer
+            upstream = await self._open(Target(*self.carried))
+            self.carried_count += 1
+            await self._carry(client, upstream)
 
     async def _carry(
         self,
