@@ -168,19 +168,12 @@ def mount_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) 
     return args
 
 
-def probe(bwrap: str) -> str | None:
-    """None when bwrap can build our namespaces here; otherwise why not (its stderr)."""
-    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--die-with-parent"]
-    if os.geteuid() == 0:
-        argv += ["--cap-drop", "ALL"]
-    argv += ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
-    return _run_probe(argv, bwrap)
-
-
-def _run_probe(argv: list[str], bwrap: str) -> str | None:
+@functools.cache
+def _probe(bwrap: str, *args: str) -> str | None:
+    """None when bwrap runs with our namespaces and ``args`` here; otherwise why not."""
     try:
         done = subprocess.run(
-            argv,
+            [bwrap, *namespace_args(), *args],
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_SECONDS,
@@ -194,35 +187,22 @@ def _run_probe(argv: list[str], bwrap: str) -> str | None:
     return None
 
 
-@functools.cache
 def sealed_tmpfs(bwrap: str) -> bool:
     """Whether this bwrap takes ``--perms`` for a tmpfs (0.8 does; older ones refuse it)."""
-    argv = [bwrap, *namespace_args(), "--ro-bind", "/", "/", "--perms", "0555", "--tmpfs", "/mnt"]
-    return _run_probe([*argv, "--", "/bin/true"], bwrap) is None
-
-
-@functools.cache
-def _probe_cached(bwrap: str) -> str | None:
-    return probe(bwrap)
-
-
-@functools.cache
-def _launch_probe(bwrap: str, python: str) -> str | None:
-    """None when the launcher runs (and confines) inside bwrap; otherwise why not."""
-    argv = [bwrap, *namespace_args(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
-    argv += ["--", *launch(python, ["/bin/true"])]
-    return _run_probe(argv, bwrap)
+    mounts = ("--ro-bind", "/", "/", "--perms", "0555", "--tmpfs", "/mnt")
+    return _probe(bwrap, *mounts, "--", "/bin/true") is None
 
 
 def _ready(bwrap: str, hidden: Sequence[Path]) -> tuple[str | None, str]:
     """(the launcher's Python, "") when a sandbox can run here, else (None, why not)."""
-    failure = _probe_cached(bwrap)
+    mounts = ("--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--")
+    failure = _probe(bwrap, *mounts, "/bin/true")
     if failure is not None:
         return None, f"bubblewrap cannot create namespaces here: {failure}"
     python = interpreter(hidden)
     if python is None:
         return None, f"no Python the sandbox can see for its launcher ({sys.executable} is hidden)"
-    failure = _launch_probe(bwrap, python)
+    failure = _probe(bwrap, *mounts, *launch(python, ["/bin/true"]))
     if failure is not None:
         return None, f"the sandbox's launcher cannot run: {failure}"
     return python, ""
