@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,19 +9,17 @@ from typing import Any
 
 from executive.files import JsonlTail, append_jsonl, read_jsonl
 from executive.redact import redactor
+from executive.untrusted import one_line
 
 # Fields that retrospectives and needs-you quote inside one markdown line: a newline in a
 # title or a reason must not start a heading there.
 ONE_LINE = frozenset({"title", "step_title", "step_titles", "reason", "signal"})
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _one_line(value: Any) -> Any:
-    if isinstance(value, str):
-        return " ".join(_CONTROL.sub(" ", value).split())
     if isinstance(value, list):
         return [_one_line(v) for v in value]
-    return value
+    return one_line(value) if isinstance(value, str) else value
 
 
 def _field(key: str, value: Any) -> Any:

@@ -24,6 +24,7 @@ from executive.logs import get_logger
 from executive.workspace import bundle as bundles
 from executive.workspace.bundle import Bundle, BundleError
 from executive.workspace.needs_you import add_entry
+from executive.workspace.operator import places
 from executive.workspace.state import (
     LOG_FILE,
     STATE_FILE,
@@ -222,14 +223,8 @@ class Workspace:
         return target
 
     def _existing(self, slug: str) -> Path | None:
-        for root in [
-            *(self.home.priority_dir(p) for p in PRIORITIES),
-            self.home.completed,
-            self.home.blocked,
-        ]:
-            if (root / slug).exists():
-                return root / slug
-        return None
+        found = (root / slug for where, root in places(self.home) if where != "ondeck")
+        return next((path for path in found if path.exists()), None)
 
     def _move(self, folder: Path, into: Path, name: str | None = None) -> Path:
         into.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from executive import git
 from executive.envfile import render_env
 from executive.home import Home
 from executive.hookspecs import SPECS
+from executive.workspace.operator import places
 
 # The original's go-live state: master on, each hook as its declaration says (B to E on, A
 # off: audit only, it costs retrievals).
@@ -97,15 +98,10 @@ def _write_new(result: Scaffolded, path: Path, text: str, *, mode: int = 0o644) 
 
 def _copy_bundle(result: Scaffolded, name: str, target: Path) -> None:
     rel = str(target.relative_to(result.home))
-    if target.exists() or _bundle_exists_anywhere(Home(result.home), name):
+    if target.exists() or any((root / name).exists() for _, root in places(Home(result.home))):
         result.kept.append(rel)
         return
     source = _templates() / "bundles" / name
     with resources.as_file(source) as folder:
         shutil.copytree(folder, target)
     result.created.append(rel)
-
-
-def _bundle_exists_anywhere(home: Home, name: str) -> bool:
-    roots = [home.ondeck, home.completed, home.blocked, *home.in_progress.glob("P?")]
-    return any((r / name).exists() for r in roots)
