@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,7 +126,7 @@ async def supervise(
     iso = isolation or NOT_ISOLATED
     ids = iso.ids if iso.mode == "user" else None
     async with contextlib.AsyncExitStack() as stack:
-        stack.push_async_callback(_close, sink)  # last: once nothing can write to it
+        stack.push_async_callback(_shielded, sink.close)  # last: once nothing can write to it
         if ids is not None:
             # Held to the sweep: no other run of the account is live while it happens.
             await stack.enter_async_context(account.held(ids[0], label))
@@ -134,7 +134,9 @@ async def supervise(
         if group is not None:
             stack.callback(group.remove)
         if ids is not None:
-            stack.push_async_callback(_sweep, ids)  # before the cgroup goes, after the tree
+            stack.push_async_callback(
+                _shielded, account.sweep, *ids
+            )  # before the cgroup goes, after the tree
         job = _Job(argv[0], cwd, env, timeout_seconds, iso, group, pid_file, label)
         prefixed = [*limits.prefix(iso.limits, iso.mode), *argv]
         result = await job.streamed(iso.wrap(prefixed, workdir=cwd, readonly=readonly), sink)
@@ -147,14 +149,10 @@ def _new_group(iso: Isolation) -> cgroup.RunGroup | None:
     return found.new_run(n) if found is not None and n else None
 
 
-async def _close(sink: output.Redacting) -> None:
+async def _shielded(blocking: Callable[..., object], *args: object) -> None:
+    """``blocking`` in a worker thread, to its end even when the run is being cancelled."""
     with anyio.CancelScope(shield=True):
-        await anyio.to_thread.run_sync(sink.close)
-
-
-async def _sweep(ids: tuple[int, int]) -> None:
-    with anyio.CancelScope(shield=True):
-        await anyio.to_thread.run_sync(account.sweep, *ids)
+        await anyio.to_thread.run_sync(blocking, *args)
 
 
 @dataclass(frozen=True)

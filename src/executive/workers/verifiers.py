@@ -55,23 +55,17 @@ async def run_all(
     isolation: Isolation | None = None,
     readonly: Sequence[Path] = (),
 ) -> list[VerifierResult]:
-    return [await run_one(check, cwd, env, isolation, readonly) for check in checks]
-
-
-async def run_one(
-    check: Check,
-    cwd: Path,
-    env: Mapping[str, str],
-    isolation: Isolation | None = None,
-    readonly: Sequence[Path] = (),
-) -> VerifierResult:
-    if check.kind == "output_exists":
-        return output_exists(check.label, cwd, check.argument)
-    if check.kind == "git_status_clean":
-        return await git_status_clean(check.label, cwd, env, isolation)
-    return await command(
-        check.label, check.argument, cwd, env, check.timeout_seconds, isolation, readonly
-    )
+    results = []
+    for check in checks:
+        if check.kind == "output_exists":
+            results.append(output_exists(check.label, cwd, check.argument))
+        elif check.kind == "git_status_clean":
+            results.append(await git_status_clean(check.label, cwd, env, isolation))
+        else:
+            limit = check.timeout_seconds
+            ran = await command(check.label, check.argument, cwd, env, limit, isolation, readonly)
+            results.append(ran)
+    return results
 
 
 def output_exists(label: str, cwd: Path, relative: str) -> VerifierResult:
@@ -128,14 +122,10 @@ async def command(
     code, timed_out, output = await _capture(
         ["sh", "-c", run], cwd, env, limit, isolation, readonly
     )
+    evidence = output[-EVIDENCE_CHARS:]
     if timed_out:
-        return VerifierResult(
-            label, "FAIL", f"timed out after {limit:g}s", output[-EVIDENCE_CHARS:]
-        )
-    output = output[-EVIDENCE_CHARS:]
-    if code == 0:
-        return VerifierResult(label, "PASS", "exit 0", output)
-    return VerifierResult(label, "FAIL", f"exit {code}", output)
+        return VerifierResult(label, "FAIL", f"timed out after {limit:g}s", evidence)
+    return VerifierResult(label, "PASS" if code == 0 else "FAIL", f"exit {code}", evidence)
 
 
 async def _capture(
