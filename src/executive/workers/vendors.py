@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 VENDORS = ("claude", "command")
 # Claude Code's own traffic besides the conversation (telemetry, update checks, a warm-up
 # call) would be refused by the sandbox's egress proxy anyway, with a log line each time.
 CLAUDE_DEFAULTS = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def defaults(vendor: str) -> dict[str, str]:
@@ -16,13 +18,9 @@ def defaults(vendor: str) -> dict[str, str]:
 
 
 def fill(template: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """``{prompt_file}``-style placeholders filled in each argument; nothing else expands."""
-    argv = []
-    for arg in template:
-        for name, value in values.items():
-            arg = arg.replace("{" + name + "}", value)
-        argv.append(arg)
-    return argv
+    """``{prompt_file}``-style placeholders filled in each argument, in one pass: a value that
+    holds a placeholder stays as it is, and nothing else expands."""
+    return [_PLACEHOLDER.sub(lambda m: values.get(m[1], m[0]), arg) for arg in template]
 
 
 def claude_argv(
