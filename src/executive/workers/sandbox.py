@@ -84,7 +84,8 @@ class Isolation:
         assert self.bwrap is not None and self.launcher is not None
         forwards = self.route.forwards() if self.route is not None else []
         inner = launch(self.launcher, argv, forwards)
-        return [self.bwrap, *bwrap_args(self, workdir=workdir, readonly=readonly), "--", *inner]
+        mounts = mount_args(self, workdir=workdir, readonly=readonly)
+        return [self.bwrap, *namespace_args(), *mounts, "--", *inner]
 
 
 def launch(python: str, argv: Sequence[str], forwards: Sequence[Forward] = ()) -> list[str]:
@@ -122,11 +123,6 @@ def program_hidden(argv: Sequence[str]) -> list[Path]:
     given = Path(found).absolute()  # a venv's python is a link: where it is, where it leads
     paths = dict.fromkeys((given, given.resolve()))
     return [p for p in paths if any(p.is_relative_to(private) for private in PRIVATE)]
-
-
-def bwrap_args(iso: Isolation, *, workdir: Path, readonly: Sequence[Path] = ()) -> list[str]:
-    """bwrap options: the process's namespaces, then its mounts."""
-    return [*namespace_args(), *mount_args(iso, workdir=workdir, readonly=readonly)]
 
 
 def namespace_args() -> list[str]:
