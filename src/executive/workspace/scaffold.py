@@ -37,10 +37,6 @@ def _templates() -> resources.abc.Traversable:
     return resources.files("executive.workspace") / "templates"
 
 
-def new_user_id() -> str:
-    return f"agent-{secrets.token_hex(4)}"
-
-
 def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
     """Create (or complete) an agent home, mode 0700. Existing files are never overwritten."""
     root = root.expanduser().resolve()
@@ -55,7 +51,7 @@ def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
         result.created.append(".git")
     home.ensure()
 
-    values = {"V3_MEM0_USER_ID": new_user_id()}
+    values = {"V3_MEM0_USER_ID": f"agent-{secrets.token_hex(4)}"}
     if demo:
         # The demo runs shell-script workers and shows memory working end to end.
         values |= GO_LIVE | {
