@@ -44,7 +44,6 @@ class ToolResult:
     text: str
     is_error: bool
     exit_code: int | None  # a Bash result's status, when the result says it
-    interrupted: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,8 +64,6 @@ class Reading:
     task: str = ""  # the first user message's text: the task as it was given
     final: str | None = None  # the ``result`` line's text (stream-json), when the run ended
     finished: bool = False
-    failed: bool = False  # the ``result`` line says the run ended in error
-    lines: int = 0
     skipped: int = 0
     problems: list[str] = field(default_factory=list)
 
@@ -80,7 +77,6 @@ def read_lines(lines: Iterable[bytes]) -> Reading:
     """Every line of a record, in order; a line that cannot be read is skipped and noted."""
     reading = Reading()
     for number, raw in enumerate(lines, 1):
-        reading.lines = number
         if not raw.strip():
             continue
         if len(raw) > MAX_LINE_BYTES:
@@ -106,7 +102,6 @@ def _line(reading: Reading, line: dict[str, Any]) -> None:
     elif kind == "result":
         reading.kind = "stream-json"
         reading.finished = True
-        reading.failed = line.get("is_error") is True or line.get("subtype") != "success"
         reading.final = _str(line.get("result"))
     elif kind in ("user", "assistant"):
         if reading.kind == "unknown" and "sessionId" in line:
@@ -159,7 +154,6 @@ def _block(reading: Reading, role: str, block: dict[str, Any], extra: Any) -> No
                 text[match.end() :] if match else text,
                 block.get("is_error") is True or interrupted,
                 int(match.group(1)) if match else None,
-                interrupted,
             )
         )
 
