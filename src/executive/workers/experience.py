@@ -229,7 +229,6 @@ class _Walk:
         self.edits: list[FileChange] = []
         self.read: set[str] = set()
         self.outside = 0
-        self.unanswered = 0
         self.said: list[str] = []
         self.outputs: list[str] = []  # per command: the end of what it printed
 
