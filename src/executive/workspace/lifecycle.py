@@ -66,9 +66,6 @@ class Workspace:
     def in_progress(self) -> list[Path]:
         return [f for p in PRIORITIES for f in _folders(self.home.priority_dir(p))]
 
-    def queued(self) -> int:
-        return len(self.ondeck()) + len(self.in_progress())
-
     def load(self, folder: Path) -> Bundle:
         """The bundle in ``folder``, or :class:`BundleError`: checked before a byte is read."""
         workspace = self.home.root.resolve() / "workspace"
