@@ -23,6 +23,7 @@ import ipaddress
 import socket
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from urllib.parse import urlsplit
 
 import anyio
@@ -42,8 +43,6 @@ CONNECT_SECONDS = 30.0
 MAX_CONNECTIONS = 64  # at once, per run: a worker cannot spend the daemon's descriptors
 LOGGED_REFUSALS = 20  # per run; the rest are counted in ``egress.closed``
 _HOP_BY_HOP = {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive"}
-_REASONS = {400: "Bad Request", 403: "Forbidden", 408: "Request Timeout", 502: "Bad Gateway"}
-_REASONS |= {503: "Service Unavailable"}
 
 
 class Refused(Exception):
@@ -280,7 +279,7 @@ async def _connect(found: Iterable[str], port: int, name: str) -> SocketStream:
 
 async def _answer(client: SocketStream, refusal: Refused) -> None:
     body = f"executive egress proxy: {refusal.reason}\n".encode()
-    status = f"HTTP/1.1 {refusal.status} {_REASONS.get(refusal.status, 'Error')}\r\n"
+    status = f"HTTP/1.1 {refusal.status} {HTTPStatus(refusal.status).phrase}\r\n"
     headers = f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
     # A client already gone misses only this answer: the refusal is in the log and summary.
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
