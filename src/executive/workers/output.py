@@ -12,7 +12,6 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from collections import deque
 from pathlib import Path
 
 import anyio
@@ -112,18 +111,14 @@ class Tail(Redacting):
     def __init__(self, keep: int, limit: int | None) -> None:
         super().__init__(limit)
         self._keep = keep
-        self._parts: deque[bytes] = deque()
-        self._size = 0
+        self._kept = bytearray()
 
     def _put(self, data: bytes) -> None:
-        self._parts.append(data)
-        self._size += len(data)
-        while self._size - len(self._parts[0]) >= self._keep:
-            self._size -= len(self._parts.popleft())
+        self._kept += data
+        del self._kept[: len(self._kept) - self._keep]
 
     def text(self) -> str:
-        data = b"".join(self._parts)[-self._keep :]
-        return data.decode(errors="replace")
+        return self._kept.decode(errors="replace")
 
 
 class Pump:
