@@ -115,12 +115,8 @@ def _line(reading: Reading, line: dict[str, Any]) -> None:
 
 def _message(reading: Reading, role: str, message: dict[str, Any], extra: Any) -> None:
     content = message.get("content")
-    if isinstance(content, str):  # a plain user prompt, as transcripts hold the task
-        if role == "user" and not reading.task:
-            reading.task = content
-        elif role == "assistant":
-            reading.events.append(Said(content))
-        return
+    if isinstance(content, str):  # a plain prompt, as transcripts hold the task: one block
+        content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return
     for block in content:
