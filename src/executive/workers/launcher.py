@@ -126,19 +126,15 @@ def pump(src: socket.socket, dst: socket.socket) -> None:
 
 
 def forward(client: socket.socket, path: str) -> None:
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        upstream.connect(path)
-    except OSError:
-        client.close()
-        upstream.close()
-        return
-    back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
-    back.start()
-    pump(client, upstream)
-    back.join()
-    client.close()
-    upstream.close()
+    with client, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as upstream:
+        try:
+            upstream.connect(path)
+        except OSError:
+            return
+        back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+        back.start()
+        pump(client, upstream)
+        back.join()
 
 
 def accept(listener: socket.socket, path: str) -> None:
