@@ -90,31 +90,30 @@ def _blank(value: Any) -> bool:
 
 
 def _enum(
-    rejections: list[Rejection],
-    meta: dict[str, Any],
-    name: str,
-    allowed: type,
-    *,
-    required: bool = True,
-) -> None:
+    meta: dict[str, Any], name: str, allowed: type, *, required: bool = True
+) -> list[Rejection]:
     value = meta.get(name)
     if value is None:
-        if required:
-            rejections.append(Rejection(f"metadata.{name}", "is required"))
-        return
+        return [Rejection(f"metadata.{name}", "is required")] if required else []
     values = [e.value for e in allowed]  # type: ignore[attr-defined]
     if not isinstance(value, str) or value not in values:
-        rejections.append(
-            Rejection(f"metadata.{name}", f"{show(value)} is not one of {', '.join(values)}")
-        )
+        return [Rejection(f"metadata.{name}", f"{show(value)} is not one of {', '.join(values)}")]
+    return []
 
 
 def _string(
-    name: str, value: Any, *, limit: int, pattern: re.Pattern[str] | None, what: str
+    name: str,
+    value: Any,
+    *,
+    limit: int,
+    pattern: re.Pattern[str] | None = None,
+    what: str = "",
+    blank: str = "is required",
 ) -> list[Rejection]:
-    """A required string: non-blank, encodable, at most ``limit`` long, matching whole."""
+    """A required string: non-blank, encodable, at most ``limit`` long, matching whole;
+    ``blank`` is the reason a missing or blank one gets."""
     if _blank(value):
-        return [Rejection(name, "is required")]
+        return [Rejection(name, blank)]
     if (problem := utf8_problem(value)) is not None:
         return [Rejection(name, problem)]
     if len(value) > limit:
@@ -155,26 +154,26 @@ def _unknown(mapping: dict[Any, Any], known: frozenset[str]) -> list[Any]:
 
 
 def _text(text: Any) -> list[Rejection]:
-    if _blank(text):
-        return [Rejection("text", "must be a non-empty string")]
-    return _string("text", text, limit=MAX_TEXT_CHARS, pattern=None, what="")
+    return _string("text", text, limit=MAX_TEXT_CHARS, blank="must be a non-empty string")
 
 
 def _user_id(value: Any, installation: str | None) -> list[Rejection]:
-    if _blank(value):
-        return [Rejection("user_id", "must be set (V3_MEM0_USER_ID)")]
-    out = _string("user_id", value, limit=MAX_USER_ID_CHARS, pattern=USER_ID, what="a user id slug")
+    out = _string(
+        "user_id",
+        value,
+        limit=MAX_USER_ID_CHARS,
+        pattern=USER_ID,
+        what="a user id slug",
+        blank="must be set (V3_MEM0_USER_ID)",
+    )
     if not out and installation is not None and value != installation:
         out.append(Rejection("user_id", "belongs to another installation (V3_MEM0_USER_ID)"))
     return out
 
 
 def _run_id(name: str, run_id: Any) -> list[Rejection]:
-    if _blank(run_id):
-        return [Rejection(name, "is required")]
-    out = _string(
-        name, run_id, limit=MAX_ID_CHARS, pattern=None, what=""
-    )  # length and encoding first; the pattern's reason below says what is wanted
+    # Length and encoding first; the pattern's reason below says what is wanted.
+    out = _string(name, run_id, limit=MAX_ID_CHARS)
     if out:
         return out
     if not RUN_ID.fullmatch(run_id) or run_id_date(run_id) is None:
@@ -197,24 +196,30 @@ def _app_id(app_id: Any) -> list[Rejection]:
     return [Rejection("app_id", f"{show(app_id)} is not a lowercase-kebab bundle slug")]
 
 
+_REQUIRED_ENUMS = (
+    ("env", Env),
+    ("type", MemoryType),
+    ("category", Category),
+    ("importance", Importance),
+    ("trigger", Trigger),
+    ("actor", Actor),
+)
+
+
 def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
     out = [
         Rejection(f"metadata.{field_name(k)}", "unknown field")
         for k in _unknown(meta, METADATA_FIELDS)
     ]
     out += _schema_version(meta.get("schema_version"))
-    _enum(out, meta, "env", Env)
-    _enum(out, meta, "type", MemoryType)
-    _enum(out, meta, "category", Category)
-    _enum(out, meta, "importance", Importance)
-    _enum(out, meta, "trigger", Trigger)
-    _enum(out, meta, "actor", Actor)
+    for name, allowed in _REQUIRED_ENUMS:
+        out += _enum(meta, name, allowed)
     out += _confidence(meta)
     out += _names(meta)
     out += _worker_vendor(meta)
     out += _source(meta.get("source"))
     out += _harvest_run(meta.get("harvest_run"), raw.get("run_id"))
-    _enum(out, meta, "outcome", Outcome, required=False)
+    out += _enum(meta, "outcome", Outcome, required=False)
     out += _tags(meta.get("tags"))
     for name in ("files", "outdated_files"):
         out += _paths(name, meta.get(name))
@@ -238,16 +243,14 @@ def _names(meta: dict[str, Any]) -> list[Rejection]:
     """The cohort and the executive that wrote it, when present."""
     out: list[Rejection] = []
     if "cohort" in meta:
-        if _blank(meta["cohort"]):
-            out.append(Rejection("metadata.cohort", "must be a non-empty string when present"))
-        else:
-            out += _string(
-                "metadata.cohort",
-                meta["cohort"],
-                limit=MAX_COHORT_CHARS,
-                pattern=TAG,
-                what="a token",
-            )
+        out += _string(
+            "metadata.cohort",
+            meta["cohort"],
+            limit=MAX_COHORT_CHARS,
+            pattern=TAG,
+            what="a token",
+            blank="must be a non-empty string when present",
+        )
     if "executive" in meta:
         out += _string(
             "metadata.executive",
@@ -260,14 +263,13 @@ def _names(meta: dict[str, Any]) -> list[Rejection]:
 
 
 def _source(source: Any) -> list[Rejection]:
-    if _blank(source):
-        return [Rejection("metadata.source", "must name the repository path the fact came from")]
     return _string(
         "metadata.source",
         source,
         limit=MAX_SOURCE_CHARS,
         pattern=SOURCE,
         what="a path without control characters",
+        blank="must name the repository path the fact came from",
     )
 
 
@@ -325,12 +327,7 @@ def _worker_vendor(meta: dict[str, Any]) -> list[Rejection]:
         if actor == Actor.WORKER:
             return [Rejection("metadata.worker_vendor", "is required when actor is worker")]
         return []
-    out = []
-    values = [v.value for v in WorkerVendor]
-    if not isinstance(vendor, str) or vendor not in values:
-        out.append(
-            Rejection("metadata.worker_vendor", f"{show(vendor)} is not one of {', '.join(values)}")
-        )
+    out = _enum(meta, "worker_vendor", WorkerVendor)
     if actor != Actor.WORKER:
         out.append(Rejection("metadata.worker_vendor", "only allowed when actor is worker"))
     return out
