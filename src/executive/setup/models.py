@@ -105,9 +105,8 @@ def export(target: Path) -> None:
         work.mkdir()  # so the TemporaryDirectory cleanup finds its folder
 
 
-class _NoPreprocessingAdvice(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "pre-processing before quantization" not in record.getMessage()
+def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
+    return "pre-processing before quantization" not in record.getMessage()
 
 
 def quantize(folder: Path) -> None:
@@ -122,14 +121,13 @@ def quantize(folder: Path) -> None:
     reference = OnnxEncoder(folder / FP32).encode(_PROBES)  # what every file is checked to
     # The quantizer advises its own pre-processing (shape inference) on every call; this
     # model does not need it, and each file is checked against fp32. Only while it runs.
-    advice = _NoPreprocessingAdvice()
-    logging.getLogger().addFilter(advice)
+    logging.getLogger().addFilter(_no_preprocessing_advice)
     try:
         for name in (INT8, SMOOTH):
             if not (folder / name).is_file():
                 _quantized(folder, name, reference)
     finally:
-        logging.getLogger().removeFilter(advice)
+        logging.getLogger().removeFilter(_no_preprocessing_advice)
 
 
 def _quantized(folder: Path, name: str, reference: Any) -> None:
@@ -165,19 +163,12 @@ def _quantized(folder: Path, name: str, reference: Any) -> None:
 
 def _check_fp32(source: Path, work: Path) -> None:
     """The fp32 export must give torch's vectors (mean pooling, normalised)."""
-    import numpy as np
     from sentence_transformers import SentenceTransformer
-
-    from executive.memory.store.embedder import OnnxEncoder
 
     reference = SentenceTransformer(str(source), device="cpu").encode(
         _PROBES, normalize_embeddings=True
     )
-    ours = OnnxEncoder(work / FP32).encode(_PROBES)
-    worst = float(np.min(np.sum(reference * ours, axis=1)))
-    if worst < 0.9999:
-        raise SystemExit(f"the ONNX export drifted from torch: min cosine {worst:.6f}")
-    print(f"checked: fp32 min cosine to torch {worst:.6f}", file=sys.stderr)
+    _check(reference, work / FP32, "fp32", 0.9999, against="torch")
 
 
 # The lowest cosine to fp32 over _PROBES a quantized file may have (measured: model_int8
@@ -185,9 +176,9 @@ def _check_fp32(source: Path, work: Path) -> None:
 _FLOOR = {INT8: 0.95, SMOOTH: 0.97}
 
 
-def _check(reference: Any, candidate: Path, name: str, floor: float) -> None:
+def _check(reference: Any, candidate: Path, name: str, floor: float, against: str = "fp32") -> None:
     """``candidate``'s vectors of ``_PROBES`` at least ``floor`` (cosine) from ``reference``,
-    fp32's."""
+    ``against``'s; a candidate that drifted is deleted."""
     import numpy as np
 
     from executive.memory.store.embedder import OnnxEncoder
@@ -196,8 +187,8 @@ def _check(reference: Any, candidate: Path, name: str, floor: float) -> None:
     worst = float(np.min(np.sum(reference * ours, axis=1)))
     if worst < floor:
         candidate.unlink()
-        raise SystemExit(f"{name} drifted from fp32: min cosine {worst:.6f} < {floor}")
-    print(f"checked: {name} min cosine to fp32 {worst:.6f}", file=sys.stderr)
+        raise SystemExit(f"{name} drifted from {against}: min cosine {worst:.6f} < {floor}")
+    print(f"checked: {name} min cosine to {against} {worst:.6f}", file=sys.stderr)
 
 
 def complete(folder: Path) -> bool:
