@@ -43,11 +43,10 @@ class TypeRule:
     confidence_max: float
     # Lower comes first in a pack: principle > procedural > reflective > semantic > episodic.
     priority: int
-    always_immutable: bool = False
 
 
 TYPE_RULES: dict[MemoryType, TypeRule] = {
-    MemoryType.PRINCIPLE: TypeRule(1.0, 1.0, 0, always_immutable=True),
+    MemoryType.PRINCIPLE: TypeRule(1.0, 1.0, 0),
     MemoryType.PROCEDURAL: TypeRule(0.6, 0.9, 1),
     MemoryType.REFLECTIVE: TypeRule(0.7, 0.95, 2),
     MemoryType.SEMANTIC: TypeRule(0.7, 0.95, 3),

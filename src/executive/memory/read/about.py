@@ -31,11 +31,6 @@ def paths_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in found if p))[:limit]
 
 
-def files_of(record: MemoryRecord) -> list[str]:
-    value = record.metadata.get("files")
-    return [p for p in value if isinstance(p, str)] if isinstance(value, list) else []
-
-
 def near(
     named: Iterable[str], records: Iterable[MemoryRecord], limit: int = MAX_NAMED
 ) -> list[str]:
@@ -45,8 +40,9 @@ def near(
     folders = {posixpath.dirname(p) for p in wanted if "/" in p}
     counts: dict[str, int] = {}
     for record in records:
-        for path in files_of(record):
-            if path not in wanted and posixpath.dirname(path) in folders:
+        files = record.metadata.get("files")
+        for path in files if isinstance(files, list) else []:
+            if isinstance(path, str) and path not in wanted and posixpath.dirname(path) in folders:
                 counts[path] = counts.get(path, 0) + 1
     return sorted(counts, key=lambda p: (-counts[p], p))[:limit]
 

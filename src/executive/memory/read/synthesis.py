@@ -15,13 +15,10 @@ def cite(record: MemoryRecord) -> str:
     return f"[{short_id(record.id)}]"
 
 
-def gist(record: MemoryRecord, limit: int = QUOTE_CHARS) -> str:
-    text = " ".join(record.text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def bullet(record: MemoryRecord, limit: int = QUOTE_CHARS) -> str:
-    return f"- {cite(record)} ({record.type}) {gist(record, limit)}"
+    text = " ".join(record.text.split())
+    gist = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return f"- {cite(record)} ({record.type}) {gist}"
 
 
 def render(
