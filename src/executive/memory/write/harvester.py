@@ -150,7 +150,7 @@ class Harvester:
         async with self.gate.shared(), self._key_locks[payload.key]:
             started = time.monotonic()
             duplicate, dedupe_error = await self._duplicate(payload, near_duplicates)
-            entry = {"op": "add", "attempt": L.new_attempt(), "key": payload.key, "actor": actor}
+            entry = _entry("add", payload.key, actor)
             if duplicate is not None:
                 # A skip, naming what the store holds; the skipped payload is not the memory.
                 await self._record(
@@ -263,14 +263,7 @@ class Harvester:
         problems = change_rejections(current.metadata, text, metadata)
         if problems:
             raise Rejected(problems)  # the same limits as add; nothing is written
-        key = current.key or f"id:{memory_id}"
-        entry = {
-            "op": "update",
-            "attempt": L.new_attempt(),
-            "key": key,
-            "memory_id": memory_id,
-            "actor": actor,
-        }
+        entry = _entry("update", current.key or f"id:{memory_id}", actor, memory_id=memory_id)
         changes = {k: v for k, v in {"text": text, "metadata": metadata}.items() if v is not None}
         await self._record({**entry, "status": L.PENDING, "changes": changes})
         try:
@@ -288,15 +281,8 @@ class Harvester:
         self, record: MemoryRecord, *, actor: str = "harvester", reason: str = ""
     ) -> bool:
         """Delete a memory; the ledger records it so a rebuild does not bring it back."""
-        key = record.key or f"id:{record.id}"
-        entry = {
-            "op": "delete",
-            "attempt": L.new_attempt(),
-            "key": key,
-            "memory_id": record.id,
-            "actor": actor,
-            "reason": reason or None,
-        }
+        entry = _entry("delete", record.key or f"id:{record.id}", actor, memory_id=record.id)
+        entry["reason"] = reason or None
         await self._record({**entry, "status": L.PENDING})
         try:
             with anyio.fail_after(self._timeout):
@@ -331,15 +317,7 @@ class Harvester:
         if not state.exists:
             results = [await self.delete(r, actor="replay") for r in present]
             if not present:
-                await self._record(
-                    {
-                        "op": "delete",
-                        "attempt": L.new_attempt(),
-                        "key": state.key,
-                        "actor": "replay",
-                        "status": L.DUPLICATE,
-                    }
-                )
+                await self._record({**_entry("delete", state.key, "replay"), "status": L.DUPLICATE})
             return all(results)
         if state.payload is None:
             return False
@@ -364,6 +342,11 @@ class Harvester:
         clean = {k: v for k, v in entry.items() if v is not None}
         # fsync off the event loop; the line is on disk before we go on.
         await anyio.to_thread.run_sync(self._ledger.record, clean)
+
+
+def _entry(op: str, key: str, actor: str, **named: Any) -> dict[str, Any]:
+    """The fields every ledger line of one new attempt carries (``named``: the memory id)."""
+    return {"op": op, "attempt": L.new_attempt(), "key": key, **named, "actor": actor}
 
 
 def _user_of(state: L.KeyState, defaults: Defaults) -> str | None:
