@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from executive.corpus.distill import distill
+from executive.corpus.distill import distill, unstamped
 from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.durability.shared import Member
@@ -44,14 +44,14 @@ LANES = ("A", "B", "C", "D")
 _RULE = re.compile(r"^\s*(\d+)[.)]\s+(.+)$")
 CAPABILITY_DAYS = 90
 PROVEN = {"demonstrated": 0.75, "reliable": 0.9}
+_COUNTS = ("planned", "written", "skipped", "failed")
 
 
 @dataclass
 class Lane:
     name: str
-    batches: list[tuple[str, list[dict[str, Any]]]] = field(
-        default_factory=list
-    )  # (source, payloads)
+    # (source, payloads)
+    batches: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -80,20 +80,18 @@ def lane_a(home: Home, spec_files: Sequence[str] = ()) -> Lane:
             continue
         name = "constitution" if rel == "constitution.md" else slugify(Path(rel).stem)
         payloads = [
-            {
-                "text": f"{rule} ({name} rule {number})",
-                "app_id": GLOBAL_APP,
-                "run_id": f"{today()}-spec-{name}",
-                "metadata": {
-                    "type": "principle",
-                    "category": "project",
-                    "importance": "critical",
-                    "confidence": 1.0,
-                    "trigger": "spec-merge",
-                    "source": rel,
-                    "tags": [name, f"rule-{number}"],
-                },
-            }
+            unstamped(
+                f"{rule} ({name} rule {number})",
+                GLOBAL_APP,
+                f"{today()}-spec-{name}",
+                type="principle",
+                category="project",
+                importance="critical",
+                confidence=1.0,
+                trigger="spec-merge",
+                source=rel,
+                tags=[name, f"rule-{number}"],
+            )
             for number, rule in numbered_rules(path.read_text())
         ]
         lane.batches.append((rel, payloads))
@@ -149,24 +147,22 @@ def lane_c(home: Home, now: datetime | None = None) -> Lane:
             lane.notes.append(f"capability {name or '?'}: status {status or 'missing'}, not proven")
             continue
         evidence = ", ".join(str(e) for e in entry.get("evidence") or [])
+        text = f"Capability {name} is {status} as of {moment.date()}: {entry.get('summary', '').strip()}"
         batch.append(
-            {
-                "text": f"Capability {name} is {status} as of {moment.date()}: {entry.get('summary', '').strip()}"
-                + (f" Evidence: {evidence}." if evidence else ""),
-                "app_id": f"{SKILL_APP_PREFIX}{slugify(name)}",
-                "run_id": f"{moment.date()}-manual-capabilities",
-                "metadata": {
-                    "type": "semantic",
-                    "category": "technical",
-                    "importance": "medium",
-                    "confidence": PROVEN[status],
-                    "trigger": "manual-harvest",
-                    "actor": "executive",
-                    "source": "capabilities.yml",
-                    "tags": ["capability-snapshot"],
-                    "expires_at": expires,
-                },
-            }
+            unstamped(
+                text + (f" Evidence: {evidence}." if evidence else ""),
+                f"{SKILL_APP_PREFIX}{slugify(name)}",
+                f"{moment.date()}-manual-capabilities",
+                type="semantic",
+                category="technical",
+                importance="medium",
+                confidence=PROVEN[status],
+                trigger="manual-harvest",
+                actor="executive",
+                source="capabilities.yml",
+                tags=["capability-snapshot"],
+                expires_at=expires,
+            )
         )
     lane.batches.append(("capabilities.yml", batch))
     return lane
@@ -195,32 +191,25 @@ def lane_d(home: Home, ledger: WorkLedger) -> Lane:
         worker = (
             {"actor": "worker", "worker_vendor": vendors[-1]} if vendors else {"actor": "human"}
         )
-        lane.batches.append(
-            (
-                str(folder.relative_to(home.root)),
-                [
-                    {
-                        "text": (
-                            f"Bundle {state.slug} (“{state.title}”) completed on {day}: "
-                            f"{len(state.steps)} step(s) ({'; '.join(s.title for s in state.steps)}), "
-                            f"{failures} failed attempt(s) on the way."
-                        ),
-                        "app_id": state.slug,
-                        "run_id": f"{day}-{state.slug}",
-                        "metadata": {
-                            "type": "episodic",
-                            "category": "project",
-                            "importance": "medium",
-                            "confidence": 1.0,
-                            "trigger": "manual-harvest",
-                            "source": f"{folder.relative_to(home.root)}/PROMPT.md",
-                            "outcome": "success",
-                            **worker,
-                        },
-                    }
-                ],
-            )
+        text = (
+            f"Bundle {state.slug} (“{state.title}”) completed on {day}: "
+            f"{len(state.steps)} step(s) ({'; '.join(s.title for s in state.steps)}), "
+            f"{failures} failed attempt(s) on the way."
         )
+        episode = unstamped(
+            text,
+            state.slug,
+            f"{day}-{state.slug}",
+            type="episodic",
+            category="project",
+            importance="medium",
+            confidence=1.0,
+            trigger="manual-harvest",
+            source=f"{folder.relative_to(home.root)}/PROMPT.md",
+            outcome="success",
+            **worker,
+        )
+        lane.batches.append((str(folder.relative_to(home.root)), [episode]))
     return lane
 
 
@@ -253,13 +242,7 @@ async def run(
     seen: set[str] = set()
     report: dict[str, Any] = {"ok": True, "dry_run": dry_run, "lanes": {}}
     for lane in plan(home, ledger, lanes, spec_files):
-        summary: dict[str, Any] = {
-            "planned": 0,
-            "written": 0,
-            "skipped": 0,
-            "failed": 0,
-            "notes": lane.notes,
-        }
+        summary: dict[str, Any] = {**dict.fromkeys(_COUNTS, 0), "notes": lane.notes}
         if dry_run:
             summary["payloads"] = []
         for source, batch in lane.batches:
@@ -272,10 +255,7 @@ async def run(
     log.info(
         "backfill.finished",
         dry_run=dry_run,
-        lanes={
-            k: {x: v[x] for x in ("planned", "written", "skipped", "failed")}
-            for k, v in report["lanes"].items()
-        },
+        lanes={k: {x: v[x] for x in _COUNTS} for k, v in report["lanes"].items()},
     )
     return report
 

@@ -21,6 +21,11 @@ KINDS: dict[str, tuple[str, float, str]] = {
 SKIP_RULE = "a proposed rule: for a person to merge into constitution.md"
 
 
+def unstamped(text: str, app_id: str, run_id: str, **metadata: Any) -> dict[str, Any]:
+    """A payload as a lane or Hook E hands it to the harvester, which stamps the rest."""
+    return {"text": text, "app_id": app_id, "run_id": run_id, "metadata": metadata}
+
+
 @dataclass(frozen=True)
 class Distilled:
     lesson: Lesson
@@ -37,18 +42,16 @@ def distill(lesson: Lesson, *, source: str, run_id: str, trigger: str = "post-re
     app_id = lesson.scope if valid_app_id(lesson.scope) else GLOBAL_APP
     return Distilled(
         lesson,
-        {
-            "text": lesson.text,
-            "app_id": app_id,
-            "run_id": run_id,
-            "metadata": {
-                "type": kind,
-                "category": category,
-                "importance": "high" if lesson.kind == "pattern" else "medium",
-                "confidence": confidence,
-                "trigger": trigger,
-                "source": source,
-                "tags": ["retrospective", lesson.kind],
-            },
-        },
+        unstamped(
+            lesson.text,
+            app_id,
+            run_id,
+            type=kind,
+            category=category,
+            importance="high" if lesson.kind == "pattern" else "medium",
+            confidence=confidence,
+            trigger=trigger,
+            source=source,
+            tags=["retrospective", lesson.kind],
+        ),
     )
