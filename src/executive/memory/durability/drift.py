@@ -23,6 +23,9 @@ from executive.memory.write.principles import TrustedRules
 
 log = get_logger(__name__)
 
+# The differences a fix acts on, in the order a report lists them.
+_KINDS = ("missing", "extra", "changed")
+
 
 @dataclass
 class Drift:
@@ -42,10 +45,10 @@ class Drift:
 
     def by_home(self) -> dict[str, dict[str, list[str]]]:
         out: dict[str, dict[str, list[str]]] = {}
-        for kind in ("missing", "extra", "changed"):
+        for kind in _KINDS:
             for item in getattr(self, kind):
                 home = self.owners.get(item, "unknown")
-                out.setdefault(home, {"missing": [], "extra": [], "changed": []})[kind].append(item)
+                out.setdefault(home, {k: [] for k in _KINDS})[kind].append(item)
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -79,15 +82,11 @@ async def drift(
             by_key.setdefault(record.key, []).append(record)
         else:
             unkeyed.append(record)
+    unexpected = [r.id for k, rs in by_key.items() if k not in live for r in rs]
+    copies = [r.id for rs in by_key.values() for r in rs[1:]]  # a key stored twice
     report = Drift(
         missing=sorted(k for k in live if k not in by_key),
-        extra=sorted(
-            [r.id for k, rs in by_key.items() if k not in live for r in rs]
-            + [
-                r.id for rs in by_key.values() for r in rs[1:]
-            ]  # a key stored twice: the copy is extra
-            + [r.id for r in unkeyed]
-        ),
+        extra=sorted(unexpected + copies + [r.id for r in unkeyed]),
         changed=sorted(k for k, rs in by_key.items() if k in live and _differs(rs[0], live[k])),
         refused=sorted(r["key"] for r in refused),
     )
@@ -111,12 +110,8 @@ async def fix_drift(
     kept: list[dict[str, Any]] = []
     async with harvester.gate.exclusive():
         report, by_key, live = await drift(store, ledger, user_id, trusted)
-        await write_all(
-            store,
-            keeping_ids(live[k] for k in report.missing),
-            None,
-            "drift.fix",
-        )
+        missing = keeping_ids(live[k] for k in report.missing)
+        await write_all(store, missing, None, "drift.fix")
         for memory_id in report.extra:
             await store.delete(memory_id)
         for key in report.changed:
@@ -134,16 +129,8 @@ async def fix_drift(
                 continue
             await store.update(stored.id, text=payload.text, metadata=payload.flat_metadata())
         after, _, _ = await drift(store, ledger, user_id, trusted)
-    log.info(
-        "drift.fixed",
-        before=report.as_dict()
-        | {
-            "missing": len(report.missing),
-            "extra": len(report.extra),
-            "changed": len(report.changed),
-        },
-        clean=after.clean,
-    )
+    counts = {kind: len(getattr(report, kind)) for kind in _KINDS}
+    log.info("drift.fixed", before=report.as_dict() | counts, clean=after.clean)
     if kept:
         log.warning("drift.kept_immutable", kept=kept)
     return {
