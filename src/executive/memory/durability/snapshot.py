@@ -32,10 +32,6 @@ class SnapshotError(RuntimeError):
     pass
 
 
-def path_for(folder: Path, day: date) -> Path:
-    return folder / f"{day.isoformat()}.json"
-
-
 def latest(folder: Path) -> date | None:
     days = []
     for path in folder.glob("????-??-??.json") if folder.is_dir() else []:
@@ -89,7 +85,7 @@ async def take(
         "memories": memories,
     }
     text = json.dumps(document, indent=1, default=str) + "\n"
-    path = path_for(folder, moment.date())
+    path = folder / f"{moment.date().isoformat()}.json"
     await anyio.to_thread.run_sync(lambda: atomic_write(path, text, mode=FILE_MODE))
     result = {
         "ok": True,

@@ -88,9 +88,9 @@ class HarvestLedger:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
-    def path_for(self, when: datetime | None = None) -> Path:
-        day = (when or datetime.now(UTC)).date().isoformat()
-        return self.folder / f"{day}.jsonl"
+    def path_for(self) -> Path:
+        """Today's file (UTC): an attempt's lines go to the day it was made."""
+        return self.folder / f"{datetime.now(UTC).date().isoformat()}.jsonl"
 
     def record(self, entry: dict[str, Any]) -> dict[str, Any]:
         line = {"ts": now_iso(), **entry}
@@ -154,10 +154,7 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
             current.payload = payload
             current.created_at = current.created_at or entry.get("created_at") or entry.get("ts")
             if not current.history:
-                text = payload.get("text")
-                current.history.append(
-                    {"event": "ADD", "old": None, "new": text, "at": current.created_at}
-                )
+                current.history.append(_event("ADD", None, payload.get("text"), current.created_at))
             if entry.get("actor") != "replay" or current.actor is None:
                 current.actor = entry.get("actor")
         current.exists = True
@@ -166,14 +163,8 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
         payload = dict(current.payload)
         if isinstance(changes.get("text"), str):
             if changes["text"] != payload.get("text"):
-                current.history.append(
-                    {
-                        "event": "UPDATE",
-                        "old": payload.get("text"),
-                        "new": changes["text"],
-                        "at": entry.get("ts"),
-                    }
-                )
+                old, new = payload.get("text"), changes["text"]
+                current.history.append(_event("UPDATE", old, new, entry.get("ts")))
             payload["text"] = changes["text"]
         if isinstance(changes.get("metadata"), dict):
             payload["metadata"] = {**payload.get("metadata", {}), **changes["metadata"]}
@@ -192,6 +183,11 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
     current.confirmed = confirmed
     current.attempts += 1
     current.last_error = None if confirmed else (entry.get("error") or status)
+
+
+def _event(event: str, old: Any, new: Any, at: Any) -> dict[str, Any]:
+    """One step of a memory's text history, as the store keeps it."""
+    return {"event": event, "old": old, "new": new, "at": at}
 
 
 def _memory_id(entry: dict[str, Any]) -> bool:
