@@ -75,12 +75,6 @@ def normal(surface: str) -> str:
     return lowered[:-2] if lowered.endswith("'s") else lowered
 
 
-def tokens(text: str) -> list[tuple[str, str]]:
-    """(surface, normal form) for every word: the one tokenizer, for the index's terms and the
-    harvester's near-duplicate check alike."""
-    return [(surface, normal(surface)) for surface in WORD.findall(text)]
-
-
 # What a surface form indexes as (None: a stop word or a single letter). The same few
 # thousand surface forms recur in every text, so a first index build of a scope is mostly one
 # cache lookup per word.

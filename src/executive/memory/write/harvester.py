@@ -31,7 +31,7 @@ from executive.memory.store.base import (
     WriteReceipt,
 )
 from executive.memory.taxonomy import MemoryType
-from executive.memory.words import tokens
+from executive.memory.words import WORD, normal
 from executive.memory.write import ledger as L
 from executive.memory.write.classify import Rejected, Rejection, change_rejections, validate_batch
 from executive.memory.write.envelope import Defaults, Payload, stamp
@@ -56,7 +56,7 @@ _FILLER = frozenset(_FILLER_WORDS.split())
 
 def same_words(a: str, b: str) -> bool:
     def content(text: str) -> set[str]:
-        return {word for _, word in tokens(text) if word not in _FILLER}
+        return {word for word in map(normal, WORD.findall(text)) if word not in _FILLER}
 
     return content(a) == content(b)
 
