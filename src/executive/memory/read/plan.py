@@ -13,7 +13,7 @@ from executive.memory.read import about
 from executive.memory.read.pack import entry_tokens
 from executive.memory.read.reader import ReadRequest, Scope
 from executive.memory.store.base import MemoryRecord
-from executive.memory.taxonomy import GLOBAL_APP
+from executive.memory.taxonomy import EXECUTIVE_APP, GLOBAL_APP
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # How much of a goal's prose the step's question carries. Coding goals name their specifics
@@ -119,7 +119,7 @@ def for_failure(
         Scope(f"project {app_id}", app_ids=(app_id,)),
         Scope(
             "global reflective pool",
-            app_ids=(GLOBAL_APP, "_executive"),
+            app_ids=(GLOBAL_APP, EXECUTIVE_APP),
             types=("reflective", "semantic"),
         ),
     )

@@ -28,10 +28,6 @@ from executive.memory.taxonomy import (
     WorkerVendor,
 )
 
-TOP_LEVEL_FIELDS = frozenset(
-    {"text", "user_id", "agent_id", "app_id", "run_id", "immutable", "metadata"}
-)
-
 
 class Envelope(BaseModel):
     """Metadata every memory carries (schema ``SCHEMA_VERSION``)."""
@@ -98,6 +94,9 @@ class Payload(BaseModel):
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+
+TOP_LEVEL_FIELDS = frozenset(Payload.model_fields)
 
 
 @dataclass(frozen=True)
