@@ -231,18 +231,7 @@ async def restore(
                 where = {"index": index, **({"id": record.id} if record else {})}
                 refused.append(_refusal(where, rejections))
                 continue
-            items.append(
-                NewMemory(
-                    record.text,
-                    {
-                        "user_id": record.user_id or "",
-                        "agent_id": record.agent_id or "",
-                        "run_id": record.run_id or "",
-                    },
-                    dict(record.metadata),
-                    record.created_at,
-                )
-            )
+            items.append(_new(as_payload(record), record.created_at))
         written = await write_all(store, items, progress, "restore")
     result = {"ok": True, "memories": written, "refused": refused}
     _finished("restore", result)
