@@ -141,7 +141,7 @@ class Reader:
 
     async def _ask_planned(self, state: ReadState, question: str, weight: float, why: str) -> None:
         cfg = self._config
-        await self._dense(state, question, cfg.first_k, weight, why, refined=False)
+        await self._dense(state, question, cfg.first_k, weight, why)
         self._lexical(state, terms(question), cfg.first_k, cfg.w_lexical * weight)
         if state.asked == 0 and state.questions.focused:
             # The focus sentence goes second: the stop rules wait for three questions.
@@ -151,14 +151,8 @@ class Reader:
         """The focus sentence; its hits that still name the dropped words count again."""
         cfg = self._config
         dropped = state.questions.dropped
-        found = await self._dense(
-            state,
-            state.questions.focus,
-            cfg.first_k,
-            cfg.w_focus,
-            f"focus: without {', '.join(dropped)}",
-            refined=False,
-        )
+        why = f"focus: without {', '.join(dropped)}"
+        found = await self._dense(state, state.questions.focus, cfg.first_k, cfg.w_focus, why)
         state.asked += 1
         need = set(dropped)
         entity = [m for m in found if need.issubset(term_counts(state.seen[m].text).terms)]
@@ -199,17 +193,12 @@ class Reader:
 
     async def _close(self, state: ReadState) -> None:
         """The consumer's closing questions, each of its named scopes only."""
+        cfg = self._config
         for question, names in state.questions.closing:
             scopes = tuple(s for s in state.request.scopes if s.name in names)
             if scopes:
                 await self._dense(
-                    state,
-                    question,
-                    self._config.first_k,
-                    self._config.w_angle,
-                    "closing",
-                    False,
-                    scopes,
+                    state, question, cfg.first_k, cfg.w_angle, "closing", scopes=scopes
                 )
 
     def _finish(self, state: ReadState, started: float) -> ReadResult:
@@ -228,7 +217,8 @@ class Reader:
         k: int,
         weight: float,
         why: str,
-        refined: bool,
+        *,
+        refined: bool = False,
         scopes: tuple[Scope, ...] | None = None,
     ) -> list[str]:
         """One similarity search of every scope (the question embedded once), fused."""
