@@ -48,7 +48,6 @@ class Pack:
     entries: list[MemoryRecord] = field(default_factory=list)
     cut: int = 0  # relevant, but past the token cap
     tokens: int = 0
-    below_floor: int = 0  # found, but not relevant enough to hold
 
     @property
     def empty(self) -> bool:
@@ -197,7 +196,7 @@ def render(
         chosen = [r for r in chosen if r is not drop]
     if tokens > cap:
         raise ValueError(f"even an empty pack exceeds {cap} tokens")
-    return Pack(markdown, entries, cut, tokens, below_floor)
+    return Pack(markdown, entries, cut, tokens)
 
 
 class _Rendered:
