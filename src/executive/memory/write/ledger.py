@@ -117,23 +117,21 @@ class HarvestLedger:
 def fold(entries: Iterator[dict[str, Any]]) -> LedgerState:
     """Replay the ledger in order into the state of every key."""
     state = LedgerState()
-    # An attempt is one operation; its last line carries its final status.
+    # An attempt is one operation; its last line carries its final status. Attempts apply
+    # in the order of their first lines (a dict keeps it).
     attempts: dict[str, dict[str, Any]] = {}
-    order: list[str] = []
     for entry in entries:
         key, attempt = entry.get("key"), entry.get("attempt")
         if not isinstance(key, str) or not isinstance(attempt, str):
             continue
         if entry.get("status") == REJECTED:
             continue
-        if attempt not in attempts:
-            order.append(attempt)
-            attempts[attempt] = dict(entry)
+        if attempt in attempts:
+            attempts[attempt].update({k: v for k, v in entry.items() if v is not None})
         else:
-            merged = attempts[attempt]
-            merged.update({k: v for k, v in entry.items() if v is not None})
-    for attempt in order:
-        _apply(state, attempts[attempt])
+            attempts[attempt] = dict(entry)
+    for merged in attempts.values():
+        _apply(state, merged)
     return state
 
 
