@@ -32,7 +32,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from executive.memory.store.embedder import EMBEDDERS, default_models_dir
+import numpy as np
+
+from executive.memory.store.embedder import EMBEDDERS, OnnxEncoder, default_models_dir
 from executive.memory.store.ortenv import onnxruntime
 from executive.setup.smoothing import smooth
 
@@ -116,8 +118,6 @@ def quantize(folder: Path) -> None:
     interrupted set-up never leaves a half-written model that looks complete.
     """
     onnxruntime()  # telemetry off before the quantizer imports the runtime
-    from executive.memory.store.embedder import OnnxEncoder
-
     reference = OnnxEncoder(folder / FP32).encode(_PROBES)  # what every file is checked to
     # The quantizer advises its own pre-processing (shape inference) on every call; this
     # model does not need it, and each file is checked against fp32. Only while it runs.
@@ -179,10 +179,6 @@ _FLOOR = {INT8: 0.95, SMOOTH: 0.97}
 def _check(reference: Any, candidate: Path, name: str, floor: float, against: str = "fp32") -> None:
     """``candidate``'s vectors of ``_PROBES`` at least ``floor`` (cosine) from ``reference``,
     ``against``'s; a candidate that drifted is deleted."""
-    import numpy as np
-
-    from executive.memory.store.embedder import OnnxEncoder
-
     ours = OnnxEncoder(candidate).encode(_PROBES)  # the tokenizer beside it: the folder's
     worst = float(np.min(np.sum(reference * ours, axis=1)))
     if worst < floor:

@@ -11,6 +11,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from executive.memory.store.ortenv import onnxruntime
 
 # What the smoothing measures activations on: hand-written, the kinds of text a store holds
@@ -93,7 +95,6 @@ def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None
 def _activation_peaks(model: Any, names: list[str], tokenizer: Path) -> dict[str, Any]:
     """Each tensor's per-channel maximum of ``|x|`` over the calibration texts, embedded one
     at a time (the ranges a single embed sees)."""
-    import numpy as np
     import onnx
     from tokenizers import Tokenizer
 
@@ -115,7 +116,6 @@ def _smooth_input(
 ) -> Any:
     """The ``Mul`` node that divides input ``name`` by ``s``; the weights of its MatMuls
     (``nodes``) multiplied by ``s`` in place, and the MatMuls fed from the ``Mul``."""
-    import numpy as np
     from onnx import helper, numpy_helper
 
     arrays = [numpy_helper.to_array(weights[n.input[1]]) for n in nodes]
@@ -165,7 +165,6 @@ def constant_reshapes(model: Any) -> int:
     untouched: the vectors are bit-identical (the set-up's check and the tests compare them).
     Returns how many Reshapes were made constant.
     """
-    import numpy as np
     import onnx
     from onnx import helper, numpy_helper
 
