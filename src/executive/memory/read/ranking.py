@@ -13,7 +13,7 @@ from datetime import datetime
 
 from executive.dates import parse_instant
 from executive.memory.store.base import MemoryRecord
-from executive.memory.taxonomy import TYPE_RULES, MemoryType
+from executive.memory.taxonomy import TYPE_RULES
 
 # Small nudges on a cosine score: enough to order near-ties, never to beat a clearly
 # better match. A principle edges out an equally similar episode.
@@ -46,17 +46,12 @@ def age_days(record: MemoryRecord, now: datetime) -> float | None:
 
 def rank_bonus(record: MemoryRecord, now: datetime) -> float:
     """What type priority and recency add to a memory's (normalised) search score."""
-    try:
-        bonus = _TYPE_BONUS[MemoryType(record.type)]
-    except ValueError:
-        bonus = 0.0
+    bonus = _TYPE_BONUS.get(record.type, 0.0)  # a StrEnum key is found by its string
     age = age_days(record, now)
     recency = _RECENCY_BONUS * math.exp(-age / _RECENCY_DAYS) if age is not None else 0.0
     return bonus + recency
 
 
 def type_priority(record: MemoryRecord) -> int:
-    try:
-        return TYPE_RULES[MemoryType(record.type)].priority
-    except ValueError:
-        return len(TYPE_RULES)
+    rule = TYPE_RULES.get(record.type)
+    return rule.priority if rule is not None else len(TYPE_RULES)
