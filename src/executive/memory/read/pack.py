@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from executive.memory.read.ranking import type_priority
 from executive.memory.read.tokens import PACK_TOKEN_CAP, at_least, estimate, within
 from executive.memory.store.base import MemoryRecord
-from executive.memory.taxonomy import MemoryType
+from executive.memory.taxonomy import TYPE_RULES, MemoryType
 
 HEADING = "## Memory Pack"
 # Per entry: a long memory shows its first ~300 tokens (about 900 characters of prose).
@@ -39,7 +39,6 @@ _BACKTICKS = re.compile(r"`+")
 _UNSAFE_TITLE = re.compile(r"[\x00-\x1f`#<>\[\]*_|\\]+")
 _NOT_PATH = re.compile(r"[^A-Za-z0-9._/-]+")
 _NOT_ID = re.compile(r"[^A-Za-z0-9-]+")
-_TYPES = frozenset(t.value for t in MemoryType)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def _source(record: MemoryRecord) -> str:
 
 
 def _type(record: MemoryRecord) -> str:
-    return record.type if record.type in _TYPES else "memory"
+    return record.type if record.type in TYPE_RULES else "memory"  # one of the five
 
 
 def cut_text(text: str, budget: int = ENTRY_TOKENS) -> str:

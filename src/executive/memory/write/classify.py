@@ -309,15 +309,14 @@ def _confidence(meta: dict[str, Any]) -> list[Rejection]:
     if not 0.0 <= value <= 1.0:
         return [Rejection("metadata.confidence", "must be between 0 and 1")]
     kind = meta.get("type")
-    if isinstance(kind, str) and kind in {t.value for t in MemoryType}:
-        rule = TYPE_RULES[MemoryType(kind)]
-        if not rule.confidence_min <= value <= rule.confidence_max:
-            span = (
-                f"{rule.confidence_min}"
-                if rule.confidence_min == rule.confidence_max
-                else f"{rule.confidence_min}-{rule.confidence_max}"
-            )
-            return [Rejection("metadata.confidence", f"a {kind} memory has confidence {span}")]
+    rule = TYPE_RULES.get(kind) if isinstance(kind, str) else None
+    if rule is not None and not rule.confidence_min <= value <= rule.confidence_max:
+        span = (
+            f"{rule.confidence_min}"
+            if rule.confidence_min == rule.confidence_max
+            else f"{rule.confidence_min}-{rule.confidence_max}"
+        )
+        return [Rejection("metadata.confidence", f"a {kind} memory has confidence {span}")]
     return []
 
 

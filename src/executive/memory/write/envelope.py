@@ -110,7 +110,6 @@ class Defaults:
 
 
 _SPACE = re.compile(r"\s+")
-_TRIGGERS = frozenset(t.value for t in Trigger)
 
 
 def normalise(text: str) -> str:
@@ -155,8 +154,8 @@ def stamp(raw: Any, defaults: Defaults) -> Any:
         meta["cohort"] = defaults.cohort
     if "executive" not in meta and defaults.executive:
         meta["executive"] = defaults.executive
-    if "actor" not in meta and isinstance(trigger, str) and trigger in _TRIGGERS:
-        meta["actor"] = ACTOR_FOR_TRIGGER[Trigger(trigger)].value
+    if "actor" not in meta and isinstance(trigger, str) and trigger in ACTOR_FOR_TRIGGER:
+        meta["actor"] = ACTOR_FOR_TRIGGER[trigger].value
     if "harvest_run" not in meta and isinstance(payload.get("run_id"), str):
         meta["harvest_run"] = payload["run_id"]
     meta.setdefault("immutable", payload["immutable"])
