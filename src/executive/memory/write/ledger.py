@@ -50,9 +50,6 @@ class KeyState:
     attempts: int = 0
     last_error: str | None = None
     created_at: str | None = None
-    # Who wrote the payload the fold holds (replays keep the first writer), as the line
-    # says: a claim, never proof (a principle is proved by a trusted file: principles.py).
-    actor: str | None = None
     # The memory's text history as the store kept it: the ADD, then each UPDATE of its text
     # ({"event", "old", "new", "at"}), so a rebuild can give it back.
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -153,8 +150,6 @@ def _apply(state: LedgerState, entry: dict[str, Any]) -> None:
             current.created_at = current.created_at or entry.get("created_at") or entry.get("ts")
             if not current.history:
                 current.history.append(_event("ADD", None, payload.get("text"), current.created_at))
-            if entry.get("actor") != "replay" or current.actor is None:
-                current.actor = entry.get("actor")
         current.exists = True
     elif op == "update" and current.payload is not None:
         changes = entry.get("changes") or {}
