@@ -28,7 +28,6 @@ def unstamped(text: str, app_id: str, run_id: str, **metadata: Any) -> dict[str,
 
 @dataclass(frozen=True)
 class Distilled:
-    lesson: Lesson
     payload: dict[str, Any] | None  # None: skipped, with ``why``
     why: str = ""
 
@@ -36,12 +35,11 @@ class Distilled:
 def distill(lesson: Lesson, *, source: str, run_id: str, trigger: str = "post-retro") -> Distilled:
     if lesson.kind not in KINDS:
         return Distilled(
-            lesson, None, SKIP_RULE if lesson.kind == "rule" else f"unknown kind {lesson.kind}"
+            None, SKIP_RULE if lesson.kind == "rule" else f"unknown kind {lesson.kind}"
         )
     kind, confidence, category = KINDS[lesson.kind]
     app_id = lesson.scope if valid_app_id(lesson.scope) else GLOBAL_APP
     return Distilled(
-        lesson,
         unstamped(
             lesson.text,
             app_id,
