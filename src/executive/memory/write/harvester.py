@@ -113,13 +113,7 @@ class Harvester:
             payloads = self.prepare(items, principles=principles)
         except Rejected as exc:
             await self._record(
-                {
-                    "op": "add",
-                    "status": L.REJECTED,
-                    "actor": actor,
-                    "rejections": exc.as_list(),
-                    "key": None,
-                }
+                {"op": "add", "status": L.REJECTED, "actor": actor, "rejections": exc.as_list()}
             )
             raise
         summary = HarvestSummary()
