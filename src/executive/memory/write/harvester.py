@@ -290,11 +290,8 @@ class Harvester:
     async def replay(self) -> dict[str, int]:
         """Send again every operation the store never confirmed. Idempotent by content key."""
         pending = self._ledger.state().pending()
-        done = failed = 0
-        for state in pending:
-            ok = await self._replay_one(state)
-            done += ok
-            failed += not ok
+        done = sum([await self._replay_one(state) for state in pending])  # one at a time
+        failed = len(pending) - done
         if pending:
             log.info("harvest.replayed", pending=len(pending), confirmed=done, still_pending=failed)
         return {"pending": len(pending), "confirmed": done, "still_pending": failed}
