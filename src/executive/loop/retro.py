@@ -22,11 +22,11 @@ from executive.hooks.context import PostRetroContext
 from executive.loop.contexts import recorded_experience, run_experiences
 from executive.untrusted import one_line
 from executive.workers.experience import listed
+from executive.workspace.bundle import SLOW_FACTOR
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.retrospective import Lesson, Retrospective
 
 OUTCOME_EVENTS = ("STEP_COMPLETED", "STEP_FAILED", "GOAL_BLOCKED")
-SLOW_FACTOR = 2.0
 
 
 @dataclass(frozen=True)

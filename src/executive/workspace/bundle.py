@@ -51,6 +51,7 @@ PROMPT_MAX_BYTES = 256 * 1024
 # A frontmatter of a hundred steps with a paragraph each fits in well under this.
 FRONTMATTER_MAX_BYTES = 64 * 1024
 FRONTMATTER_MAX_DEPTH = 8
+SLOW_FACTOR = 2.0  # a step that took over this many times its estimate is a slow one
 PLACEHOLDERS = ("prompt_file", "output_dir", "bundle_dir", "step", "attempt")
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)(.*)\Z", re.DOTALL)
 

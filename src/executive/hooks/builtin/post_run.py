@@ -24,9 +24,9 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.taxonomy import MAX_FILES
 from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
+from executive.workspace.bundle import SLOW_FACTOR
 from executive.workspace.signals import root_signal, signal_tag
 
-SLOW_FACTOR = 2.0
 MAX_WRITES = 3
 ACCOUNT_CHARS = 400
 _MARKUP = re.compile(r"^\s*(?:#{1,6}|[-*+]|\d+[.)])\s+|\*\*|`{3,}\w*")

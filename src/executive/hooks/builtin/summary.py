@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from executive.corpus.distill import unstamped
 from executive.hooks.context import FailDiagContext, PostRunContext
 from executive.memory.taxonomy import WorkerVendor
 from executive.memory.write.harvester import HarvestSummary
@@ -21,17 +22,15 @@ def payload(
     if len(text) > MAX_TEXT_CHARS:  # long paths and a long account: the memory still fits
         text = text[: MAX_TEXT_CHARS - 1] + "…"
     vendor = ctx.vendor if ctx.vendor in _VENDORS else None
-    return {
-        "text": text,
-        "app_id": ctx.work_item.app_id,
-        "run_id": ctx.harvest_run,
-        "metadata": {
-            "trigger": trigger,
-            "source": source,
-            **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
-            **{k: v for k, v in meta.items() if v is not None},
-        },
-    }
+    return unstamped(
+        text,
+        ctx.work_item.app_id,
+        ctx.harvest_run,
+        trigger=trigger,
+        source=source,
+        **({"worker_vendor": vendor} if vendor else {"actor": "executive"}),
+        **{k: v for k, v in meta.items() if v is not None},
+    )
 
 
 def harvest_summary(
