@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
-from executive.cli.root import app, emit_json, fail, load
+from executive.cli.root import JsonFlag, app, emit_json, fail, load
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home
@@ -61,7 +61,7 @@ def add(
 ) -> None:
     """Write workspace/ondeck/<slug>/PROMPT.md; the daemon picks it up on its next iteration."""
     settings = load(ctx)
-    home = _ondeck_home(settings)
+    home = _home(settings, "ondeck")
     if goal is not None and goal_file is not None:
         fail("give --goal or --goal-file, not both")
     exists = [{"builtin": "output_exists", "path": p} for p in output_exists or []]
@@ -84,15 +84,6 @@ def add(
     prose = goal_file.read_text() if goal_file else (goal or title)
     folder = _queue(home, slugify(slug or title), spec, prose, settings.worker_vendor)
     typer.echo(f"queued {folder.relative_to(home.root)}")
-
-
-def _ondeck_home(settings: Settings) -> Home:
-    home = Home(settings.home)
-    if not home.ondeck.is_dir():
-        fail(
-            f"{home.root} is not an agent home (no workspace/ondeck); run: executive init {home.root}"
-        )
-    return home
 
 
 def _frontmatter(fields: dict[str, object]) -> bundles.Frontmatter:
@@ -123,10 +114,10 @@ def _queue(
 @group.command("list")
 def list_(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Every bundle, where it is, its step and attempts, and when a backing-off one runs next."""
-    home = _home(ctx)
+    home = _home(load(ctx))
     rows = [_summary(found) for found in operator.list_bundles(home)]
     if as_json:
         emit_json(rows)
@@ -147,11 +138,11 @@ def list_(
 def show(
     ctx: typer.Context,
     slug: Annotated[str, typer.Argument(help="The bundle's folder name.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Steps, attempts, the last error's tail, Hook D's diagnosis and the last memory pack."""
     settings = load(ctx)
-    home = _home(ctx)
+    home = _home(settings)
     try:
         found = operator.find(home, slug)
     except operator.OperatorError as exc:
@@ -192,7 +183,7 @@ def retry(
     ctx: typer.Context, slug: Annotated[str, typer.Argument(help="A blocked bundle's name.")]
 ) -> None:
     """Queue a blocked bundle again, its attempts reset to zero (recorded in the work ledger)."""
-    home = _home(ctx)
+    home = _home(load(ctx))
     try:
         target = operator.retry(home, slug)
     except operator.OperatorError as exc:
@@ -205,7 +196,7 @@ def cancel(
     ctx: typer.Context, slug: Annotated[str, typer.Argument(help="A queued bundle's name.")]
 ) -> None:
     """Park a queued or in-progress bundle in blocked/ (retry brings it back)."""
-    home = _home(ctx)
+    home = _home(load(ctx))
     try:
         if status_mod.daemon_pid(home) is not None:
             operator.request_cancel(home, slug)
@@ -221,10 +212,12 @@ def cancel(
     typer.echo(f"cancelled: moved to {target.relative_to(home.root)}")
 
 
-def _home(ctx: typer.Context) -> Home:
-    home = Home(load(ctx).home)
-    if not home.workspace.is_dir():
-        fail(f"{home.root} is not an agent home (no workspace/); run: executive init {home.root}")
+def _home(settings: Settings, folder: str = "workspace") -> Home:
+    home = Home(settings.home)
+    path = getattr(home, folder)
+    if not path.is_dir():
+        missing = path.relative_to(home.root)
+        fail(f"{home.root} is not an agent home (no {missing}/); run: executive init {home.root}")
     return home
 
 

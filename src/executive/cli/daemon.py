@@ -11,7 +11,7 @@ from typing import Annotated, Any, NoReturn
 import anyio
 import typer
 
-from executive.cli.root import app, emit_json, fail, load
+from executive.cli.root import JsonFlag, app, emit_json, fail, load, load_quiet
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
@@ -86,7 +86,7 @@ def _exit_now(code: int) -> NoReturn:
 @app.command()
 def status(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonFlag = False,
     probe: Annotated[
         bool, typer.Option("--probe", help="A health check: exit 1 also when no daemon answers.")
     ] = False,
@@ -127,14 +127,10 @@ def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]
 @app.command()
 def doctor(
     ctx: typer.Context,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Check configuration, the home, git, the store and the workers; exit 1 on a failure."""
-    settings = load(ctx)
-    # Opening the store logs; stdout is the report (and --json must stay one document).
-    configure_logging(
-        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
-    )
+    settings = load_quiet(ctx)  # opening the store logs; --json must stay one document
     from executive.daemon import doctor as doctor_mod  # its checks load the engines: only here
 
     checks = doctor_mod.run_checks(settings)

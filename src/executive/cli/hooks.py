@@ -22,12 +22,11 @@ import anyio
 import typer
 from pydantic import ValidationError
 
-from executive.cli.root import app, emit_json, fail, load
+from executive.cli.root import JsonFlag, app, emit_json, fail, load, load_quiet
 from executive.daemon.status import daemon_pid
 from executive.home import Home
 from executive.hooks.context import HookContext
 from executive.hookspecs import SPECS, HookName
-from executive.logs import configure_logging
 from executive.settings import Settings
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ def run(
             help="Audit run: ignore V3_MEMORY_ENABLED and the hook's flag. A write hook really writes.",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Run one hook through the runner (gating, time limit, logging) and print its result."""
     if name not in NAMES:
@@ -96,10 +95,7 @@ def run(
     overrides: dict[str, Any] = {"skill_engine": engine} if engine else {}
     if force:
         overrides |= {"memory_enabled": True, Settings.flag_field(spec.flag): True}
-    settings = load(ctx, **overrides)
-    configure_logging(
-        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
-    )
+    settings = load_quiet(ctx, **overrides)
     home = Home(settings.home)
     pid = daemon_pid(home)
     if pid is not None and settings.store_in_home:

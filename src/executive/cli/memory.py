@@ -3,38 +3,40 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
 
 from executive import files
-from executive.cli.root import app, emit_json, fail, load
-from executive.logs import configure_logging
+from executive.cli.root import JsonFlag, app, emit_json, fail, load_quiet
+
+if TYPE_CHECKING:
+    from executive.surface.control import RemoteSurface
+    from executive.surface.operations import MemorySurface
+
+    Surface = MemorySurface | RemoteSurface
 
 mem = typer.Typer(help="Read and write memory (the executive's one surface).", no_args_is_help=True)
 app.add_typer(mem, name="mem")
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
-
-def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
+def on_surface(
+    ctx: typer.Context, use: Callable[[Surface], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
+    """What ``use`` answers on this home's surface, or exit 1 printing the surface's error."""
     # The surface (and the memory under it) loads when a `mem` command runs, not for the
     # CLI's other commands.
     from executive.surface.build import open_surface
     from executive.surface.operations import SurfaceError
 
-    settings = load(ctx)
-    # stdout carries the command's answer; log lines go to stderr.
-    configure_logging(
-        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
-    )
+    settings = load_quiet(ctx)
 
     async def run() -> dict[str, Any]:
         async with open_surface(settings) as surface:
-            return await surface.call(op, args)
+            return await use(surface)
 
     try:
         return anyio.run(run)
@@ -43,13 +45,21 @@ def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
         raise typer.Exit(1) from None
 
 
+def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    return on_surface(ctx, lambda surface: surface.call(op, args))
+
+
+def given(**args: Any) -> dict[str, Any]:
+    """The options the operator gave (None is an option left out)."""
+    return {k: v for k, v in args.items() if v is not None}
+
+
 def parse_json(raw: str, what: str) -> Any:
     # Bounded: 50,000 nested brackets or a gigabyte are refused before the parser sees them.
     try:
         return files.parse_json(raw)
     except files.JsonLimitError as exc:
-        emit_json({"ok": False, "error": f"{what} is not valid JSON: {exc}"})
-        raise typer.Exit(1) from None
+        emit_json({"ok": False, "error": f"{what} is not valid JSON: {exc}"}, failed=True)
 
 
 def payload_items(payload: str | None, batch: str | None) -> list[Any]:
@@ -59,8 +69,7 @@ def payload_items(payload: str | None, batch: str | None) -> list[Any]:
         return [parse_json(payload, "--payload")]
     items = parse_json(batch or "", "--batch")
     if not isinstance(items, list):
-        emit_json({"ok": False, "error": "--batch must be a JSON array of payloads"})
-        raise typer.Exit(1)
+        emit_json({"ok": False, "error": "--batch must be a JSON array of payloads"}, failed=True)
     return items
 
 
@@ -105,16 +114,16 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Semantic search, ranked by score; filters apply to scope and stored metadata."""
-    args = {
-        "query": query,
-        "app_id": app_id,
-        "run_id": run_id,
-        "type": type,
-        "top_k": top_k,
-        "min_confidence": min_confidence,
-        "env": env,
-    }
-    result = call(ctx, "search", {k: v for k, v in args.items() if v is not None})
+    args = given(
+        query=query,
+        app_id=app_id,
+        run_id=run_id,
+        type=type,
+        top_k=top_k,
+        min_confidence=min_confidence,
+        env=env,
+    )
+    result = call(ctx, "search", args)
     show(result, as_json, lambda r: print_records(r["results"]))
 
 
@@ -141,7 +150,7 @@ def list_(
     as_json: JsonFlag = False,
 ) -> None:
     """Every memory of this installation: complete, no silent cap."""
-    args = {k: v for k, v in {"app_id": app_id, "env": env, "file": file}.items() if v is not None}
+    args = given(app_id=app_id, env=env, file=file)
     result = call(ctx, "list", args)
     empty = "(no memories matched)" if args else "(the store is empty)"
     show(result, as_json, lambda r: print_records(r["results"], empty))
@@ -155,9 +164,7 @@ def validate(
 ) -> None:
     """Stamp defaults and list every rejection; exit 1 if any."""
     result = call(ctx, "validate", {"items": payload_items(payload, batch)})
-    emit_json(result)
-    if not result["ok"]:
-        raise typer.Exit(1)
+    emit_json(result, failed=not result["ok"])
 
 
 @mem.command()
@@ -168,9 +175,7 @@ def add(
 ) -> None:
     """Stamp, validate all, write each, confirm durable, ledger; exit 1 unless all succeeded."""
     result = call(ctx, "add", {"items": payload_items(payload, batch)})
-    emit_json(result)
-    if not result.get("ok"):
-        raise typer.Exit(1)
+    emit_json(result, failed=not result.get("ok"))
 
 
 @mem.command()
@@ -181,12 +186,7 @@ def update(
     importance: Annotated[str | None, typer.Option(help="New importance.")] = None,
 ) -> None:
     """Change a memory's text or importance (metadata is merged, not replaced)."""
-    args = {
-        k: v
-        for k, v in {"id": memory_id, "text": text, "importance": importance}.items()
-        if v is not None
-    }
-    emit_json(call(ctx, "update", args))
+    emit_json(call(ctx, "update", given(id=memory_id, text=text, importance=importance)))
 
 
 @mem.command()
@@ -206,44 +206,30 @@ def restore(
     ctx: typer.Context, file: Annotated[Path, typer.Argument(help="A snapshot JSON file.")]
 ) -> None:
     """Load a snapshot into a store that holds none of this installation's memories."""
-    result = call(ctx, "restore", {"file": str(file.resolve())})
-    emit_json(result)
+    emit_json(call(ctx, "restore", {"file": str(file.resolve())}))
 
 
 @mem.command()
 def rebuild(ctx: typer.Context) -> None:
     """Wipe this installation's memories and replay the harvest ledgers: the repository wins."""
-    from executive.surface.build import open_surface
     from executive.surface.control import RemoteSurface
     from executive.surface.maintenance import Maintenance
-    from executive.surface.operations import MemorySurface, SurfaceError
+    from executive.surface.operations import MemorySurface
 
-    settings = load(ctx)
-    configure_logging(
-        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
-    )
+    async def rebuild(surface: Surface) -> dict[str, Any]:
+        if not isinstance(surface, MemorySurface) or not sys.stdout.isatty():
+            if isinstance(surface, RemoteSurface):
+                typer.echo("rebuilding in the running daemon; its log shows the progress", err=True)
+            return await surface.call("rebuild", {})
+        with typer.progressbar(length=1, label="rebuilding", file=sys.stderr) as bar:
 
-    async def run() -> dict[str, Any]:
-        async with open_surface(settings) as surface:
-            if not isinstance(surface, MemorySurface) or not sys.stdout.isatty():
-                if isinstance(surface, RemoteSurface):
-                    typer.echo(
-                        "rebuilding in the running daemon; its log shows the progress", err=True
-                    )
-                return await surface.call("rebuild", {})
-            with typer.progressbar(length=1, label="rebuilding", file=sys.stderr) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
 
-                def progress(done: int, total: int) -> None:
-                    bar.length = total
-                    bar.update(done - bar.pos)
+            return await Maintenance(surface.runtime).rebuild(progress)
 
-                return await Maintenance(surface.runtime).rebuild(progress)
-
-    try:
-        emit_json(anyio.run(run))
-    except SurfaceError as exc:
-        emit_json(exc.as_dict())
-        raise typer.Exit(1) from None
+    emit_json(on_surface(ctx, rebuild))
 
 
 @mem.command()
@@ -253,9 +239,7 @@ def drift(
 ) -> None:
     """Compare the store with the harvest ledgers: missing, extra and changed memories."""
     result = call(ctx, "drift", {"fix": fix})
-    emit_json(result)
-    if not fix and not result.get("clean", True):
-        raise typer.Exit(1)
+    emit_json(result, failed=not fix and not result.get("clean", True))
 
 
 @mem.command()
@@ -269,9 +253,7 @@ def backfill(
     """Harvest the home's corpus: A principles, B retrospectives, C capabilities, D episodes."""
     lanes = [name.upper() for name in lane] if lane else None
     result = call(ctx, "backfill", {"lanes": lanes, "dry_run": dry_run})
-    emit_json(result)
-    if not result.get("ok", True):
-        raise typer.Exit(1)
+    emit_json(result, failed=not result.get("ok", True))
 
 
 @mem.command()
@@ -297,9 +279,7 @@ def purge(
             fail("purge deletes memories: pass --yes (no terminal to ask on)")
         typer.confirm(f"Delete every memory with {what} (recorded in the ledger)?", abort=True)
     result = call(ctx, "purge", what)
-    emit_json(result)
-    if not result.get("ok", True):
-        raise typer.Exit(1)
+    emit_json(result, failed=not result.get("ok", True))
 
 
 @mem.command()

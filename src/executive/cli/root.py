@@ -88,6 +88,15 @@ def load(ctx: typer.Context, **overrides: Any) -> Settings:
         configuration_error(exc, home)
 
 
+def load_quiet(ctx: typer.Context, **overrides: Any) -> Settings:
+    """:func:`load`, for a command whose stdout is its answer: its log lines go to stderr."""
+    settings = load(ctx, **overrides)
+    configure_logging(
+        fmt="json", level="warning", secrets=settings.secret_values(), stream=sys.stderr
+    )
+    return settings
+
+
 CONFIG_FIX = (
     "fix: correct each value where it came from (the environment wins over .env.executive), "
     "then run the command again; `executive doctor` checks every value"
@@ -139,5 +148,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-def emit_json(value: Any) -> None:
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def emit_json(value: Any, failed: bool = False) -> None:
+    """Print ``value``; exit 1 after it when ``failed``."""
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
+    if failed:
+        raise typer.Exit(1)
