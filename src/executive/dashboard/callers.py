@@ -39,10 +39,7 @@ def decode(field: str) -> Address:
     hex_ip, hex_port = field.split(":")
     words = [int(hex_ip[i : i + 8], 16) for i in range(0, len(hex_ip), 8)]
     raw = struct.pack(f"={len(words)}I", *words)
-    ip = ipaddress.ip_address(raw)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip, int(hex_port, 16)
+    return _ip(str(ipaddress.ip_address(raw))), int(hex_port, 16)
 
 
 def owner(client_host: str, client_port: int, tables: tuple[Path, ...] = TABLES) -> int | None:

@@ -34,7 +34,6 @@ class StoreFigures:
 
     pending_writes: int | None = None
     by_type: dict[str, int] = field(default_factory=dict)
-    store_open: bool = False
     queue: dict[str, int] = field(default_factory=dict)  # bundles by state, from the folders
 
 

@@ -132,7 +132,8 @@ def _duration(seconds: float) -> str:
 
 # --- bundles and packs -----------------------------------------------------------------------
 async def bundles(ctx: Context, request: Request) -> Page:
-    runs = sources.observer_runs(ctx.observer)
+    # A copy taken on the event loop: the deque may grow while the page is rendered.
+    runs = list(ctx.observer.hook_runs)
     views = await anyio.to_thread.run_sync(sources.bundles, ctx.home, runs)
     ledger = await anyio.to_thread.run_sync(sources.tail_jsonl, ctx.home.work_ledger)
     kept = {p.contract_id for p in ctx.observer.packs}
@@ -174,7 +175,7 @@ async def hook_runs(ctx: Context, request: Request) -> Page:
             if (not hook or r.hook == hook) and (not outcome or r.outcome == outcome)
         ][: ctx.observer.hook_runs.maxlen]
 
-    runs = chosen(sources.observer_runs(ctx.observer))
+    runs = chosen(list(ctx.observer.hook_runs))
     return "hooks.html", {
         "live": True,
         "runs": runs,

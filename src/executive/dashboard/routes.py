@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -33,7 +33,6 @@ from executive.settings import Settings
 from executive.workers import sandbox
 
 COOKIE = "executive_dashboard_token"
-T = TypeVar("T")
 
 
 class _TokenGate(BaseHTTPMiddleware):
@@ -67,7 +66,6 @@ class _TokenGate(BaseHTTPMiddleware):
 async def _figures(ctx: Context) -> StoreFigures:
     counts = Home(ctx.settings.home).queue_counts()
     figures = StoreFigures(
-        store_open=ctx.runtime.opened,
         queue={
             "ondeck": counts["ondeck"],
             "in_progress": sum(counts["in_progress"].values()),

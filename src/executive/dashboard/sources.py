@@ -22,7 +22,7 @@ from executive.memory.durability.shared import Member, SharedLedgers, member
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
 from executive.memory.taxonomy import MemoryType
 from executive.memory.write.ledger import HarvestLedger
-from executive.observe import HookRun, Observer
+from executive.observe import HookRun
 from executive.workspace.state import StepState, read_state
 
 # A 24/7 ledger grows without end; the pages look at its recent past only.
@@ -221,7 +221,7 @@ def browse(
     for record in records:
         if query.type and record.type != query.type:
             continue
-        if query.app and (record.app_id or record.metadata.get("app_id")) != query.app:
+        if query.app and app_of(record) != query.app:
             continue
         if query.env and record.metadata.get("env") != query.env:
             continue
@@ -265,8 +265,3 @@ async def drift(
         "missing": sum(1 for k in live if k not in stored),
         "extra": sum(1 for k in stored if k not in live) + sum(n - 1 for n in stored.values()),
     }
-
-
-def observer_runs(observer: Observer) -> list[HookRun]:
-    # A copy taken on the event loop: the deque may grow while a page is rendered.
-    return list(observer.hook_runs)
