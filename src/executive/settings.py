@@ -16,12 +16,10 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
-from executive.config.dashboard import Dashboard
 from executive.config.derived import Derived
 from executive.config.flags import Flag, MemoryGates, MemorySwitches
-from executive.config.limits import WorkerLimits
 from executive.config.rules import Rules
-from executive.config.shared import SharedStore
+from executive.config.sections import Dashboard, SharedStore, WorkerLimits
 from executive.config.sources import SettingsError as SettingsError  # importable from here
 from executive.config.sources import Sources, alias
 

@@ -60,7 +60,7 @@ class Rules(BaseSettings):
         mem0_api_key: SecretStr | None
         outputs: Path
 
-    @field_validator("sandbox_writable", "sandbox_hide", check_fields=False)
+    @field_validator("sandbox_writable", "sandbox_hide", "peer_homes", check_fields=False)
     @classmethod
     def _absolute_folders(cls, value: str) -> str:
         relative = [p for p in split(value) if not Path(p).expanduser().is_absolute()]
@@ -81,14 +81,6 @@ class Rules(BaseSettings):
             ("postgresql://", "postgres://")
         ):
             raise ValueError("must be a postgresql:// URL")
-        return value
-
-    @field_validator("peer_homes", check_fields=False)
-    @classmethod
-    def _peer_folders(cls, value: str) -> str:
-        relative = [p for p in split(value) if not Path(p).expanduser().is_absolute()]
-        if relative:
-            raise ValueError(f"must be absolute folders: {', '.join(relative)}")
         return value
 
     @field_validator("user_id", "cohort", "executive_name", check_fields=False)

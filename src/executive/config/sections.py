@@ -1,0 +1,88 @@
+"""Groups of variables declared apart: the store shared by several executives (Postgres), the
+dashboard's, and a worker's limits.
+
+:class:`executive.settings.Settings` inherits each; the env template lists each in a section of
+its own. Which of a worker's limits hold on a host is :mod:`executive.workers.limits`' to say
+(``executive doctor`` prints it).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings
+
+from executive.config.flags import Flag
+
+
+class SharedStore(BaseSettings):
+    store_url: SecretStr | None = Field(
+        None,
+        validation_alias="EXECUTIVE_STORE_URL",
+        description="with EXECUTIVE_STORE=postgres: the database, postgresql://USER:PASSWORD@HOST:5432/DB?sslmode=verify-full (a secret: never logged)",
+    )
+    store_pool_size: int = Field(
+        4,
+        ge=1,
+        le=32,
+        validation_alias="EXECUTIVE_STORE_POOL_SIZE",
+        description="with EXECUTIVE_STORE=postgres: most connections this process holds",
+    )
+    executive_name: str | None = Field(
+        None,
+        max_length=64,
+        validation_alias="EXECUTIVE_NAME",
+        description="this executive's name, recorded on every memory it writes (default: the home folder's name)",
+    )
+    peer_homes: str = Field(
+        "",
+        validation_alias="EXECUTIVE_PEER_HOMES",
+        description="comma-separated homes of the other executives sharing this store: rebuild replays, and drift compares with, the union of every home's harvest ledgers",
+    )
+
+
+class Dashboard(BaseSettings):
+    dashboard: Flag = Field(
+        True,
+        validation_alias="EXECUTIVE_DASHBOARD",
+        description="serve the read-only dashboard, /metrics and /healthz from the daemon",
+    )
+    dashboard_token: SecretStr | None = Field(
+        None,
+        validation_alias="EXECUTIVE_DASHBOARD_TOKEN",
+        description="bearer token every dashboard request must carry (required off loopback)",
+    )
+    # After the flag and the token: its rule (off loopback, a token) reads them, and is then
+    # reported with every other bad value at once, by name.
+    dashboard_bind: str = Field(
+        "127.0.0.1:8377",
+        validation_alias="EXECUTIVE_DASHBOARD_BIND",
+        description="HOST:PORT of the dashboard; anything but loopback needs EXECUTIVE_DASHBOARD_TOKEN",
+    )
+    dashboard_refresh_seconds: int = Field(
+        5,
+        ge=1,
+        le=3600,
+        validation_alias="EXECUTIVE_DASHBOARD_REFRESH_SECONDS",
+        description="how often an open dashboard page refreshes itself in place",
+    )
+
+
+class WorkerLimits(BaseSettings):
+    worker_max_processes: int = Field(
+        512,
+        ge=8,
+        validation_alias="EXECUTIVE_WORKER_MAX_PROCESSES",
+        description="most processes (threads count) a worker's or verifier's tree may have at once",
+    )
+    worker_file_max_bytes: int = Field(
+        1024**3,
+        ge=1024 * 1024,
+        validation_alias="EXECUTIVE_WORKER_FILE_MAX_BYTES",
+        description="largest file a worker may write (a sandbox's /tmp holds this much in all)",
+    )
+    worker_log_max_bytes: int = Field(
+        16 * 1024 * 1024,
+        ge=4096,
+        validation_alias="EXECUTIVE_WORKER_LOG_MAX_BYTES",
+        description="most bytes of a worker's output kept in its run log; past it one marker line, the rest dropped",
+    )
