@@ -6,6 +6,7 @@ harvester's gate so no harvest write lands in the middle of a rebuild or a resto
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,6 @@ class Maintenance:
             return "the embedded store was never opened"
         return None
 
-    def _off(self) -> dict[str, Any] | None:
-        return skipped_when_off(self.runtime.settings)
-
     def _trusted(self) -> TrustedRules:
         """What constitution.md and the spec files (this home's and its peers') hold now."""
         try:
@@ -52,7 +50,7 @@ class Maintenance:
             raise SurfaceError(f"cannot read the files principles come from: {exc}") from exc
 
     async def snapshot(self) -> dict[str, Any]:
-        if (off := self._off()) is not None:
+        if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         home = self.runtime.home
         result = await snapshots.take(
@@ -75,7 +73,7 @@ class Maintenance:
             return False
 
     async def restore(self, file: str) -> dict[str, Any]:
-        if (off := self._off()) is not None:
+        if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         try:
             document = snapshots.load(Path(file))
@@ -87,7 +85,7 @@ class Maintenance:
             raise SurfaceError(str(exc)) from exc
 
     async def rebuild(self, progress: rebuilding.Progress | None = None) -> dict[str, Any]:
-        if (off := self._off()) is not None:
+        if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         store = await self.runtime.store()
         try:
@@ -105,7 +103,7 @@ class Maintenance:
         store = await self.runtime.store()
         trusted = self._trusted()
         if fix:
-            if (off := self._off()) is not None:
+            if (off := skipped_when_off(self.runtime.settings)) is not None:
                 return off
             try:
                 return await drifting.fix_drift(
@@ -125,7 +123,7 @@ class Maintenance:
         app_id: str | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        if (off := self._off()) is not None:
+        if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         try:  # this installation's memories only: another's may share the store
             mine = rebuilding.installation(self.runtime.settings.user_id, "purge")
@@ -137,11 +135,8 @@ class Maintenance:
             if not (env or cohort or app_id):
                 raise SurfaceError("purge needs --env, --cohort or --app-id")
             matching = await store.list(where)
-            by_type: dict[str, int] = {}
-            for record in matching:
-                kind = str(record.metadata.get("type", "unknown"))
-                by_type[kind] = by_type.get(kind, 0) + 1
-            return {"dry_run": True, "would_delete": len(matching), "by_type": by_type}
+            by_type = Counter(str(r.metadata.get("type", "unknown")) for r in matching)
+            return {"dry_run": True, "would_delete": len(matching), "by_type": dict(by_type)}
         try:
             what = ", ".join(
                 f"{k}={v}" for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v

@@ -186,11 +186,8 @@ class MemorySurface:
             problems += [{"item": index, "field": r.field, "reason": r.reason} for r in rejections]
         return {"ok": not problems, "total": len(items), "rejections": problems}
 
-    def _disabled(self) -> dict[str, Any] | None:
-        return skipped_when_off(self.runtime.settings)
-
     async def add(self, items: list[Any]) -> dict[str, Any]:
-        if (skipped := self._disabled()) is not None:
+        if (skipped := skipped_when_off(self.runtime.settings)) is not None:
             return skipped
         if not items:
             raise SurfaceError("nothing to add")
@@ -198,15 +195,13 @@ class MemorySurface:
         try:
             summary = await harvester.add(items, actor="cli")
         except Rejected as exc:
-            raise SurfaceError(
-                "rejected: nothing was written", _rejections(exc.rejections)
-            ) from exc
+            raise _rejected(exc) from exc
         return summary.as_dict()
 
     async def update(
         self, id: str, text: str | None = None, importance: str | None = None
     ) -> dict[str, Any]:
-        if (skipped := self._disabled()) is not None:
+        if (skipped := skipped_when_off(self.runtime.settings)) is not None:
             return skipped
         if text is None and importance is None:
             raise SurfaceError("update needs --text or --importance")
@@ -226,13 +221,11 @@ class MemorySurface:
                 actor="cli",
             )
         except Rejected as exc:
-            raise SurfaceError(
-                "rejected: nothing was written", _rejections(exc.rejections)
-            ) from exc
+            raise _rejected(exc) from exc
         return {"ok": True, "id": id, "updated": record_dict(updated)}
 
     async def delete(self, id: str) -> dict[str, Any]:
-        if (skipped := self._disabled()) is not None:
+        if (skipped := skipped_when_off(self.runtime.settings)) is not None:
             return skipped
         record = await self.resolve(id)
         harvester = await self.runtime.harvester()
@@ -241,9 +234,10 @@ class MemorySurface:
         return {"ok": True, "id": record.id, "deleted": True}
 
 
-def _rejections(rejections: list[Rejection]) -> list[dict[str, Any]]:
+def _rejected(exc: Rejected) -> SurfaceError:
+    """The harvester's rejections, each naming its item and field."""
     out = []
-    for r in rejections:
+    for r in exc.rejections:
         field, item = r.field, None
         if field.startswith("[") and "]." in field:
             index, field = field[1:].split("].", 1)
@@ -251,4 +245,4 @@ def _rejections(rejections: list[Rejection]) -> list[dict[str, Any]]:
         out.append(
             {"field": field, "reason": r.reason, **({"item": item} if item is not None else {})}
         )
-    return out
+    return SurfaceError("rejected: nothing was written", out)
