@@ -166,24 +166,29 @@ class Home:
             folder.mkdir(parents=True, exist_ok=True)
 
     def ensure_state(self) -> None:
-        """``.state/``, mode 0700: made if missing, refused unless a real folder of ours.
-
-        It holds the socket, the pids and the store. A link planted in its place would have
-        the daemon chmod (and write into) whatever it points at, so nothing is followed.
-        """
+        """``.state/``, which holds the socket, the pids and the store (see :func:`private_folder`)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            self.state.mkdir(mode=0o700)
-        info = self.state.lstat()
-        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-            raise UnsafeHome(f"{self.state} is not a plain folder (a symbolic link?); refusing it")
-        if info.st_uid != os.getuid():
-            raise UnsafeHome(f"{self.state} belongs to uid {info.st_uid}, not to this user")
-        fd = os.open(self.state, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            os.fchmod(fd, 0o700)
-        finally:
-            os.close(fd)
+        private_folder(self.state)
+
+
+def private_folder(folder: Path) -> None:
+    """``folder``, mode 0700: made if missing, refused unless a real folder of ours.
+
+    A link planted in its place would have the daemon chmod (and write into) whatever it
+    points at, so nothing is followed.
+    """
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    info = folder.lstat()
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise UnsafeHome(f"{folder} is not a plain folder (a symbolic link?); refusing it")
+    if info.st_uid != os.getuid():
+        raise UnsafeHome(f"{folder} belongs to uid {info.st_uid}, not to this user")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 class UnsafeHome(RuntimeError):

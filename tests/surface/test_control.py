@@ -18,7 +18,8 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from executive import peers
-from executive.surface.control import RemoteSurface, UnsafeSocketFolder, ensure_folder, serve
+from executive.home import UnsafeHome, private_folder
+from executive.surface.control import RemoteSurface, serve
 from executive.surface.operations import SurfaceError
 from executive.workers import sandbox
 
@@ -55,7 +56,7 @@ async def _serving(path: Path, surface: Recorder, body) -> Any:
 
 def test_the_socket_folder_is_made_private(tmp_path):
     folder = tmp_path / ".state"
-    ensure_folder(folder)
+    private_folder(folder)
     assert stat.S_IMODE(folder.lstat().st_mode) == 0o700
 
 
@@ -64,22 +65,22 @@ def test_a_planted_symlink_for_the_folder_is_refused_and_its_target_left_alone(t
     target.mkdir(mode=0o755)
     target.chmod(0o755)
     (tmp_path / ".state").symlink_to(target)
-    with pytest.raises(UnsafeSocketFolder, match="not a plain folder"):
-        ensure_folder(tmp_path / ".state")
+    with pytest.raises(UnsafeHome, match="not a plain folder"):
+        private_folder(tmp_path / ".state")
     assert stat.S_IMODE(target.stat().st_mode) == 0o755
 
 
 def test_a_file_or_another_users_folder_is_refused(tmp_path):
     (tmp_path / "file").write_text("x")
-    with pytest.raises(UnsafeSocketFolder):
-        ensure_folder(tmp_path / "file")
+    with pytest.raises(UnsafeHome):
+        private_folder(tmp_path / "file")
     if os.geteuid() != 0:
         pytest.skip("making a folder of another user needs root")
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     os.chown(theirs, 65534, 65534)
-    with pytest.raises(UnsafeSocketFolder, match="belongs to uid 65534"):
-        ensure_folder(theirs)
+    with pytest.raises(UnsafeHome, match="belongs to uid 65534"):
+        private_folder(theirs)
 
 
 async def test_a_deep_home_keeps_its_socket_under_state(tmp_path):
@@ -101,7 +102,7 @@ async def test_something_else_at_the_socket_path_is_not_replaced(tmp_path):
     (tmp_path / ".state").mkdir(mode=0o700)
     path = tmp_path / ".state" / "executive.sock"
     path.write_text("not a socket")
-    with pytest.raises(UnsafeSocketFolder, match="not a socket"):
+    with pytest.raises(UnsafeHome, match="not a socket"):
         await serve(Recorder(), path)  # type: ignore[arg-type]
     assert path.read_text() == "not a socket"
 

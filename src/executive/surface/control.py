@@ -32,6 +32,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from executive import peers
 from executive.files import parse_json
+from executive.home import UnsafeHome, private_folder
 from executive.logs import get_logger
 from executive.surface.operations import MemorySurface, SurfaceError
 from executive.unixpath import address
@@ -46,32 +47,12 @@ MAX_DRAIN = 16 * 1024 * 1024
 PRINCIPLE = "principle"
 
 
-class UnsafeSocketFolder(RuntimeError):
-    """No safe place for the socket; the message names the folder and the problem."""
-
-
-def ensure_folder(folder: Path) -> None:
-    """Make ``folder`` (mode 0700) unless it exists; refuse it unless it is a real folder of ours."""
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700)
-    info = folder.lstat()
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise UnsafeSocketFolder(f"{folder} is not a plain folder (a link?); refusing the socket")
-    if info.st_uid != os.getuid():
-        raise UnsafeSocketFolder(f"{folder} belongs to uid {info.st_uid}; refusing the socket")
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    try:
-        os.fchmod(fd, 0o700)
-    finally:
-        os.close(fd)
-
-
 def _prepare(path: Path) -> None:
     """A safe folder, and no stale socket in the way (anything else there is refused)."""
-    ensure_folder(path.parent)
+    private_folder(path.parent)
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise UnsafeSocketFolder(f"{path} exists and is not a socket; refusing to replace it")
+            raise UnsafeHome(f"{path} exists and is not a socket; refusing to replace it")
         path.unlink()
 
 
