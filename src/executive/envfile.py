@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices
-
+from executive.config.sources import aliases
 from executive.hookspecs import ROLL_OUT, SPECS
 from executive.settings import Settings, variable_names
 
@@ -71,11 +70,6 @@ _SECTIONS: list[tuple[str, list[str]]] = [
 ]
 
 
-def _alias(name: str) -> str:
-    alias = Settings.model_fields[name].validation_alias
-    return str(alias.choices[0] if isinstance(alias, AliasChoices) else alias)
-
-
 def _default_text(name: str) -> str:
     info = Settings.model_fields[name]
     default: Any = info.get_default(call_default_factory=False)
@@ -95,7 +89,7 @@ _TEMPLATE_VALUES = {"V3_MEMORY_ENABLED": "false"}
 def render_env(values: Mapping[str, str] | None = None) -> str:
     """Every variable with a one-line comment; ``values`` overrides the defaults shown."""
     chosen = {**_TEMPLATE_VALUES, **(values or {})}
-    by_alias = {_alias(name): name for name in Settings.model_fields}
+    by_alias = {aliases(f.validation_alias)[0]: name for name, f in Settings.model_fields.items()}
     placed: set[str] = set()
     blocks: list[str] = []
     sections = [*_SECTIONS, ("Everything else, grouped as in settings.py.", [])]

@@ -96,7 +96,7 @@ def check_home(settings: Settings) -> list[Check]:
 def check_memory_config(settings: Settings) -> list[Check]:
     if not settings.hooks_master_on:
         return [Check("memory", True, "memory hooks off (V3_MEMORY_ENABLED is not true)")]
-    checks = [
+    return [
         Check(
             "V3_MEM0_USER_ID",
             settings.user_id is not None,
@@ -104,7 +104,6 @@ def check_memory_config(settings: Settings) -> list[Check]:
             "" if settings.user_id else "set V3_MEM0_USER_ID in .env.executive",
         )
     ]
-    return checks
 
 
 def check_postgres(settings: Settings) -> list[Check]:
@@ -183,19 +182,17 @@ def check_llm_engine(settings: Settings) -> list[Check]:
 def check_env_keys(settings: Settings) -> list[Check]:
     """Misspelt keys in ``.env.executive``: a warning naming the closest real variable."""
     env_file = Home(settings.home).env_file
-    checks = []
-    for key, close in unknown_keys(env_file):
-        checks.append(
-            Check(
-                f"unknown key {key}",
-                False,
-                f"{env_file} sets {key}, which no setting reads"
-                + (f"; did you mean {close}?" if close else ""),
-                f"rename it to {close}" if close else "remove it",
-                warning=True,
-            )
+    return [
+        Check(
+            f"unknown key {key}",
+            False,
+            f"{env_file} sets {key}, which no setting reads"
+            + (f"; did you mean {close}?" if close else ""),
+            f"rename it to {close}" if close else "remove it",
+            warning=True,
         )
-    return checks
+        for key, close in unknown_keys(env_file)
+    ]
 
 
 def check_store(settings: Settings) -> list[Check]:
