@@ -27,7 +27,7 @@ def run(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.Complet
         text=True,
         check=False,
         env={
-            "PATH": _path(),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(Path.home()),
             "GIT_TERMINAL_PROMPT": "0",
             "LC_ALL": "C",
@@ -77,7 +77,3 @@ def commit(path: Path, paths: list[Path], message: str) -> bool:
         path,
     )
     return True
-
-
-def _path() -> str:
-    return os.environ.get("PATH", "/usr/bin:/bin")

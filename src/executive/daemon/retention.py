@@ -8,6 +8,7 @@ root. Active bundles' output folders and the newest snapshot are never candidate
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -37,14 +38,10 @@ class Plan:
     outputs: list[Path] = field(default_factory=list)
 
     def paths(self) -> list[Path]:
-        return [*self.worker_logs, *self.snapshots, *self.outputs]
+        return [path for paths in vars(self).values() for path in paths]
 
     def counts(self) -> dict[str, int]:
-        return {
-            "worker_logs": len(self.worker_logs),
-            "snapshots": len(self.snapshots),
-            "outputs": len(self.outputs),
-        }
+        return {kind: len(paths) for kind, paths in vars(self).items()}
 
 
 def plan(home: Home, outputs: Path, limits: Limits, now: datetime) -> Plan:
@@ -53,12 +50,11 @@ def plan(home: Home, outputs: Path, limits: Limits, now: datetime) -> Plan:
     result = Plan()
     if limits.worker_logs_days:
         cutoff = today - timedelta(days=limits.worker_logs_days)
-        result.worker_logs = [p for p in _dated(home.worker_logs) if _day(p) < cutoff]
+        result.worker_logs = [p for day, p in _dated(home.worker_logs) if day < cutoff]
     if limits.snapshots_days:
         cutoff = today - timedelta(days=limits.snapshots_days)
-        snapshots = sorted(_dated(home.snapshots), key=_day)
         # The newest snapshot is the one a restore would use: never pruned, however old.
-        result.snapshots = [p for p in snapshots[:-1] if _day(p) < cutoff]
+        result.snapshots = [p for day, p in _dated(home.snapshots)[:-1] if day < cutoff]
     if limits.outputs_days:
         cutoff_ts = (now - timedelta(days=limits.outputs_days)).timestamp()
         active = _active_slugs(home)
@@ -99,22 +95,15 @@ def _children(folder: Path) -> list[Path]:
         return []
 
 
-def _dated(folder: Path) -> list[Path]:
-    return [p for p in _children(folder) if _DAY.match(p.name) and _parse(p.name) is not None]
-
-
-def _parse(name: str) -> date | None:
-    match = _DAY.match(name)
-    try:
-        return date.fromisoformat(match.group(1)) if match else None
-    except ValueError:
-        return None
-
-
-def _day(path: Path) -> date:
-    parsed = _parse(path.name)
-    assert parsed is not None  # _dated keeps only names that parse
-    return parsed
+def _dated(folder: Path) -> list[tuple[date, Path]]:
+    """The entries whose names start with a real date, oldest first, each with its date."""
+    found = []
+    for path in _children(folder):
+        match = _DAY.match(path.name)
+        with contextlib.suppress(ValueError):  # 2026-13-45 has the shape of a date only
+            if match:
+                found.append((date.fromisoformat(match.group(1)), path))
+    return sorted(found)
 
 
 def _active_slugs(home: Home) -> set[str]:
