@@ -57,6 +57,3 @@ class Notifier:
             return False
         self._stopping_sent = True
         return self.send("STOPPING=1")
-
-    def status(self, text: str) -> bool:
-        return self.send(f"STATUS={text}")
