@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -131,14 +132,12 @@ def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -
 def _log_format(home: Path) -> str:
     """EXECUTIVE_LOG_FORMAT as the environment or the home's file says it; ``auto`` when it is
     unset or is itself the bad value."""
+    from dotenv import dotenv_values  # pydantic-settings' own reader of env files
+
     value = os.environ.get("EXECUTIVE_LOG_FORMAT")
     if value is None:
-        try:
-            lines = env_file_for(home).read_text(errors="replace").splitlines()
-        except OSError:
-            lines = []
-        found = [x.split("=", 1)[1] for x in lines if x.startswith("EXECUTIVE_LOG_FORMAT=")]
-        value = found[-1] if found else None
+        with contextlib.suppress(OSError, ValueError):  # unreadable, or not UTF-8
+            value = dotenv_values(env_file_for(home)).get("EXECUTIVE_LOG_FORMAT")
     value = (value or "").strip().strip("'\"")
     return value if value in ("json", "console") else "auto"
 

@@ -114,7 +114,7 @@ def unhealthy(report: dict[str, Any]) -> bool:
     return isinstance(health, dict) and health.get("ok") is False
 
 
-def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def gather(settings: Settings) -> dict[str, Any]:
     """The view from the files: what ``.env.executive`` says now, queue, ledgers."""
     home = Home(settings.home)
     pid = daemon_pid(home)
@@ -138,7 +138,6 @@ def gather(settings: Settings, extra: dict[str, Any] | None = None) -> dict[str,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
         "pending_writes": len(HarvestLedger(home.harvest_runs).state().pending()),
         "recent_iterations": recent_iterations(home),
-        **(extra or {}),
     }
 
 

@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 
 WIDTH, HEIGHT = 640, 220
 LEFT, RIGHT, TOP, BOTTOM = 48, 130, 12, 28
+PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 # Distinguishable colours (Okabe-Ito), cycled by series.
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442"]
 
@@ -45,11 +46,10 @@ def _nice_top(top: float, counts: bool) -> float:
 
 
 def _y_axis(top: float, unit: str) -> list[str]:
-    plot_h = HEIGHT - TOP - BOTTOM
     parts = []
     for i in range(5):
         value = top * i / 4
-        y = TOP + plot_h - plot_h * i / 4
+        y = TOP + PLOT_H - PLOT_H * i / 4
         parts.append(
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
             f'<text x="{LEFT - 4}" y="{y + 4:.1f}" text-anchor="end">{value:.3g}{escape(unit)}</text>'
@@ -80,12 +80,11 @@ def lines(
     t1 = max(t for t, _ in points).timestamp()
     span = (t1 - t0) or 1.0
     top = _nice_top(max(v for _, v in points), all(isinstance(v, int) for _, v in points))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     body = _y_axis(top, unit)
     for i, (name, values) in enumerate(series.items()):
         coords = " ".join(
-            f"{LEFT + plot_w * (t.timestamp() - t0) / span:.1f},"
-            f"{TOP + plot_h - plot_h * v / top:.1f}"
+            f"{LEFT + PLOT_W * (t.timestamp() - t0) / span:.1f},"
+            f"{TOP + PLOT_H - PLOT_H * v / top:.1f}"
             for t, v in sorted(values)
         )
         colour = COLOURS[i % len(COLOURS)]
@@ -110,8 +109,7 @@ def bars(title: str, groups: Mapping[str, Mapping[int, int]], x_label: str = "")
     if not xs:
         return _empty(title)
     top = _nice_top(max(n for g in groups.values() for n in g.values()), counts=True)
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    slot = plot_w / len(xs)
+    slot = PLOT_W / len(xs)
     bar_w = slot * 0.8 / max(1, len(groups))
     body = _y_axis(top, "")
     for j, x in enumerate(xs):
@@ -121,10 +119,10 @@ def bars(title: str, groups: Mapping[str, Mapping[int, int]], x_label: str = "")
         )
         for i, (name, counts) in enumerate(groups.items()):
             n = counts.get(x, 0)
-            h = plot_h * n / top
+            h = PLOT_H * n / top
             body.append(
                 f'<rect x="{LEFT + slot * j + slot * 0.1 + bar_w * i:.1f}" '
-                f'y="{TOP + plot_h - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
+                f'y="{TOP + PLOT_H - h:.1f}" width="{bar_w:.1f}" height="{h:.1f}" '
                 f'fill="{COLOURS[i % len(COLOURS)]}" data-series="{escape(name)}">'
                 f"<title>{escape(name)}: {n} at {x}</title></rect>"
             )
