@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from executive.dates import parse_instant
-from executive.home import PRIORITIES, Home
+from executive.home import Home
 from executive.hookspecs import HookName
 from executive.memory.durability.shared import Member, SharedLedgers, member
 from executive.memory.store.base import Filter, MemoryRecord, ReadView
 from executive.memory.taxonomy import MemoryType
 from executive.memory.write.ledger import HarvestLedger
 from executive.observe import HookRun
-from executive.workspace.state import StepState, read_state
+from executive.workspace import operator
+from executive.workspace.state import StepState
 
 # A 24/7 ledger grows without end; the pages look at its recent past only.
 TAIL_BYTES = 4 * 1024 * 1024
@@ -79,17 +80,6 @@ class BundleView:
         return errors[-1] if errors else ""
 
 
-def _lifecycle(home: Home) -> list[tuple[str, Path]]:
-    places = [("ondeck", home.ondeck)]
-    places += [(p, home.priority_dir(p)) for p in PRIORITIES]
-    places += [("completed", home.completed), ("blocked", home.blocked)]
-    found = []
-    for name, root in places:
-        if root.is_dir():
-            found += [(name, p) for p in sorted(root.iterdir()) if p.is_dir()]
-    return found
-
-
 def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
     ledger = tail_jsonl(home.work_ledger)
     spawns: dict[str, list[dict[str, Any]]] = {}
@@ -97,12 +87,9 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
         if event.get("event") == "STEP_STARTED" and isinstance(event.get("bundle"), str):
             spawns.setdefault(event["bundle"], []).append(event)
     views = []
-    for place, folder in _lifecycle(home):
-        try:
-            state = read_state(folder)
-        except ValueError:
-            state = None
-        slug = state.slug if state else folder.name
+    for found in operator.list_bundles(home):
+        state = found.state
+        slug = state.slug if state else found.slug
         diagnosis = next(
             (
                 r
@@ -114,8 +101,8 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
         views.append(
             BundleView(
                 slug=slug,
-                title=state.title if state else folder.name,
-                folder=place,
+                title=state.title if state else found.slug,
+                folder=found.where,
                 status=state.status if state else "queued",
                 steps=state.steps if state else [],
                 spawns=spawns.get(slug, []),
