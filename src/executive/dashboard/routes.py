@@ -27,7 +27,6 @@ from executive.dashboard import health, pages, sources
 from executive.dashboard.callers import AccountGate
 from executive.dashboard.context import Context
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
-from executive.home import Home
 from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
@@ -64,15 +63,8 @@ class _TokenGate(BaseHTTPMiddleware):
 
 
 async def _figures(ctx: Context) -> StoreFigures:
-    counts = Home(ctx.settings.home).queue_counts()
-    figures = StoreFigures(
-        queue={
-            "ondeck": counts["ondeck"],
-            "in_progress": sum(counts["in_progress"].values()),
-            "blocked": counts["blocked"],
-            "completed": counts["completed"],
-        },
-    )
+    counts = ctx.home.queue_counts()
+    figures = StoreFigures(queue={**counts, "in_progress": sum(counts["in_progress"].values())})
     try:
         figures.pending_writes = ctx.runtime.pending_writes()
     except (OSError, ValueError):
