@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from executive import __version__
-from executive.config.sources import env_file_for, resolve_home
+from executive.config.sources import resolve_home
 from executive.home import Home
 from executive.logs import configure_logging
 from executive.redact import scrub
@@ -137,7 +137,7 @@ def _log_format(home: Path) -> str:
     value = os.environ.get("EXECUTIVE_LOG_FORMAT")
     if value is None:
         with contextlib.suppress(OSError, ValueError):  # unreadable, or not UTF-8
-            value = dotenv_values(env_file_for(home)).get("EXECUTIVE_LOG_FORMAT")
+            value = dotenv_values(Home(home).env_file).get("EXECUTIVE_LOG_FORMAT")
     value = (value or "").strip().strip("'\"")
     return value if value in ("json", "console") else "auto"
 

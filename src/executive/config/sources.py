@@ -15,6 +15,8 @@ from typing import Any, Self
 from pydantic import AliasChoices, BaseModel, SecretStr, ValidationError
 from pydantic_settings import BaseSettings
 
+from executive.home import Home
+
 ENV_FILE_NAME = ".env.executive"
 
 
@@ -55,10 +57,6 @@ class SettingsError(Exception):
         return "\n".join(lines)
 
 
-def env_file_for(home: Path) -> Path:
-    return home / ENV_FILE_NAME
-
-
 def resolve_home(home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
     """The agent home: an explicit argument, then EXECUTIVE_HOME / AGENT_PATH, then the cwd."""
     env = os.environ if environ is None else environ
@@ -82,7 +80,7 @@ class Sources(BaseSettings):
         Raises :class:`SettingsError` naming every bad variable, its value and why.
         """
         root = resolve_home(home)
-        env_file = env_file_for(root)
+        env_file = Home(root).env_file
         try:
             return cls(
                 _env_file=env_file if env_file.is_file() else None,
