@@ -51,10 +51,6 @@ def unregister(pid: int) -> None:
     _workers.discard(pid)
 
 
-def workers() -> frozenset[int]:
-    return frozenset(_workers)
-
-
 _starting = 0  # workers being started, not yet registered
 _started: anyio.Event | None = None  # set when none is
 
@@ -135,7 +131,7 @@ def judge(peer: Peer) -> str | None:
         return f"peer environment unreadable: {exc.strerror}"
     if any(v.startswith(WORKER_MARK) for v in environ):
         return "peer carries a worker's run mark (GOAL_CONTRACT) in its environment"
-    live = workers()
+    live = frozenset(_workers)
     pid: int | None = peer.pid
     seen = 0
     while pid is not None and pid > 1 and seen < 256:
