@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from executive.dashboard.context import Context
+from executive.dashboard.pages import Context
 from executive.dashboard.routes import build_app
 from executive.dashboard.server import service
 

@@ -7,9 +7,10 @@ more. Store reads go through the read view only; a store that fails is shown, no
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -19,15 +20,45 @@ from starlette.responses import HTMLResponse, Response
 
 import executive
 from executive.dashboard import charts, health, sources
+from executive.home import Home
 from executive.hookspecs import HookName
 from executive.memory.read import plan
 from executive.memory.read.reader import Reader, Scope
+from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, StoreError
-from executive.observe import HookRun
+from executive.observe import HookRun, Observer
 from executive.redact import scrub
+from executive.settings import Settings
 
-if TYPE_CHECKING:
-    from executive.dashboard.context import Context
+T = TypeVar("T")
+# Figures that list the whole store are computed at most this often, however many tabs
+# refresh and however often Prometheus scrapes: the store's one thread also serves the hooks.
+STORE_FIGURES_SECONDS = 15.0
+
+
+@dataclass
+class Context:
+    """What every page and probe reads. ``status`` is the daemon's own report (``executive status``)."""
+
+    settings: Settings
+    observer: Observer
+    runtime: MemoryRuntime
+    status: Callable[[], dict[str, Any]]
+    _cache: dict[str, tuple[float, Any]] = field(default_factory=dict)
+
+    async def cached(self, key: str, compute: Callable[[], Awaitable[T]]) -> T:
+        now = time.monotonic()
+        hit = self._cache.get(key)
+        if hit is not None and now - hit[0] < STORE_FIGURES_SECONDS:
+            return cast(T, hit[1])
+        value = await compute()
+        self._cache[key] = (now, value)
+        return value
+
+    @property
+    def home(self) -> Home:
+        return Home(self.settings.home)
+
 
 Page = tuple[str, dict[str, Any]]
 Handler = Callable[["Context", Request], Awaitable[Page]]

@@ -25,8 +25,8 @@ from starlette.staticfiles import StaticFiles
 
 from executive.dashboard import health, pages, sources
 from executive.dashboard.callers import AccountGate
-from executive.dashboard.context import Context
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
+from executive.dashboard.pages import Context
 from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
