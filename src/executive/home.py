@@ -15,92 +15,51 @@ from typing import Any
 PRIORITIES = ("P0", "P1", "P2", "P3", "P4")
 
 
+class _Under:
+    """A path of the layout: ``name`` under another path of it (``root``, ``workspace`` ...)."""
+
+    def __init__(self, parent: str, name: str) -> None:
+        self.parent, self.name = parent, name
+
+    def __get__(self, home: Home, owner: type[Home] | None = None) -> Path:
+        return Path(getattr(home, self.parent)) / self.name
+
+
 @dataclass(frozen=True)
 class Home:
     root: Path
 
     # --- authored by people ---------------------------------------------------------------
-    @property
-    def env_file(self) -> Path:
-        return self.root / ".env.executive"
-
-    @property
-    def constitution(self) -> Path:
-        return self.root / "constitution.md"
-
-    @property
-    def capabilities(self) -> Path:
-        return self.root / "capabilities.yml"
+    env_file = _Under("root", ".env.executive")
+    constitution = _Under("root", "constitution.md")
+    capabilities = _Under("root", "capabilities.yml")
 
     # --- the workspace ----------------------------------------------------------------------
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    @property
-    def ondeck(self) -> Path:
-        return self.workspace / "ondeck"
-
-    @property
-    def in_progress(self) -> Path:
-        return self.workspace / "in-progress"
+    workspace = _Under("root", "workspace")
+    ondeck = _Under("workspace", "ondeck")
+    in_progress = _Under("workspace", "in-progress")
+    completed = _Under("workspace", "completed")
+    blocked = _Under("workspace", "blocked")
+    needs_you = _Under("workspace", "needs-you.md")
 
     def priority_dir(self, priority: str) -> Path:
         return self.in_progress / priority
 
-    @property
-    def completed(self) -> Path:
-        return self.workspace / "completed"
-
-    @property
-    def blocked(self) -> Path:
-        return self.workspace / "blocked"
-
-    @property
-    def needs_you(self) -> Path:
-        return self.workspace / "needs-you.md"
-
     # --- ledgers and learning (committed) -----------------------------------------------------
-    @property
-    def ledgers(self) -> Path:
-        return self.root / "ledgers"
-
-    @property
-    def work_ledger(self) -> Path:
-        return self.ledgers / "work-ledger.jsonl"
-
-    @property
-    def harvest_runs(self) -> Path:
-        return self.ledgers / "harvest-runs"
-
-    @property
-    def worker_logs(self) -> Path:
-        return self.ledgers / "worker-logs"
-
-    @property
-    def retrospectives(self) -> Path:
-        return self.root / "learning" / "retrospectives"
-
-    @property
-    def snapshots(self) -> Path:
-        return self.root / "memory" / "snapshots"
+    ledgers = _Under("root", "ledgers")
+    work_ledger = _Under("ledgers", "work-ledger.jsonl")
+    harvest_runs = _Under("ledgers", "harvest-runs")
+    worker_logs = _Under("ledgers", "worker-logs")
+    retrospectives = _Under("root", "learning/retrospectives")
+    snapshots = _Under("root", "memory/snapshots")
 
     # --- derived state (git-ignored) ----------------------------------------------------------
-    @property
-    def state(self) -> Path:
-        return self.root / ".state"
-
-    @property
-    def store_dir(self) -> Path:
-        return self.state / "store"
-
-    @property
-    def mem0_dir(self) -> Path:
-        return self.state / "mem0"
-
-    @property
-    def pids(self) -> Path:
-        return self.state / "pids"
+    state = _Under("root", ".state")
+    store_dir = _Under("state", "store")
+    mem0_dir = _Under("state", "mem0")
+    pids = _Under("state", "pids")
+    daemon_pid = _Under("state", "daemon.pid")
+    status_file = _Under("state", "status.json")
 
     @property
     def socket(self) -> Path:
@@ -111,14 +70,6 @@ class Home:
         through a shared runtime folder that another process could have planted first.
         """
         return self.state / "executive.sock"
-
-    @property
-    def daemon_pid(self) -> Path:
-        return self.state / "daemon.pid"
-
-    @property
-    def status_file(self) -> Path:
-        return self.state / "status.json"
 
     def not_a_home(self) -> str | None:
         """Why this folder is no agent home (``executive init`` makes one), or None."""
