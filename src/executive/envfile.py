@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic.fields import FieldInfo
+
 from executive.config.sources import aliases
 from executive.hookspecs import ROLL_OUT, SPECS
 from executive.settings import Settings, variable_names
@@ -70,8 +72,8 @@ _SECTIONS: list[tuple[str, list[str]]] = [
 ]
 
 
-def _default_text(name: str) -> str:
-    info = Settings.model_fields[name]
+def default_text(info: FieldInfo) -> str:
+    """A field's default as a value in the file; empty when it has none (unset or computed)."""
     default: Any = info.get_default(call_default_factory=False)
     if default is None or info.default_factory is not None:
         return ""
@@ -101,7 +103,9 @@ def render_env(values: Mapping[str, str] | None = None) -> str:
             field = by_alias[variable]
             description = Settings.model_fields[field].description or ""
             lines.append(f"# {description}")
-            lines.append(f"{variable}={chosen.get(variable, _default_text(field))}")
+            lines.append(
+                f"{variable}={chosen.get(variable, default_text(Settings.model_fields[field]))}"
+            )
             placed.add(variable)
         blocks.append("\n".join(lines))
     header = (

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 
 from executive.config.sources import aliases
+from executive.envfile import default_text
 from executive.settings import Settings
 
 PAGE = Path("docs/configuration.md")
@@ -68,16 +69,9 @@ def _type_text(annotation: object) -> str:
 def _default_text(info: FieldInfo) -> str:
     if info.default_factory is not None:
         return "computed (see what it does)"
-    default = info.get_default(call_default_factory=False)
-    if default is None:
-        return "unset"
-    if isinstance(default, bool):
-        return "`true`" if default else "`false`"
-    if isinstance(default, float) and default.is_integer():
-        default = int(default)
-    if default == "":
-        return "empty"
-    return f"`{default}`"
+    if text := default_text(info):
+        return f"`{text}`"
+    return "unset" if info.get_default(call_default_factory=False) is None else "empty"
 
 
 def _cell(text: str) -> str:
