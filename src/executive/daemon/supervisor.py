@@ -271,18 +271,8 @@ class Supervisor:
         )
         self._recent = self._recent[-_RECENT:]
         try:
-            write_json(
-                self._home.status_file,
-                {
-                    "pid": os.getpid(),
-                    "started_at": self._started_at,
-                    "stopping": self._stopping.is_set(),
-                    "jobs": self._scheduler_next,
-                    "recent_iterations": self._recent,
-                    "health": self.health(),
-                },
-                mode=0o600,
-            )
+            # The files' view of `executive status` (its recent iterations and health).
+            write_json(self._home.status_file, self.snapshot(), mode=0o600)
         except OSError as exc:
             log.warning("status.write_failed", path=str(self._home.status_file), error=str(exc))
 
