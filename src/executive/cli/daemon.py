@@ -11,7 +11,7 @@ from typing import Annotated, Any, NoReturn
 import anyio
 import typer
 
-from executive.cli.root import JsonFlag, app, emit_json, fail, load, load_quiet
+from executive.cli.root import JsonFlag, app, emit_json, fail, home_option, load, load_quiet
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
@@ -30,7 +30,7 @@ def init(
     ] = False,
 ) -> None:
     """Scaffold an agent home: a git repository with the workspace, ledgers and config."""
-    target = directory or ctx.find_root().obj.home or Path.cwd()
+    target = directory or home_option(ctx) or Path.cwd()
     result = scaffold(target, demo=demo)
     typer.echo(f"agent home: {result.home}")
     for name in result.created:

@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import sys
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -27,11 +26,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-@dataclass
-class CliState:
-    home: Path | None = None
 
 
 def _print_version(value: bool) -> None:
@@ -60,15 +54,16 @@ def root(
         ),
     ] = None,
 ) -> None:
-    ctx.obj = CliState(home=home)
+    ctx.obj = home
     # A command's answer is its stdout; its log lines go to stderr, warnings and up (``run``
     # sends its own to stdout, where a supervisor collects them).
     configure_logging(fmt="auto", level="warning", stream=sys.stderr)
 
 
-def state(ctx: typer.Context) -> CliState:
+def home_option(ctx: typer.Context) -> Path | None:
+    """``--home`` as given (None: left to EXECUTIVE_HOME, AGENT_PATH or the current folder)."""
     obj = ctx.find_root().obj
-    return obj if isinstance(obj, CliState) else CliState()
+    return obj if isinstance(obj, Path) else None
 
 
 def load(ctx: typer.Context, **overrides: Any) -> Settings:
@@ -78,13 +73,13 @@ def load(ctx: typer.Context, **overrides: Any) -> Settings:
     none at all) is refused before anything is read or written, with the command that makes
     one.
     """
-    home = resolve_home(state(ctx).home)
+    home = resolve_home(home_option(ctx))
     why = Home(home).not_a_home()
     if why is not None:
         refused = SettingsError([("EXECUTIVE_HOME", str(home), f"not an agent home: {why}")])
         configuration_error(refused, home, fix=f"fix: executive init {home} (or --home <a home>)")
     try:
-        return load_settings(state(ctx).home, **overrides)
+        return load_settings(home_option(ctx), **overrides)
     except SettingsError as exc:
         configuration_error(exc, home)
 

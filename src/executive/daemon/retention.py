@@ -57,7 +57,8 @@ def plan(home: Home, outputs: Path, limits: Limits, now: datetime) -> Plan:
         result.snapshots = [p for day, p in _dated(home.snapshots)[:-1] if day < cutoff]
     if limits.outputs_days:
         cutoff_ts = (now - timedelta(days=limits.outputs_days)).timestamp()
-        active = _active_slugs(home)
+        lanes = [home.ondeck, *(home.priority_dir(p) for p in PRIORITIES)]
+        active = {child.name for lane in lanes for child in _children(lane)}
         result.outputs = [
             entry
             for entry in _children(outputs)
@@ -104,8 +105,3 @@ def _dated(folder: Path) -> list[tuple[date, Path]]:
             if match:
                 found.append((date.fromisoformat(match.group(1)), path))
     return sorted(found)
-
-
-def _active_slugs(home: Home) -> set[str]:
-    roots = [home.ondeck, *(home.priority_dir(p) for p in PRIORITIES)]
-    return {child.name for root in roots for child in _children(root)}
