@@ -1,9 +1,4 @@
-"""The full ``executive mem`` surface: reads and writes, durability tools, backfill.
-
-``build_surface`` assembles it, for the daemon's control socket and for the CLI when no
-daemon runs; ``open_surface`` is what the CLI opens: the daemon's, over its socket, when one
-is listening, else one of its own on the store.
-"""
+"""The full ``executive mem`` surface: reads and writes, durability tools, backfill."""
 
 from __future__ import annotations
 
@@ -24,6 +19,7 @@ from executive.workspace.ledger import WorkLedger
 
 
 def build_surface(runtime: MemoryRuntime) -> MemorySurface:
+    """The surface the daemon's control socket serves, and the CLI's when no daemon runs."""
     surface = MemorySurface(runtime)
     Maintenance(runtime).register(surface)
 
