@@ -13,13 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings
 
+from executive.config.sections import SharedStore, WorkerLimits
 from executive.config.sources import aliases
 from executive.hookspecs import ROLL_OUT, SPECS
 from executive.settings import Settings, variable_names
 
 # Keys in our own namespaces: one of these that names no setting is a typo, not a choice.
 _OURS = re.compile(r"^(V3_|EXECUTIVE_)[A-Z0-9_]*$")
+
+
+def _names(group: type[BaseSettings]) -> list[str]:
+    """The variables a group of settings declares, in its order."""
+    return [aliases(info.validation_alias)[0] for info in group.model_fields.values()]
+
 
 # The hooks' flags in the original's staged roll-out order (C first, E last).
 _STAGE_ORDER = [SPECS[name].flag for name in ROLL_OUT]
@@ -43,15 +51,7 @@ _SECTIONS: list[tuple[str, list[str]]] = [
             "V3_MEM0_COHORT",
         ],
     ),
-    (
-        "A store shared by several executives (EXECUTIVE_STORE=postgres).",
-        [
-            "EXECUTIVE_STORE_URL",
-            "EXECUTIVE_STORE_POOL_SIZE",
-            "EXECUTIVE_NAME",
-            "EXECUTIVE_PEER_HOMES",
-        ],
-    ),
+    ("A store shared by several executives (EXECUTIVE_STORE=postgres).", _names(SharedStore)),
     (
         "The dashboard, /metrics and /healthz, served by the daemon.",
         [
@@ -63,11 +63,7 @@ _SECTIONS: list[tuple[str, list[str]]] = [
     ),
     (
         "What one worker's tree may use (`executive doctor` says which limits hold here).",
-        [
-            "EXECUTIVE_WORKER_MAX_PROCESSES",
-            "EXECUTIVE_WORKER_FILE_MAX_BYTES",
-            "EXECUTIVE_WORKER_LOG_MAX_BYTES",
-        ],
+        _names(WorkerLimits),
     ),
 ]
 
