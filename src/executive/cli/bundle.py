@@ -125,8 +125,7 @@ def list_(
     if not rows:
         typer.echo("no bundles")
     for row in rows:
-        waits = row["retry_after"] and row["where"] != "blocked"
-        wait = f"  waits until {row['retry_after']}" if waits else ""
+        wait = f"  waits until {row['retry_after']}" if row["retry_after"] else ""
         problem = f"  STEPS.json unreadable: {row['state_error']}" if row["state_error"] else ""
         typer.echo(
             f"{row['slug']:<32} {row['where']:<9} {row['status']:<9} "

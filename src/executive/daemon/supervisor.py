@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
@@ -99,7 +100,7 @@ class Supervisor:
         self._stopping = anyio.Event()
         self._stop_reason = ""
         self._signals_seen = 0
-        self._recent: list[dict[str, object]] = []
+        self._recent: deque[dict[str, object]] = deque(maxlen=_RECENT)
         self._started_at = datetime.now(UTC).isoformat()
         self._scheduler_next: dict[str, str] = {}
         self._warmup = warmup
@@ -269,7 +270,6 @@ class Supervisor:
                 **({"error": error} if error is not None else {}),
             }
         )
-        self._recent = self._recent[-_RECENT:]
         try:
             # The files' view of `executive status` (its recent iterations and health).
             write_json(self._home.status_file, self.snapshot(), mode=0o600)
