@@ -23,6 +23,7 @@ import typer
 from pydantic import ValidationError
 
 from executive.cli.root import JsonFlag, app, emit_json, fail, load, load_quiet
+from executive.config.flags import flag_fields
 from executive.daemon.status import daemon_pid
 from executive.home import Home
 from executive.hooks.context import HookContext
@@ -94,7 +95,7 @@ def run(
     spec = SPECS[HookName(name)]
     overrides: dict[str, Any] = {"skill_engine": engine} if engine else {}
     if force:
-        overrides |= {"memory_enabled": True, Settings.flag_field(spec.flag): True}
+        overrides |= {"memory_enabled": True, flag_fields(Settings)[spec.flag]: True}
     settings = load_quiet(ctx, **overrides)
     home = Home(settings.home)
     pid = daemon_pid(home)

@@ -77,11 +77,6 @@ class MemoryGates:
     if TYPE_CHECKING:  # the master switch, a field MemorySwitches declares
         memory_enabled: bool | None
 
-    @classmethod
-    def flag_field(cls, variable: str) -> str:
-        """The field of the true/false setting read from ``variable`` (to override it by name)."""
-        return flag_fields(cls)[variable]  # type: ignore[arg-type]  # a Settings subclass
-
     def flag(self, variable: str) -> bool:
         """The true/false setting read from the environment variable ``variable``.
 
