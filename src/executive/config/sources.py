@@ -121,16 +121,14 @@ class Sources(BaseSettings):
 def _problems(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, str, str]]:
     problems = []
     for err in exc.errors(include_url=False):
-        loc = [str(part) for part in err["loc"]]
-        variable = _variable_name(model, loc[0]) if loc else "configuration"
-        field = _field_for_variable(model, variable)
-        value = err.get("input")
-        shown = "***" if field in _secret_fields(model) else _short(value)
         reason = err["msg"].removeprefix("Value error, ")
-        if not loc:
+        if not err["loc"]:
             # Model-level rules name their variables in the message itself.
-            variable, shown = "configuration", ""
-        problems.append((variable, shown, reason))
+            problems.append(("configuration", "", reason))
+            continue
+        variable = _variable_name(model, str(err["loc"][0]))
+        secret = _field_for_variable(model, variable) in _secret_fields(model)
+        problems.append((variable, "***" if secret else _short(err.get("input")), reason))
     return problems
 
 
