@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from executive.untrusted import opening
+from executive.untrusted import clip, opening
 
 
 def test_an_opening_keeps_the_start_and_cuts_after_a_sentence():
@@ -12,3 +12,10 @@ def test_an_opening_keeps_the_start_and_cuts_after_a_sentence():
     assert opening("short", 200) == "short"
     words = opening("word " * 100, 50)
     assert words.endswith("word …") and len(words) <= 52
+
+
+def test_a_clip_keeps_text_that_fits_and_marks_a_cut_within_the_limit():
+    assert clip("twelve chars", 12) == "twelve chars"
+    assert clip("thirteen char", 12) == "thirteen ch…"
+    assert clip("a cut at a space", 7) == "a cut…"  # no space left before the mark
+    assert all(len(clip("x" * n, 10)) <= 10 for n in range(30))

@@ -33,6 +33,11 @@ def fence(text: str, info: str = "text") -> str:
     return f"{mark}{info}\n{body}\n{mark}"
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, marked ``…`` when cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 def opening(text: str, limit: int) -> str:
     """The start of ``text`` up to ``limit`` characters, cut after a sentence (or a line) when
     one ends in its second half, else after a word, and marked ``…`` when cut: a person reads

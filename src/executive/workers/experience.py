@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from executive import relpath
 from executive.redact import scrub
-from executive.untrusted import clean, one_line
+from executive.untrusted import clean, clip, one_line
 from executive.workers import shell
 from executive.workers.runlog import Reading, Said, ToolCall, ToolResult
 
@@ -151,7 +151,7 @@ def listed(paths: Sequence[str], shown: int = SHOWN_PATHS) -> str:
 def _head(text: str, limit: int) -> str:
     """The start of ``text``, redacted first (a secret cut in half would no longer match)."""
     kept = scrub(clean(text[: limit + _MARGIN]))
-    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+    return clip(kept, limit)
 
 
 def _tail(text: str, limit: int) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from executive.untrusted import clip
+
 # Programs whose first argument says what they do (``npm test`` is not ``npm install``).
 _SUBCOMMANDS = frozenset(
     [
@@ -184,7 +186,7 @@ def error_line(output: str, limit: int = 200) -> str:
     exceptions = [line for line in lines if _EXCEPTION.search(line)]
     named = [line for line in lines if _NAMES_ERROR.search(line) and not _RUNNER_LINE.match(line)]
     line = (exceptions or named or lines)[-1]
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(line, limit)
 
 
 def test_counts(output: str) -> str:

@@ -23,6 +23,7 @@ from executive.hooks.context import PostRunContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.memory.taxonomy import MAX_FILES
+from executive.untrusted import clip
 from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
 from executive.workspace.bundle import SLOW_FACTOR
 from executive.workspace.signals import root_signal, signal_tag
@@ -64,8 +65,7 @@ def _what_was_done(experience: Experience | None) -> str:
     # memory). A command's output is not an account: it may echo anything, the pack included.
     account = _flat(experience.summary)
     if account and experience.source != "command":
-        cut = account if len(account) <= ACCOUNT_CHARS else account[: ACCOUNT_CHARS - 1] + "…"
-        said += f" The worker's account: “{cut}”"
+        said += f" The worker's account: “{clip(account, ACCOUNT_CHARS)}”"
     return said
 
 

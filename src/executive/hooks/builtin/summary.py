@@ -10,6 +10,7 @@ from executive.hooks.context import FailDiagContext, PostRunContext
 from executive.memory.taxonomy import WorkerVendor
 from executive.memory.write.harvester import HarvestSummary
 from executive.memory.write.limits import MAX_TEXT_CHARS
+from executive.untrusted import clip
 
 _VENDORS = {v.value for v in WorkerVendor}
 
@@ -19,11 +20,9 @@ def payload(
 ) -> dict[str, Any]:
     """A memory of the step's run: by its worker's vendor when that is a known one (else by
     the executive), cut to fit, with no metadata left ``None``."""
-    if len(text) > MAX_TEXT_CHARS:  # long paths and a long account: the memory still fits
-        text = text[: MAX_TEXT_CHARS - 1] + "…"
     vendor = ctx.vendor if ctx.vendor in _VENDORS else None
     return unstamped(
-        text,
+        clip(text, MAX_TEXT_CHARS),  # long paths and a long account: the memory still fits
         ctx.work_item.app_id,
         ctx.harvest_run,
         trigger=trigger,

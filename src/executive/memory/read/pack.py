@@ -24,6 +24,7 @@ from executive.memory.read.ranking import type_priority
 from executive.memory.read.tokens import PACK_TOKEN_CAP, at_least, estimate, within
 from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import TYPE_RULES, MemoryType
+from executive.untrusted import clip
 
 HEADING = "## Memory Pack"
 # Per entry: a long memory shows its first ~300 tokens (about 900 characters of prose).
@@ -65,7 +66,7 @@ def _fence(text: str) -> str:
 def _source(record: MemoryRecord) -> str:
     """The source as path characters only, short: it stands in a heading."""
     flat = _NOT_PATH.sub("-", record.source).strip("-") or "unknown"
-    return flat if len(flat) <= SOURCE_CHARS else flat[: SOURCE_CHARS - 1] + "…"
+    return clip(flat, SOURCE_CHARS)
 
 
 def _type(record: MemoryRecord) -> str:

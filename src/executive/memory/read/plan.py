@@ -14,6 +14,7 @@ from executive.memory.read.pack import entry_tokens
 from executive.memory.read.reader import ReadRequest, Scope
 from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import EXECUTIVE_APP, GLOBAL_APP
+from executive.untrusted import clip
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # How much of a goal's prose the step's question carries. Coding goals name their specifics
@@ -31,14 +32,14 @@ def _gist(description: str, limit: int = GIST_CHARS) -> str:
         if len(gist) + 1 + len(sentence) > limit:
             break
         gist += " " + sentence
-    return gist if len(gist) <= limit else gist[: limit - 1].rstrip() + "…"
+    return clip(gist, limit)
 
 
 def _error_line(error: str, limit: int = 160) -> str:
     lines = [line.strip() for line in error.splitlines() if line.strip()]
     # The last line of an error usually names it (tracebacks end with the exception).
     line = lines[-1] if lines else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return clip(line, limit)
 
 
 def project_scopes(app_id: str) -> tuple[Scope, ...]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from executive.memory.read.pack import short_id
 from executive.memory.read.reader import ReadResult
 from executive.memory.store.base import MemoryRecord
+from executive.untrusted import clip
 
 QUOTE_CHARS = 140
 
@@ -17,8 +18,7 @@ def cite(record: MemoryRecord) -> str:
 
 def bullet(record: MemoryRecord, limit: int = QUOTE_CHARS) -> str:
     text = " ".join(record.text.split())
-    gist = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-    return f"- {cite(record)} ({record.type}) {gist}"
+    return f"- {cite(record)} ({record.type}) {clip(text, limit)}"
 
 
 def render(
