@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from executive.dates import parse_instant
+from executive.dates import now_iso, parse_instant
 
 
 @pytest.mark.parametrize(
@@ -26,3 +26,8 @@ def test_every_spelling_we_meet_is_one_aware_instant(text, expected):
 @pytest.mark.parametrize("value", ["2026-99-99T99:99:99junk", "", "yesterday", None, 17, ["x"]])
 def test_anything_else_is_none_not_an_exception(value):
     assert parse_instant(value) is None
+
+
+def test_now_is_written_as_aware_utc_that_reads_back():
+    when = parse_instant(now_iso())
+    assert when is not None and when.utcoffset() == timedelta(0)

@@ -1,4 +1,4 @@
-"""The one reader of ISO-8601 times: every stored, logged or ledgered time is parsed here.
+"""ISO-8601 times: every time we store, log or ledger is written and parsed here.
 
 Times we write are aware UTC (``datetime.now(UTC).isoformat()``); what others wrote may end in
 ``Z`` (the Platform, JavaScript) or carry no zone at all (taken as UTC, as the original did).
@@ -7,6 +7,11 @@ Times we write are aware UTC (``datetime.now(UTC).isoformat()``); what others wr
 from __future__ import annotations
 
 from datetime import UTC, datetime
+
+
+def now_iso() -> str:
+    """Now, as every time we write is written: aware UTC, ISO-8601."""
+    return datetime.now(UTC).isoformat()
 
 
 def parse_instant(value: object) -> datetime | None:

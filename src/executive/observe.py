@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from executive.dates import now_iso
+
 # Hook durations in seconds: a built-in hook takes milliseconds, an LLM hook up to its limit.
 DURATION_BUCKETS: tuple[float, ...] = (
     0.005,
@@ -142,7 +144,7 @@ class Histogram:
 class Observer:
     def __init__(self, keep: int = 500) -> None:
         self.started_monotonic = time.monotonic()
-        self.started_at = datetime.now(UTC).isoformat()
+        self.started_at = now_iso()
         self.iterations: deque[Iteration] = deque(maxlen=keep)
         self.hook_runs: deque[HookRun] = deque(maxlen=keep)
         self.packs: deque[Pack] = deque(maxlen=keep)

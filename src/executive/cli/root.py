@@ -6,7 +6,6 @@ import contextlib
 import json
 import os
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -14,6 +13,7 @@ import typer
 
 from executive import __version__
 from executive.config.sources import resolve_home
+from executive.dates import now_iso
 from executive.home import Home
 from executive.logs import configure_logging
 from executive.redact import scrub
@@ -106,7 +106,7 @@ def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -
     fmt = _log_format(home)
     if fmt == "json" or (fmt == "auto" and not sys.stdout.isatty()):
         record = {
-            "timestamp": datetime.now(UTC).isoformat(),
+            "timestamp": now_iso(),
             "level": "error",
             "event": "configuration.invalid",
             "logger": "executive.settings",

@@ -21,7 +21,6 @@ import signal
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Protocol
 
 import anyio
@@ -33,6 +32,7 @@ from executive import __version__
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, next_runs, start_scheduler
 from executive.daemon.status import hook_states
+from executive.dates import now_iso
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
@@ -101,7 +101,7 @@ class Supervisor:
         self._stop_reason = ""
         self._signals_seen = 0
         self._recent: deque[dict[str, object]] = deque(maxlen=_RECENT)
-        self._started_at = datetime.now(UTC).isoformat()
+        self._started_at = now_iso()
         self._scheduler_next: dict[str, str] = {}
         self._warmup = warmup
         self._scheduler: AsyncIOScheduler | None = None
@@ -264,7 +264,7 @@ class Supervisor:
         self._recent.append(
             {
                 "iteration": number,
-                "finished_at": datetime.now(UTC).isoformat(),
+                "finished_at": now_iso(),
                 "pace": pace.value,
                 "duration_ms": duration_ms,
                 **({"error": error} if error is not None else {}),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from executive.dates import now_iso
 from executive.files import JsonlTail, append_jsonl, read_jsonl
 from executive.redact import redactor
 from executive.untrusted import one_line
@@ -32,7 +32,7 @@ class WorkLedger:
 
     def append(self, event: str, **fields: Any) -> dict[str, Any]:
         record = {
-            "ts": datetime.now(UTC).isoformat(),
+            "ts": now_iso(),
             "event": event,
             # The last line of defence: fields may carry worker or verifier text.
             **{k: _field(k, redactor().value(v)) for k, v in fields.items() if v is not None},

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from executive.dates import now_iso
 from executive.files import UnsafeFile
 from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
@@ -32,7 +33,6 @@ from executive.workspace.state import (
     StateError,
     StepState,
     log_progress,
-    now_iso,
     read_state,
     write_state,
 )

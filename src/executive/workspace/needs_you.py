@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from executive.dates import now_iso
 from executive.redact import scrub
 from executive.untrusted import fence, one_line
-from executive.workspace.state import now_iso
 
 # How much of a failure a person needs to see to act, without pasting a whole log.
 ERROR_TAIL_LINES = 12

@@ -13,11 +13,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from executive.dates import now_iso
 from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.needs_you import add_entry
-from executive.workspace.state import BundleState, log_progress, now_iso, read_state, write_state
+from executive.workspace.state import BundleState, log_progress, read_state, write_state
 
 log = get_logger(__name__)
 

@@ -10,13 +10,13 @@ not parse or validate raises :class:`StateError`, and the caller quarantines the
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from executive.dates import parse_instant
+from executive.dates import now_iso, parse_instant
 from executive.files import (
     JsonLimitError,
     append_regular,
@@ -39,10 +39,6 @@ Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 
 class StateError(ValueError):
     """``STEPS.json`` cannot be trusted: unreadable, not JSON, or not a bundle state."""
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 class StepState(BaseModel):

@@ -20,13 +20,14 @@ import os
 import re
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import numpy as np
 
+from executive.dates import now_iso
 from executive.logs import get_logger
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.wordindex import WordIndex
@@ -55,10 +56,6 @@ def embed(text: str) -> np.ndarray:
         vector[number % DIMS] += 1.0 if number >> 63 else -1.0
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm else vector
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 class InMemoryStore:
@@ -222,7 +219,7 @@ class InMemoryStore:
         receipts = []
         for item in items:
             memory_id = item.memory_id or str(uuid.uuid4())
-            created = item.created_at or _now()
+            created = item.created_at or now_iso()
             events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
             updated = next(
                 (e["at"] for e in reversed(events) if e.get("event") == "UPDATE" and e.get("at")),
@@ -264,7 +261,7 @@ class InMemoryStore:
         new_text = current.text if text is None else text
         meta = dict(current.metadata)
         meta.update(metadata or {})
-        at = _now()
+        at = now_iso()
         record = current.model_copy(
             update={
                 "text": new_text,
@@ -288,7 +285,7 @@ class InMemoryStore:
         if current is None:
             raise StoreError(f"delete failed on the in-memory store: no memory {memory_id}")
         row = self._row(memory_id, current.text, None, "DELETE", created_at=current.created_at)
-        row["updated_at"] = _now()
+        row["updated_at"] = now_iso()
         await self._write({"op": "delete", "id": memory_id, "row": row})
 
     async def wipe(self, user_id: str | None = None) -> None:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from executive.dates import now_iso
 from executive.files import append_jsonl, read_jsonl
 
 PENDING = "PENDING"
@@ -27,10 +28,6 @@ DUPLICATE = "DUPLICATE"
 REJECTED = "REJECTED"
 # A result that confirms the store holds (or no longer holds) what the line says.
 CONFIRMED = frozenset({SUCCEEDED, DUPLICATE})
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat()
 
 
 def new_attempt() -> str:
