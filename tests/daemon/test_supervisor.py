@@ -14,7 +14,7 @@ from anyio.abc import TaskStatus
 
 from executive.daemon.notify import Notifier
 from executive.daemon.supervisor import Supervisor
-from executive.loop.pace import Pace
+from executive.loop.executive import Pace
 from executive.settings import load_settings
 
 pytestmark = pytest.mark.anyio

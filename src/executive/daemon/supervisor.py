@@ -36,7 +36,7 @@ from executive.dates import now_iso
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
-from executive.loop.pace import Pace
+from executive.loop.executive import Pace
 from executive.observe import Observer
 from executive.redact import scrub
 from executive.settings import Settings

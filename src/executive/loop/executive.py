@@ -9,6 +9,7 @@ D, back off or block); this module carries out what it decides, and feeds back w
 
 from __future__ import annotations
 
+import enum
 import secrets
 import time
 from collections.abc import Callable
@@ -27,7 +28,6 @@ from executive.hookspecs import SPECS, HookName
 from executive.logs import bound, get_logger
 from executive.loop import contexts, machine, retro, transitions
 from executive.loop import step as steps
-from executive.loop.pace import Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.redact import redactor
@@ -42,6 +42,15 @@ from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
 P = ParamSpec("P")
+
+
+class Pace(enum.Enum):
+    """What one iteration tells the supervisor about when to run the next."""
+
+    BUSY = "busy"  # work was done: go on at once
+    IDLE = "idle"  # nothing to do: sleep IDLE_SLEEP_SECONDS
+    UNHEALTHY = "unhealthy"  # health check failed: sleep UNHEALTHY_SLEEP_SECONDS
+    FAILED = "failed"  # the iteration raised: pause IDLE_SLEEP_SECONDS, then go on
 
 
 class Executive:
