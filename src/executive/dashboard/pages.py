@@ -246,7 +246,7 @@ async def memory(ctx: Context, request: Request) -> Page:
                 )
                 request_ = plan.for_question(search, app_id=query.app or "_global")
                 if not query.app:  # one search over every app, not just the global scope
-                    request_ = replace(request_, scopes=(Scope("every app"),), identifiers=())
+                    request_ = replace(request_, scopes=(Scope("every app"),))
                 request_ = replace(request_, env=query.env or ctx.settings.env)
                 result = await reader.read(request_)
                 records, trace = sources.browse(result.memories, query), result.trace()

@@ -83,7 +83,6 @@ def for_step(
         topic=f"step {step_number} ({step_title}) of bundle {slug}",
         questions=tuple(questions),
         scopes=scopes,
-        identifiers=(slug, vendor),
         # A pack has room for ten: stop on a stable top ten, not at three corroborated.
         enough=None,
         paths=paths,
@@ -128,7 +127,6 @@ def for_failure(
         topic=f"the failures of bundle {slug}",
         questions=questions,
         scopes=scopes,
-        identifiers=(slug, vendor, signal),
     )
 
 
@@ -143,7 +141,6 @@ def for_bundle(*, title: str, slug: str, app_id: str, description: str = "") -> 
         topic=f"bundle {slug}",
         questions=questions,
         scopes=project_scopes(app_id),
-        identifiers=(slug,),
     )
 
 
@@ -164,7 +161,6 @@ def for_question(
         topic=question[:80],
         questions=(question,),
         scopes=(Scope(f"project {app_id}", app_ids=(app_id,)),),
-        identifiers=(app_id,),
         enough=None if fill_tokens else 3,
         fill_tokens=fill_tokens,
         entry_cost=entry_cost,

@@ -63,7 +63,6 @@ class ReadRequest:
     topic: str  # what the consumer is about to do, in a few words (for the trace)
     questions: tuple[str, ...]  # the planned questions, best angle first
     scopes: tuple[Scope, ...]
-    identifiers: tuple[str, ...] = ()  # literal ids the questions already name
     # Asked last, whatever the stop rules said, each of the named scopes only: a question
     # that matters in one scope (the rules that apply: global) but is noise in the others.
     closing: tuple[tuple[str, tuple[str, ...]], ...] = ()
