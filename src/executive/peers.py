@@ -135,7 +135,7 @@ def judge(peer: Peer) -> str | None:
     pid: int | None = peer.pid
     seen = 0
     while pid is not None and pid > 1 and seen < 256:
-        fields = _stat(pid)
+        fields = stat(pid)
         if fields is None:
             return "peer process is gone" if pid == peer.pid else None
         ppid, pgrp, session = int(fields[1]), int(fields[2]), int(fields[3])
@@ -145,7 +145,9 @@ def judge(peer: Peer) -> str | None:
     return None
 
 
-def _stat(pid: int) -> list[str] | None:
+def stat(pid: int) -> list[str] | None:
+    """``/proc/<pid>/stat`` past the command name (which may hold ")"): [0] state, [1] ppid,
+    [2] pgrp, [3] session, [19] start time; None if the process is gone."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):

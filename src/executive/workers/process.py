@@ -62,11 +62,8 @@ class WorkerRun:
 
 def start_time(pid: int) -> int | None:
     """The kernel's start time of ``pid`` (clock ticks since boot), or None if it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[19])
+    fields = peers.stat(pid)
+    return None if fields is None else int(fields[19])
 
 
 async def run(

@@ -16,6 +16,7 @@ import select
 import signal
 from pathlib import Path
 
+from executive import peers
 from executive.logs import get_logger
 
 log = get_logger(__name__)
@@ -71,11 +72,8 @@ def pin_group(pgid: int) -> list[int]:
     for entry in (p.name for p in Path("/proc").iterdir()):
         if not entry.isdigit() or int(entry) == pgid:
             continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
+        fields = peers.stat(int(entry))
+        if fields is not None and int(fields[2]) == pgid and fields[0] != "Z":
             with contextlib.suppress(OSError):
                 fds.append(os.pidfd_open(int(entry)))
     return fds
