@@ -49,9 +49,13 @@ async def test_outcomes_of_one_iteration_share_one_commit(tmp_path):
 
 async def test_start_commits_what_an_earlier_run_left(tmp_path):
     home = Home(make_home(tmp_path))
-    WorkLedger(home.work_ledger).append("GOAL_BLOCKED", bundle="beta")
-    assert await History(home).start() is True
+    ledger = WorkLedger(home.work_ledger)
+    ledger.append("GOAL_BLOCKED", bundle="beta")
+    history = History(home)
+    assert await history.start() is True
     assert "ledgers/work-ledger.jsonl" in tracked(home.root)
+    ledger.append("STEP_STARTED", bundle="beta", step=1)
+    assert await history.after_iteration() is False  # beta's block was before its start
 
 
 def test_a_long_batch_names_five_and_counts_the_rest():

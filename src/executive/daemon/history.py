@@ -4,18 +4,19 @@ The harvest ledger is the canonical memory log, so it must reach git, not sit un
 After an iteration that recorded outcomes (a goal completed or blocked, a step passed or
 failed, a retrospective written) one commit takes the ledgers and retrospectives, its
 message naming the outcomes. Outcomes of one iteration share a commit (batched), and an
-iteration without outcomes commits nothing. The work ledger is read from where the last
-look stopped, never whole.
+iteration without outcomes commits nothing. The work ledger is read on from where the last
+look stopped (read whole once, at start, to find its end; a ledger replaced or truncated by
+hand is read again from its start).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import anyio
 
 from executive import git
+from executive.files import JsonlTail
 from executive.home import Home
 from executive.logs import get_logger
 
@@ -34,7 +35,7 @@ _MAX_NAMED = 5
 class History:
     def __init__(self, home: Home) -> None:
         self._home = home
-        self._offset = 0
+        self._tail = JsonlTail(home.work_ledger)
 
     def paths(self) -> list[Path]:
         home = self._home
@@ -42,38 +43,15 @@ class History:
 
     async def start(self) -> bool:
         """Commit what an earlier run left uncommitted; then follow the ledger from its end."""
-        self._offset = _size(self._home.work_ledger)
+        self._tail.read()
         return await self._commit("chore(executive): ledgers left uncommitted by an earlier run")
 
     async def after_iteration(self) -> bool:
-        outcomes = self._new_outcomes()
+        _, records = self._tail.read()
+        outcomes = [_describe(record) for record in records if record.get("event") in OUTCOMES]
         if not outcomes:
             return False
         return await self._commit(message(outcomes))
-
-    def _new_outcomes(self) -> list[str]:
-        path = self._home.work_ledger
-        size = _size(path)
-        if size < self._offset:  # replaced or truncated by hand: start over from its end
-            self._offset = size
-            return []
-        if size == self._offset:
-            return []
-        with path.open("rb") as handle:
-            handle.seek(self._offset)
-            chunk = handle.read(size - self._offset)
-        # Only whole lines; a line still being written is read next time.
-        complete = chunk[: chunk.rfind(b"\n") + 1]
-        self._offset += len(complete)
-        found = []
-        for raw in complete.splitlines():
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and record.get("event") in OUTCOMES:
-                found.append(_describe(record))
-        return found
 
     async def _commit(self, text: str) -> bool:
         home = self._home
@@ -100,10 +78,3 @@ def _describe(record: dict[str, object]) -> str:
     bundle = str(record.get("bundle", "")).splitlines()[0][:80] if record.get("bundle") else ""
     step = record.get("step")
     return " ".join(part for part in (bundle, what, f"#{step}" if step is not None else "") if part)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
