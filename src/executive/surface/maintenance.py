@@ -6,7 +6,9 @@ harvester's gate so no harvest write lands in the middle of a rebuild or a resto
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,14 @@ from executive.memory.write.principles import TrustedRules
 from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
+
+
+@contextlib.contextmanager
+def _as_surface_error() -> Iterator[None]:
+    try:
+        yield
+    except (snapshots.SnapshotError, rebuilding.RebuildError) as exc:
+        raise SurfaceError(str(exc)) from exc
 
 
 class Maintenance:
@@ -75,20 +85,18 @@ class Maintenance:
     async def restore(self, file: str) -> dict[str, Any]:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
-        try:
+        with _as_surface_error():
             document = snapshots.load(Path(file))
             store = await self.runtime.store()
             return await rebuilding.restore(
                 store, await self.runtime.harvester(), document, self._trusted()
             )
-        except (snapshots.SnapshotError, rebuilding.RebuildError) as exc:
-            raise SurfaceError(str(exc)) from exc
 
     async def rebuild(self, progress: rebuilding.Progress | None = None) -> dict[str, Any]:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         store = await self.runtime.store()
-        try:
+        with _as_surface_error():
             return await rebuilding.rebuild(
                 store,
                 await self.runtime.harvester(),
@@ -96,8 +104,6 @@ class Maintenance:
                 self._trusted(),
                 progress,
             )
-        except rebuilding.RebuildError as exc:
-            raise SurfaceError(str(exc)) from exc
 
     async def drift(self, fix: bool = False) -> dict[str, Any]:
         store = await self.runtime.store()
@@ -105,12 +111,10 @@ class Maintenance:
         if fix:
             if (off := skipped_when_off(self.runtime.settings)) is not None:
                 return off
-            try:
+            with _as_surface_error():
                 return await drifting.fix_drift(
                     store, await self.runtime.harvester(), self.runtime.ledgers(), trusted
                 )
-            except rebuilding.RebuildError as exc:
-                raise SurfaceError(str(exc)) from exc
         report, _, _ = await drifting.drift(
             store, self.runtime.ledgers(), self.runtime.settings.user_id, trusted
         )
@@ -125,27 +129,23 @@ class Maintenance:
     ) -> dict[str, Any]:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
-        try:  # this installation's memories only: another's may share the store
+        with _as_surface_error():
+            # This installation's memories only: another's may share the store.
             mine = rebuilding.installation(self.runtime.settings.user_id, "purge")
-        except rebuilding.RebuildError as exc:
-            raise SurfaceError(str(exc)) from exc
-        where = mine.narrowed(env=env, cohort=cohort, app_ids=(app_id,) if app_id else ())
-        store = await self.runtime.store()
-        if dry_run:
-            if not (env or cohort or app_id):
-                raise SurfaceError("purge needs --env, --cohort or --app-id")
-            matching = await store.list(where)
-            by_type = Counter(str(r.metadata.get("type", "unknown")) for r in matching)
-            return {"dry_run": True, "would_delete": len(matching), "by_type": dict(by_type)}
-        try:
+            where = mine.narrowed(env=env, cohort=cohort, app_ids=(app_id,) if app_id else ())
+            store = await self.runtime.store()
+            if dry_run:
+                if not (env or cohort or app_id):
+                    raise SurfaceError("purge needs --env, --cohort or --app-id")
+                matching = await store.list(where)
+                by_type = Counter(str(r.metadata.get("type", "unknown")) for r in matching)
+                return {"dry_run": True, "would_delete": len(matching), "by_type": dict(by_type)}
             what = ", ".join(
                 f"{k}={v}" for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v
             )
             return await rebuilding.purge(
                 store, await self.runtime.harvester(), where, f"purge {what}"
             )
-        except rebuilding.RebuildError as exc:
-            raise SurfaceError(str(exc)) from exc
 
     async def replay(self) -> dict[str, Any]:
         """Send again every write the store never confirmed."""
