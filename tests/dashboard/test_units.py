@@ -162,8 +162,9 @@ def test_dashboard_settings_bind_loopback_and_token():
     from pydantic import ValidationError
 
     assert Settings().dashboard_host_port == ("127.0.0.1", 8377)
-    assert Settings(EXECUTIVE_DASHBOARD_BIND="[::1]:0").dashboard_loopback
-    assert Settings(EXECUTIVE_DASHBOARD_BIND="localhost:9000").dashboard_loopback
+    # Loopback binds need no token.
+    assert Settings(EXECUTIVE_DASHBOARD_BIND="[::1]:0").dashboard_host_port == ("::1", 0)
+    assert Settings(EXECUTIVE_DASHBOARD_BIND="localhost:9000").dashboard_host_port[1] == 9000
     for bad in ("8377", "127.0.0.1:", "127.0.0.1:99999", ":8377"):
         with pytest.raises(ValidationError, match="HOST:PORT"):
             Settings(EXECUTIVE_DASHBOARD_BIND=bad)

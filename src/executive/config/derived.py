@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from pydantic import SecretStr
 
 from executive import hosts
-from executive.config.rules import dashboard_address, is_loopback, split
+from executive.config.rules import dashboard_address, split
 
 
 class Derived:
@@ -64,10 +64,6 @@ class Derived:
     @property
     def dashboard_host_port(self) -> tuple[str, int]:
         return dashboard_address(self.dashboard_bind)
-
-    @property
-    def dashboard_loopback(self) -> bool:
-        return is_loopback(self.dashboard_host_port[0])
 
     @property
     def store_in_home(self) -> bool:
