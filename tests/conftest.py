@@ -166,6 +166,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 # How long each file (the scheduler's unit) took in the last run that ran it, in seconds.
 _UNIT_SECONDS = "executive/unit-seconds"
+# The same, committed for the files over a second: a fresh clone (CI) has no cache, and dealt
+# in xdist's order its 20 s files could start last. Stale figures only change the order.
+_SEED_SECONDS = Path(__file__).with_name("unit-seconds.json")
 
 
 def _unit(nodeid: str) -> str:
@@ -178,12 +181,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     built once), and so does the dashboard's package, whose demo daemon its files share.
     (xdist's ``loadgroup`` would say this with markers, but on pytest 9 it groups nothing:
     the group it appends to a node id never reaches the scheduler.) The longest go first, by
-    the last run's times, so no long file starts last and runs on alone; files not timed yet
-    come after, in xdist's order (the most tests first)."""
+    the last run's times (else the committed ones), so no long file starts last and runs on
+    alone; files not timed yet come after, in xdist's order (the most tests first)."""
     from xdist.scheduler import LoadScopeScheduling
 
     cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
-    seconds: dict[str, float] = cache.get(_UNIT_SECONDS, {}) if cache is not None else {}
+    seconds: dict[str, float] = json.loads(_SEED_SECONDS.read_text())
+    seconds.update(cache.get(_UNIT_SECONDS, {}) if cache is not None else {})
 
     class ByFile(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
