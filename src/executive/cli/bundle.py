@@ -91,11 +91,7 @@ def _frontmatter(fields: dict[str, object]) -> bundles.Frontmatter:
     try:
         return bundles.Frontmatter.model_validate(fields)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
-            for e in exc.errors(include_url=False)
-        )
-        fail(f"invalid bundle: {problems}")
+        fail(f"invalid bundle: {bundles.problems(exc)}")
 
 
 def _queue(

@@ -205,6 +205,15 @@ def check_folder(folder: Path) -> None:
         raise BundleError(f"{folder}: not a folder")
 
 
+def problems(exc: ValidationError) -> str:
+    """Every bad field of a front matter, named, in one line."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'frontmatter'}: "
+        + err["msg"].removeprefix("Value error, ")
+        for err in exc.errors(include_url=False)
+    )
+
+
 def load(
     folder: Path, *, default_vendor: str = "claude", max_prompt_bytes: int = PROMPT_MAX_BYTES
 ) -> Bundle:
@@ -223,11 +232,7 @@ def load(
     try:
         spec = Frontmatter.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'frontmatter'}: {err['msg'].removeprefix('Value error, ')}"
-            for err in exc.errors(include_url=False)
-        )
-        raise BundleError(f"{path}: {problems}") from None
+        raise BundleError(f"{path}: {problems(exc)}") from None
     bundle = Bundle(slug=slugify(folder.name), folder=folder, spec=spec, goal=goal)
     if bundle.vendor(default_vendor) == "command" and not spec.command:
         raise BundleError(f"{path}: vendor 'command' (WORKER_VENDOR) needs a command")
