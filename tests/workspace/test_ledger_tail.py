@@ -6,6 +6,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from structlog.testing import capture_logs
+
 from executive.files import JsonlTail, append_jsonl, read_jsonl
 from executive.loop import retro
 from executive.loop.contexts import Recent, pre_work
@@ -61,6 +63,25 @@ def test_truncation_or_replacement_starts_over(tmp_path: Path) -> None:
     assert tail.read() == (True, [{"n": 7}, {"n": 8}, {"n": 9}])
     path.unlink()
     assert tail.read() == (True, [])
+
+
+def test_a_tail_skipped_to_the_end_returns_only_what_comes_after(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_text(line(n=1) + line(n=2) + '{"n": 3}')  # the last line has no newline yet
+    tail = JsonlTail(path)
+    tail.skip_to_end()
+    assert tail.read() == (False, [])
+    append_jsonl(path, {"n": 4})  # ends the open line first, then appends its own
+    with path.open("a") as handle:
+        handle.write('{"n": 5, "tor' + "\n")  # a torn line: the fifth of the file
+    with capture_logs() as logs:
+        assert tail.read() == (False, [{"n": 4}])
+    [skipped] = [e for e in logs if e["event"] == "jsonl.line_skipped"]
+    assert skipped["line"] == 5  # named by its place in the whole file
+    missing = JsonlTail(tmp_path / "later.jsonl")
+    missing.skip_to_end()  # no file yet: everything written to it later is new
+    append_jsonl(tmp_path / "later.jsonl", {"n": 1})
+    assert missing.read() == (True, [{"n": 1}])
 
 
 def write(path: Path, event: str, ts: datetime, **fields: object) -> None:

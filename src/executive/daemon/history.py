@@ -4,9 +4,9 @@ The harvest ledger is the canonical memory log, so it must reach git, not sit un
 After an iteration that recorded outcomes (a goal completed or blocked, a step passed or
 failed, a retrospective written) one commit takes the ledgers and retrospectives, its
 message naming the outcomes. Outcomes of one iteration share a commit (batched), and an
-iteration without outcomes commits nothing. The work ledger is read on from where the last
-look stopped (read whole once, at start, to find its end; a ledger replaced or truncated by
-hand is read again from its start).
+iteration without outcomes commits nothing. The work ledger is read on from its end at start
+(its lines counted, never parsed), then from where the last look stopped; a ledger replaced
+or truncated by hand is read again from its start.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class History:
 
     async def start(self) -> bool:
         """Commit what an earlier run left uncommitted; then follow the ledger from its end."""
-        self._tail.read()
+        self._tail.skip_to_end()
         return await self._commit("chore(executive): ledgers left uncommitted by an earlier run")
 
     async def after_iteration(self) -> bool:

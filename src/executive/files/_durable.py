@@ -115,6 +115,26 @@ class JsonlTail:
         self._line = 0
         self._open_line = False  # the last line taken had no newline yet
 
+    def skip_to_end(self) -> None:
+        """Read on from the file's end: nothing it holds now is returned. Its lines are counted
+        (a newline scan, not a parse), so a torn line found later is named by its number."""
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            self._start(None)  # made later: all of it is new
+            return
+        with handle:
+            info = os.fstat(handle.fileno())
+            self._start((info.st_dev, info.st_ino))
+            last = b"\n"
+            while chunk := handle.read(1 << 20):
+                self._offset += len(chunk)
+                self._line += chunk.count(b"\n")
+                last = chunk[-1:]
+        # A last line without its newline counts as read: the next append ends it first.
+        self._open_line = last != b"\n"
+        self._line += self._open_line
+
     def read(self) -> tuple[bool, list[dict[str, Any]]]:
         """``(start_over, records)``: when ``start_over``, ``records`` begin at the file's start."""
         try:
