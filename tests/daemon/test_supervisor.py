@@ -276,6 +276,47 @@ async def test_an_idle_daemon_says_so_on_its_first_idle_tick(tmp_path):
     assert idle[0]["queue"]["ondeck"] == 0
 
 
+class AfterCatchUp:
+    """Idles once the overdue job's catch-up has run, then asks this process to stop."""
+
+    def __init__(self) -> None:
+        self.caught_up = anyio.Event()
+
+    async def start(self) -> None:
+        return None
+
+    async def catch_up(self) -> None:
+        self.caught_up.set()
+
+    async def iterate(self, number: int) -> Pace:
+        await self.caught_up.wait()
+        if number == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return Pace.IDLE
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_idle_reports_name_the_jobs_as_the_scheduler_has_them_now(tmp_path):
+    from apscheduler.triggers.cron import CronTrigger
+    from structlog.testing import capture_logs
+
+    from executive.daemon.schedule import Job
+
+    executive = AfterCatchUp()
+    settings = load_settings(tmp_path, idle_sleep_seconds=0.001)
+    daily = Job("snap", executive.catch_up, CronTrigger(hour=4, timezone=settings.tz), lambda: True)
+    sup = Supervisor(executive, settings, notifier=Notifier({}), jobs=[daily])
+    with capture_logs() as logs:
+        assert await sup.run() == 0
+    [idle] = [r for r in logs if r["event"] == "loop.idle"]
+    # The catch-up ran before the first iteration went on: only the daily slot is left.
+    assert list(idle["next_jobs"]) == ["snap"]
+    # The status file, written after the last iteration, says the same.
+    assert list(json.loads(sup._home.status_file.read_text())["jobs"]) == ["snap"]
+
+
 @pytest.mark.parametrize(("sleep", "every"), [(30, 10), (10, 30), (600, 1), (0, 300)])
 def test_idle_reports_come_every_five_minutes_of_ticks(sleep, every):
     from executive.daemon.supervisor import idle_report_every

@@ -102,7 +102,6 @@ class Supervisor:
         self._signals_seen = 0
         self._recent: deque[dict[str, object]] = deque(maxlen=_RECENT)
         self._started_at = now_iso()
-        self._scheduler_next: dict[str, str] = {}
         self._warmup = warmup
         self._scheduler: AsyncIOScheduler | None = None
         self._started_monotonic = time.monotonic()
@@ -136,7 +135,6 @@ class Supervisor:
                 store = await self._warmup() if self._warmup else {}
                 scheduler = start_scheduler(self._jobs, self._settings.tz)
                 self._scheduler = scheduler
-                self._scheduler_next = next_runs(scheduler)
                 for service in self._services:
                     # Started, not only scheduled: a client told READY finds the socket.
                     await tg.start(service)
@@ -151,7 +149,7 @@ class Supervisor:
                         hook: state["reason"] for hook, state in hook_states(self._settings).items()
                     },
                     store=store,
-                    jobs=self._scheduler_next,
+                    jobs=self._next_jobs(),
                     **heap,
                 )
                 await self._loop()
@@ -167,17 +165,21 @@ class Supervisor:
 
     def snapshot(self) -> dict[str, object]:
         """The running process as ``executive status`` shows it (no store access)."""
-        scheduler = self._scheduler
         return {
             "pid": os.getpid(),
             "version": __version__,
             "started_at": self._started_at,
             "uptime_seconds": round(time.monotonic() - self._started_monotonic),
             "stopping": self._stopping.is_set(),
-            "jobs": next_runs(scheduler) if scheduler and scheduler.running else {},
+            "jobs": self._next_jobs(),
             "recent_iterations": list(self._recent),
             "health": self.health(),
         }
+
+    def _next_jobs(self) -> dict[str, str]:
+        """Each scheduled job's next run, as the scheduler has it now (a job that ran moved on)."""
+        scheduler = self._scheduler
+        return next_runs(scheduler) if scheduler is not None and scheduler.running else {}
 
     def health(self) -> dict[str, object]:
         """Healthy unless the last iterations all failed (``EXECUTIVE_UNHEALTHY_AFTER_FAILURES``)."""
@@ -256,7 +258,7 @@ class Supervisor:
                 "loop.idle",
                 idle_ticks=self._idle_streak,
                 queue=self._home.queue_counts(),
-                next_jobs=self._scheduler_next,
+                next_jobs=self._next_jobs(),
             )
         self._idle_streak += 1
 
