@@ -11,7 +11,9 @@ import posixpath
 import re
 
 MAX_CHARS = 200
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Control and bidi characters, and lone surrogates (a file name that is not UTF-8, as
+# ``os.walk`` hands it over): none can be written as text anywhere the path goes.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def problem(path: str) -> str | None:
@@ -21,7 +23,7 @@ def problem(path: str) -> str | None:
     if len(path) > MAX_CHARS:
         return f"is {len(path)} characters; at most {MAX_CHARS}"
     if _UNPRINTABLE.search(path) or "\\" in path:
-        return "holds a control character or a backslash"
+        return "holds a control character, a backslash or bytes that are not UTF-8"
     if posixpath.isabs(path) or path.startswith("~"):
         return "is absolute; only a path relative to the project is kept"
     if any(part in ("", ".", "..") for part in path.split("/")):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-# C0 controls but tab and newline, DEL, C1 controls, and the bidi overrides and isolates
-# that make text read differently from what it is.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls but tab and newline, DEL, C1 controls, the bidi overrides and isolates that
+# make text read differently from what it is, and lone surrogates (bytes that were not
+# UTF-8, as a file name decodes): no file or JSON we write can hold them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _FENCE_RUN = re.compile(r"`+|~+")
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 from executive.workers import record, runlog
 from tests.workers import records as r
 
@@ -18,13 +20,50 @@ def test_the_folder_changes_are_created_changed_and_deleted_without_noise(tmp_pa
     (tmp_path / "CLAUDE.md").write_text("generated again")
     (tmp_path / "link").symlink_to("/etc/passwd")
     after = record.snapshot(tmp_path, frozenset({"CLAUDE.md"}))
-    found = {(c.path, c.change) for c in record.changes(before, after)}
+    found = {(c.path, c.change) for c in record.changes(before, after).changes}
     assert found == {
         ("edit.py", "modified"),
         ("gone.md", "deleted"),
         ("src/new.py", "created"),
         ("link", "created"),  # noted by lstat, never followed
     }
+
+
+def test_names_the_digest_cannot_keep_are_counted_and_said_never_raised(tmp_path):
+    # A worker chooses its file names: one over the path limit and one that is not UTF-8
+    # once raised out of the attempt and stopped the queue (issue 37).
+    before = record.snapshot(tmp_path)
+    (tmp_path / "ok.py").write_text("x")
+    deep = tmp_path / ("d" * 100) / ("e" * 100)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("x")  # 206 characters from the folder
+    os.close(os.open(os.fsencode(tmp_path) + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY, 0o644))
+    diff = record.changes(before, record.snapshot(tmp_path))
+    assert [(c.path, c.change) for c in diff.changes] == [("ok.py", "created")]
+    assert diff.unkept == 2 and diff.compared
+    assert diff.notes == [
+        "2 changed files whose names cannot be kept (over 200 characters, not UTF-8, or not "
+        "plain), left out"
+    ]
+    log = tmp_path / "run.log"
+    log.write_text("done\n")
+    found = record.read(
+        log, vendor="command", workdir=tmp_path, folder=diff, command="sh w.sh", exit_code=0
+    )
+    assert found.changed == ["ok.py"] and found.notes == diff.notes
+    found.model_dump_json()  # every string in it can be written
+
+
+def test_a_folder_over_its_file_count_is_too_large_to_compare_not_walked_on(tmp_path):
+    for n in range(5):
+        (tmp_path / f"f{n}").write_text("x")
+    before = record.snapshot(tmp_path, max_files=3)
+    assert len(before.files) == 3 and not before.complete
+    diff = record.changes(before, record.snapshot(tmp_path, max_files=3), max_files=3)
+    assert not diff.compared and diff.changes == []
+    assert "holds over 3 files: too large to compare" in diff.notes[0]
+    full = record.snapshot(tmp_path, max_files=5)
+    assert full.complete and len(full.files) == 5
 
 
 def test_a_line_over_the_limit_is_cut_and_the_rest_of_it_skipped(tmp_path):
@@ -43,14 +82,14 @@ def test_a_claude_log_on_disk_is_read_whole_and_a_missing_one_is_a_partial_diges
     log = tmp_path / "contract-1.log"
     log.write_bytes(b"".join(r.fixed_run(str(tmp_path))))
     found = record.read(
-        log, vendor="claude", workdir=tmp_path, folder_changes=[], command="", exit_code=0
+        log, vendor="claude", workdir=tmp_path, folder=record.FolderDiff(), command="", exit_code=0
     )
     assert found.fixes and found.complete
     missing = record.read(
         tmp_path / "nope.log",
         vendor="claude",
         workdir=tmp_path,
-        folder_changes=[],
+        folder=record.FolderDiff(),
         command="",
         exit_code=0,
     )
@@ -61,7 +100,7 @@ def test_a_claude_run_that_printed_no_stream_json_is_its_output(tmp_path):
     log = tmp_path / "contract-2.log"
     log.write_text("error: unknown option '--verbose'\n")
     found = record.read(
-        log, vendor="claude", workdir=tmp_path, folder_changes=[], command="", exit_code=1
+        log, vendor="claude", workdir=tmp_path, folder=record.FolderDiff(), command="", exit_code=1
     )
     assert not found.complete and "unknown option" in found.summary
 
@@ -70,7 +109,12 @@ def test_a_command_workers_digest_reads_only_the_tail_of_its_log(tmp_path):
     log = tmp_path / "contract-3.log"
     log.write_text("x" * 100_000 + "\nError: the build failed\n")
     found = record.read(
-        log, vendor="command", workdir=tmp_path, folder_changes=[], command="sh w.sh", exit_code=2
+        log,
+        vendor="command",
+        workdir=tmp_path,
+        folder=record.FolderDiff(),
+        command="sh w.sh",
+        exit_code=2,
     )
     assert found.commands[0].error == "Error: the build failed"
     assert len(found.summary) < 1000
@@ -82,13 +126,23 @@ def test_a_capped_log_says_so_and_its_marker_is_never_the_workers_last_word(tmp_
     log = tmp_path / "contract-4.log"
     log.write_text("building\ncompiling module 812 of 900\n" + MARKER.format(limit=1048576))
     found = record.read(
-        log, vendor="command", workdir=tmp_path, folder_changes=[], command="sh w.sh", exit_code=1
+        log,
+        vendor="command",
+        workdir=tmp_path,
+        folder=record.FolderDiff(),
+        command="sh w.sh",
+        exit_code=1,
     )
     assert found.commands[0].error == "compiling module 812 of 900"
     assert not found.complete and found.notes[0].startswith("the run log stops at its cap")
     claude = tmp_path / "contract-5.log"
     claude.write_bytes(b"".join(r.fixed_run(str(tmp_path)))[:-40] + MARKER.format(limit=9).encode())
     found = record.read(
-        claude, vendor="claude", workdir=tmp_path, folder_changes=[], command="", exit_code=0
+        claude,
+        vendor="claude",
+        workdir=tmp_path,
+        folder=record.FolderDiff(),
+        command="",
+        exit_code=0,
     )
     assert not found.complete and found.notes[0].startswith("the run log stops at its cap")

@@ -86,3 +86,9 @@ class WorkerLimits(BaseSettings):
         validation_alias="EXECUTIVE_WORKER_LOG_MAX_BYTES",
         description="most bytes of a worker's output kept in its run log; past it one marker line, the rest dropped",
     )
+    worker_folder_max_files: int = Field(
+        100_000,
+        ge=100,
+        validation_alias="EXECUTIVE_WORKER_FOLDER_MAX_FILES",
+        description="most files of a worker's output folder compared before and after its run; past it the run's changes are unknown (its digest says so)",
+    )

@@ -9,6 +9,7 @@ import functools
 import os
 import shutil
 import stat
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -306,8 +307,14 @@ def _readonly(bundle: Bundle, worker: Prepared) -> list[Path]:
 async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared) -> Attempt:
     """Run the worker; the attempt so far (``exited_clean``: its verifiers run next)."""
     contract_id, out, argv = worker.contract_id, worker.out, worker.argv
-    before = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
     day = datetime.now(UTC).date().isoformat()
+    left = _Left(
+        worker,
+        home.worker_logs / day / f"{contract_id}.log",
+        " ".join(bundle.spec.command or []),
+        settings.worker_folder_max_files,
+    )
+    await left.before()
     timeout = bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000
     try:
         run = await process.run(
@@ -315,11 +322,12 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
             cwd=out,
             env=worker.env,
             timeout_seconds=timeout,
-            log_path=home.worker_logs / day / f"{contract_id}.log",
+            log_path=left.log_path,
             pid_dir=home.pids,
             contract_id=contract_id,
             isolation=worker.iso,
             readonly=_readonly(bundle, worker),
+            after_exit=left.after,
         )
     except OSError as exc:
         log.error("worker.spawn_failed", contract_id=contract_id, argv0=argv[0], error=str(exc))
@@ -329,25 +337,13 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
             else f"cannot start the worker ({argv[0]}): {exc}"
         )
         return Attempt(contract_id, False, why, fatal=True)
-    after = record.snapshot(out, frozenset({claude_md.FILE_NAME}))
-    experience = await anyio.to_thread.run_sync(
-        functools.partial(
-            record.read,
-            run.log_path,
-            vendor=worker.vendor,
-            workdir=out,
-            folder_changes=record.changes(before, after),
-            command=" ".join(bundle.spec.command or []),
-            exit_code=None if run.timed_out else run.exit_code,
-        )
-    )
     result = Attempt(
         contract_id,
         False,
         duration_seconds=run.duration_seconds,
         log_path=run.log_path,
-        output_changed=after != before,
-        experience=experience,
+        output_changed=left.changed,
+        experience=left.experience,
     )
     if run.timed_out:
         result.error = f"the worker timed out after {timeout:g}s"
@@ -358,6 +354,54 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
     else:
         result.exited_clean = True
     return result
+
+
+@dataclass
+class _Left:
+    """What a worker left, read off the event loop: its folder before and after the run (a
+    walk of a large folder must not hold the dashboard, the socket or the watchdog), then
+    its run log; how long that took goes into the run's ``worker.finished`` line."""
+
+    worker: Prepared
+    log_path: Path
+    command: str
+    max_files: int
+    looks: list[record.Snapshot] = field(default_factory=list)
+    experience: Experience | None = None
+
+    async def before(self) -> None:
+        self.looks.append(await anyio.to_thread.run_sync(self._walk))
+
+    async def after(self, exit_code: int | None, timed_out: bool) -> dict[str, object]:
+        self.looks.append(await anyio.to_thread.run_sync(self._walk))
+        started = time.monotonic()
+        self.experience = await anyio.to_thread.run_sync(
+            functools.partial(
+                record.read,
+                self.log_path,
+                vendor=self.worker.vendor,
+                workdir=self.worker.out,
+                folder=record.changes(self.looks[0], self.looks[1], self.max_files),
+                command=self.command,
+                exit_code=None if timed_out else exit_code,
+            )
+        )
+        return {
+            "folder_files": len(self.looks[1].files),
+            "folder_compared": self.looks[0].complete and self.looks[1].complete,
+            "folder_seconds": round(self.looks[0].seconds + self.looks[1].seconds, 3),
+            "record_seconds": round(time.monotonic() - started, 3),
+        }
+
+    def _walk(self) -> record.Snapshot:
+        skip = frozenset({claude_md.FILE_NAME})
+        return record.snapshot(self.worker.out, skip, self.max_files)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the output changed; unknown (a folder too large) counts as changed."""
+        before, after = self.looks[0], self.looks[-1]
+        return not (before.complete and after.complete) or before.files != after.files
 
 
 @_redacted

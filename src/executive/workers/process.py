@@ -20,8 +20,8 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -39,6 +39,9 @@ MARK = tree.MARK
 TAIL_BYTES = 4000
 NOT_ISOLATED = Isolation("none", "not isolated")
 # Runs the worker's command once the daemon says "go" (after the move into the cgroup).
+# What a run's caller reads once it is over (told its exit code and whether it timed out);
+# the fields it returns join the run's worker.finished line.
+AfterExit = Callable[[int | None, bool], Awaitable[Mapping[str, object]]]
 GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null; exit 125', "gate"]
 
 
@@ -77,11 +80,14 @@ async def run(
     contract_id: str,
     isolation: Isolation | None = None,
     readonly: Sequence[Path] = (),
+    after_exit: AfterExit | None = None,
 ) -> WorkerRun:
     """Run one worker; its output streams into ``log_path``, redacted as it passes.
 
     Nothing unredacted is written anywhere, and the log holds at most the isolation's
     ``log_max_bytes`` plus one marker line (:mod:`executive.workers.output`).
+    ``after_exit`` runs once the tree is gone and the log closed (what the run left is
+    read there); the fields it returns join the run's ``worker.finished`` line.
     """
     await anyio.Path(pid_dir).mkdir(parents=True, exist_ok=True)
     limit = (isolation or NOT_ISOLATED).limits.log_max_bytes
@@ -97,6 +103,7 @@ async def run(
         readonly=readonly,
         pid_file=pid_dir / f"{contract_id}.json",
         label=contract_id,
+        after_exit=after_exit,
     )
     return WorkerRun(exit_code, timed_out, time.monotonic() - started, log_path)
 
@@ -112,6 +119,7 @@ async def supervise(
     readonly: Sequence[Path] = (),
     pid_file: Path | None = None,
     label: str = "",
+    after_exit: AfterExit | None = None,
 ) -> tuple[int | None, bool]:
     """Start ``argv`` in its own process group (and isolation, and limits), wait, end
     everything it left; its output streams into ``sink``, which is closed at the end.
@@ -120,23 +128,13 @@ async def supervise(
     time limit, a cancellation or a normal exit all end the group and every descendant,
     every member of the run's cgroup, and in ``user`` mode every process of the account.
     """
-    iso = isolation or NOT_ISOLATED
-    ids = iso.ids if iso.mode == "user" else None
-    async with contextlib.AsyncExitStack() as stack:
-        stack.push_async_callback(_shielded, sink.close)  # last: once nothing can write to it
-        if ids is not None:
-            # Held to the sweep: no other run of the account is live while it happens.
-            await stack.enter_async_context(account.held(ids[0], label))
-        group = _new_group(iso)
-        if group is not None:
-            stack.callback(group.remove)
-        if ids is not None:
-            stack.push_async_callback(
-                _shielded, account.sweep, *ids
-            )  # before the cgroup goes, after the tree
-        job = _Job(argv[0], cwd, env, timeout_seconds, iso, group, pid_file, label)
-        prefixed = [*limits.prefix(iso.limits, iso.mode), *argv]
-        result = await job.streamed(iso.wrap(prefixed, workdir=cwd, readonly=readonly), sink)
+    job = _Job(argv[0], cwd, env, timeout_seconds, isolation or NOT_ISOLATED, pid_file, label)
+    try:
+        result = await job.supervised(argv, sink, readonly)
+        if after_exit is not None:
+            job.ended.fields.update(await after_exit(*result))
+    finally:
+        job.ended.log(label)
     return result
 
 
@@ -152,18 +150,64 @@ async def _shielded(blocking: Callable[..., object], *args: object) -> None:
         await anyio.to_thread.run_sync(blocking, *args)
 
 
-@dataclass(frozen=True)
+@dataclass
+class _Ended:
+    """How a run ended, for its ``worker.finished`` line: written once the process started."""
+
+    started: bool = False
+    exit_code: int | None = None
+    timed_out: bool = False
+    duration_ms: int = 0
+    fields: dict[str, object] = field(default_factory=dict)
+
+    def log(self, label: str) -> None:
+        # Every worker.started has its worker.finished: workers and verifiers, ended however
+        # (a cancelled run's exit code is what the kill left).
+        if self.started:
+            log.info(
+                "worker.finished",
+                contract_id=label,
+                exit_code=self.exit_code,
+                timed_out=self.timed_out,
+                duration_ms=self.duration_ms,
+                **self.fields,
+            )
+
+
+@dataclass
 class _Job:
-    """One supervised run, once its isolation, cgroup and command are settled."""
+    """One supervised run: its isolation, its cgroup once made, and how it ended."""
 
     argv0: str
     cwd: Path
     env: Mapping[str, str]
     timeout_seconds: float
     iso: Isolation
-    group: cgroup.RunGroup | None
     pid_file: Path | None
     label: str
+    group: cgroup.RunGroup | None = None
+    ended: _Ended = field(default_factory=_Ended)
+
+    async def supervised(
+        self, argv: Sequence[str], sink: output.Redacting, readonly: Sequence[Path]
+    ) -> tuple[int | None, bool]:
+        iso = self.iso
+        ids = iso.ids if iso.mode == "user" else None
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(_shielded, sink.close)  # last: once nothing can write
+            if ids is not None:
+                # Held to the sweep: no other run of the account is live while it happens.
+                await stack.enter_async_context(account.held(ids[0], self.label))
+            self.group = _new_group(iso)
+            if self.group is not None:
+                stack.callback(self.group.remove)
+            if ids is not None:
+                # Before the cgroup goes, after the tree.
+                stack.push_async_callback(_shielded, account.sweep, *ids)
+            prefixed = [*limits.prefix(iso.limits, iso.mode), *argv]
+            return await self.streamed(
+                iso.wrap(prefixed, workdir=self.cwd, readonly=readonly), sink
+            )
 
     async def streamed(self, full: list[str], sink: output.Redacting) -> tuple[int | None, bool]:
         """Spawn with stdout and stderr on a pipe a pump drains into ``sink``; watch it."""
@@ -230,15 +274,9 @@ class _Job:
             raise
         finally:
             peers.unregister(process.pid)
-            # Every worker.started has its worker.finished: workers and verifiers, ended
-            # however (a cancelled run's exit code is what the kill left).
-            log.info(
-                "worker.finished",
-                contract_id=self.label,
-                exit_code=process.returncode,
-                timed_out=timed_out,
-                duration_ms=round((time.monotonic() - started) * 1000),
-            )
+            self.ended.started, self.ended.exit_code = True, process.returncode
+            self.ended.timed_out = timed_out
+            self.ended.duration_ms = round((time.monotonic() - started) * 1000)
             if self.pid_file is not None:
                 with anyio.CancelScope(shield=True):
                     await anyio.Path(self.pid_file).unlink(missing_ok=True)
