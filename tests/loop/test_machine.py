@@ -353,3 +353,30 @@ def test_a_second_start_while_running_is_refused():
     run = spawned(goal(), T0)
     with pytest.raises(machine.WrongEvent, match="Started in phase 'running'"):
         machine.advance(run, Started("c-2", "command", T0))
+
+
+def test_a_start_after_an_attempt_left_in_progress_counts_that_attempt_first():
+    # The iteration that started c-1 failed before its end was recorded: the state read
+    # again holds the step in progress. It counts, so no failure repeats unbounded.
+    left, _ = machine.advance(goal(limit=3), Started("c-1", "command", T0))
+    again = StepRun(left.active, 1, left.policy)  # a new iteration: phase "ready"
+    run, effects = machine.advance(again, Started("c-2", "command", T0))
+    assert kinds(effects) == ["Record:STEP_INTERRUPTED", "Record:STEP_STARTED", "RunHook"]
+    assert (run.step.attempts, run.step.contract_id, run.phase) == (1, "c-2", "packing")
+
+
+def test_a_start_at_the_limit_blocks_the_goal_and_runs_nothing():
+    run = goal(limit=2)
+    run, _ = fail(run, T0, 1)
+    left, _ = machine.advance(run, Started("c-2", "command", T0))  # its end never recorded
+    run, effects = machine.advance(
+        StepRun(left.active, 1, left.policy), Started("c-3", "command", T0)
+    )
+    assert kinds(effects) == ["Record:STEP_INTERRUPTED", "BlockGoal"]
+    assert effects[-1].reason == "step 1 “part 1” failed 2 times (limit 2)"
+    assert (run.phase, run.step.attempts) == ("blocked", 2)
+    # A restart that finds the step already at its limit blocks it too, without a start.
+    stopped = goal(limit=1)
+    stopped.step.attempts = 1
+    run, effects = machine.advance(stopped, Started("c-4", "command", T0))
+    assert kinds(effects) == ["BlockGoal"] and run.phase == "blocked"

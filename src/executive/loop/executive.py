@@ -14,7 +14,7 @@ import secrets
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import ParamSpec
 
@@ -30,8 +30,9 @@ from executive.loop import contexts, machine, retro, transitions
 from executive.loop import step as steps
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
-from executive.redact import redactor
+from executive.redact import redactor, scrub
 from executive.settings import Settings
+from executive.untrusted import clip, one_line
 from executive.workers import sandbox
 from executive.workers.process import reap_orphans
 from executive.workspace import operator
@@ -222,10 +223,31 @@ class Executive:
     async def _carry_out(
         self, run: machine.StepRun, worker: _Worker, effect: machine.Effect
     ) -> machine.Event | None:
-        """One effect; the event it produced, if any (each ``advance`` asks for at most one)."""
+        """One effect; the event it produced, if any (each ``advance`` asks for at most one).
+
+        Whatever goes wrong while an attempt is carried out (preparing, spawning, reading
+        what the worker left, verifying, a hook) is an event of the machine: a failed attempt
+        that is counted, backed off and blocked at the limit, never a failed iteration that
+        would start the same worker again. Only recording (the bundle's own files) raises.
+        """
+        if isinstance(effect, machine.Record):
+            self.recorder.record(run.active, effect.transition)
+            return None
+        try:
+            return await self._effect(run, worker, effect)
+        except Exception as exc:
+            log.exception(
+                "step.effect_failed",
+                effect=type(effect).__name__,
+                contract_id=run.step.contract_id,
+                error=repr(exc),
+            )
+            return _failed(run, effect, exc)
+
+    async def _effect(
+        self, run: machine.StepRun, worker: _Worker, effect: machine.Effect
+    ) -> machine.Event | None:
         match effect:
-            case machine.Record(transition=transition):
-                self.recorder.record(run.active, transition)
             case machine.ReportOutcome(outcome=outcome):
                 if self.observer is not None:
                     self.observer.worker_finished(outcome)
@@ -297,7 +319,28 @@ class Executive:
         except Exception as exc:
             log.exception("hook.context_failed", hook=name.value, error=repr(exc))
             return None
-        return await run_memory_hook(name, context, self.hook_env)
+        try:
+            return await run_memory_hook(name, context, self.hook_env)
+        except Exception as exc:  # the runner never raises; if it ever did, not past here
+            log.exception("hook.run_failed", hook=name.value, error=repr(exc))
+            return None
+
+
+def _failed(run: machine.StepRun, effect: machine.Effect, exc: Exception) -> machine.Event | None:
+    """The event an effect that raised stands for: its attempt failed, its hook did not run."""
+    now = datetime.now(UTC)
+    why = scrub(
+        one_line(f"the daemon could not carry out the attempt: {type(exc).__name__}: {exc}")
+    )
+    why = clip(why, steps.ERROR_CHARS)
+    match effect:
+        case machine.RunHook(hook=hook):
+            return machine.HookAnswered(hook, None, now)
+        case machine.Spawn():
+            return machine.WorkerFinished(steps.Attempt(run.step.contract_id, False, why), now)
+        case machine.Verify(attempt=attempt):
+            return machine.Verified(replace(attempt, passed=False, error=why), now)
+    return None  # a report to the observer: nothing of the step depends on it
 
 
 @dataclass

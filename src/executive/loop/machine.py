@@ -6,6 +6,7 @@ the event, the limits in the state's :class:`Policy`. The executive carries out 
 and feeds back the events they produce, so every decision about a step is made here:
 
     Started ─→ record, Hook B ─→ HookAnswered(B) ─→ spawn ─→ WorkerFinished
+      (an attempt left in progress counts first; at the limit the goal blocks instead)
       ├ the worker exited cleanly → verify ─→ Verified
       └ it failed, or could not start ───────┐
     passed → record, Hook C ─→ HookAnswered(C) → the goal completes after its last step
@@ -222,8 +223,16 @@ def _copied(run: StepRun) -> StepRun:
 
 
 def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
-    bundle, state, step = run.active.bundle, run.active.state, run.step
     effects: list[Effect] = []
+    if run.step.status == "in_progress":
+        # An attempt began and its end was never recorded (the iteration failed under it):
+        # it counts, as one the daemon stopped during does, so no failure repeats unbounded.
+        run, effects = _interrupted(run)
+    step = run.step
+    if step.attempts >= run.policy.limit:
+        # Never a start past the limit (a restart after the last attempt lands here).
+        return _block(run, Attempt(step.contract_id, False, step.last_error), effects)
+    bundle, state = run.active.bundle, run.active.state
     if not state.started_at:
         state.started_at = event.at.isoformat()
         effects.append(Record(transitions.goal_started(bundle, state.priority)))
@@ -287,22 +296,7 @@ def _settle(run: StepRun, at: datetime) -> tuple[StepRun, list[Effect]]:
     step, attempt, policy = run.step, run.attempt, run.policy
     assert attempt is not None  # settling follows a failed attempt
     if attempt.fatal or step.attempts >= policy.limit:
-        step.retry_after = ""  # blocked: nothing waits for a time any more
-        reason = (
-            f"cannot run: {one_line(attempt.error)[:300]}"
-            if attempt.fatal
-            else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {policy.limit})"
-        )
-        block = transitions.Block(
-            reason,
-            [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
-            [
-                ("Last error (its last lines)", error_tail(attempt.error)),
-                ("Hook D's diagnosis", step.diagnosis),
-            ],
-        )
-        blocked = transitions.goal_blocked(run.active.bundle, step, attempt.contract_id, block)
-        return replace(run, phase="blocked"), [BlockGoal(blocked, reason, step.diagnosis)]
+        return _block(run, attempt)
     delay = backoff_seconds(step.attempts, policy.backoff_floor, policy.backoff_ceiling)
     if not delay:
         return replace(run, phase="ready"), []
@@ -310,6 +304,32 @@ def _settle(run: StepRun, at: datetime) -> tuple[StepRun, list[Effect]]:
     step.retry_after = until.isoformat()
     scheduled = transitions.retry_scheduled(step, delay)
     return replace(run, phase="waiting"), [BackOff(scheduled, until, delay)]
+
+
+def _block(
+    run: StepRun, attempt: Attempt, effects: list[Effect] | None = None
+) -> tuple[StepRun, list[Effect]]:
+    """The goal blocked after ``attempt``: fatal, or the step's failures at the limit."""
+    step, policy = run.step, run.policy
+    step.retry_after = ""  # blocked: nothing waits for a time any more
+    reason = (
+        f"cannot run: {one_line(attempt.error)[:300]}"
+        if attempt.fatal
+        else f"step {step.number} “{step.title}” failed {step.attempts} times (limit {policy.limit})"
+    )
+    block = transitions.Block(
+        reason,
+        [f"last run log: {attempt.log_path}" if attempt.log_path else "no run log"],
+        [
+            ("Last error (its last lines)", error_tail(attempt.error)),
+            ("Hook D's diagnosis", step.diagnosis),
+        ],
+    )
+    blocked = transitions.goal_blocked(run.active.bundle, step, attempt.contract_id, block)
+    return replace(run, phase="blocked"), [
+        *(effects or []),
+        BlockGoal(blocked, reason, step.diagnosis),
+    ]
 
 
 def _interrupted(run: StepRun) -> tuple[StepRun, list[Effect]]:
