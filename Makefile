@@ -111,6 +111,7 @@ bench: setup
 	$(PY) bench/pack.py
 	$(PY) bench/store.py
 	$(PY) bench/durability.py
+	$(PY) bench/leftovers.py
 	@if [ -n "$(SWECB)" ] && [ -d "$(SWECB)/SWEContextBench Lite Past Experience" ]; then \
 	  $(PY) bench/experience.py "$(SWECB)" $(if $(wildcard $(SWECB_IDS)),--related-ids $(SWECB_IDS)); \
 	else \

@@ -29,6 +29,7 @@ BENCHES = {
     "store": (["--sizes", "150", "--samples", "3"], "sizes"),
     "durability": (["--sizes", "100"], "sizes"),
     "daemon": (["--lists", "1"], "pack_outcome"),
+    "leftovers": (["--files", "300", "--max-files", "200"], "healthz_ms"),
     "vectors": (["--sizes", "500", "--queries", "3"], "results"),
     "postgres_scale": (["--memories", "300", "--samples", "3"], "pack_ms"),
 }
