@@ -6,10 +6,8 @@ the sockets, the listeners and this machine's own interface addresses are real.
 
 from __future__ import annotations
 
-import fcntl
 import shutil
 import socket
-import struct
 import tempfile
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -23,6 +21,7 @@ from structlog.testing import capture_logs
 from executive import hosts
 from executive.workers import proxy as proxy_module
 from executive.workers.proxy import LOGGED_REFUSALS, Proxy
+from tests.isolation import interface_address
 
 pytestmark = pytest.mark.anyio
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\npong"
@@ -110,21 +109,6 @@ def table(
         return answers[host]
 
     return resolve
-
-
-def interface_address() -> str | None:
-    """An IPv4 address of a non-loopback interface of this machine, read by ioctl (not the
-    way the proxy reads them), or None when it has none."""
-    for _, name in socket.if_nameindex():
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            try:
-                packed = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name.encode()))
-            except OSError:
-                continue  # no IPv4 address (SIOCGIFADDR)
-        address = socket.inet_ntoa(packed[20:24])
-        if not address.startswith("127."):
-            return address
-    return None
 
 
 async def test_a_tunnel_opens_to_an_allowed_host_and_carries_bytes_both_ways():
