@@ -3,8 +3,10 @@
 An entry is a host name (``api.anthropic.com``), a name under a domain (``*.pythonhosted.org``,
 any depth below it, not the domain itself) or an IP address, with an optional port
 (``pypi.org:443``, ``[::1]:8080``). Without a port an entry allows the web's two, 443 and 80.
-Names are compared case-insensitively, a trailing dot ignored. The egress proxy asks here;
-the settings check each entry once, when they load, so a typo stops start-up with its name.
+Names are compared case-insensitively, a trailing dot ignored, an address in its canonical
+spelling. The egress proxy asks here; the settings check each entry once, when they load, so
+a typo stops start-up with its name. A name leads only to public addresses; an address entry
+is the operator's choice of that address, whatever it is (:func:`named`).
 """
 
 from __future__ import annotations
