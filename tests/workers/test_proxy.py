@@ -20,6 +20,7 @@ from structlog.testing import capture_logs
 
 from executive import hosts
 from executive.workers import proxy as proxy_module
+from executive.workers.addresses import Resolve
 from executive.workers.proxy import LOGGED_REFUSALS, Proxy
 from tests.isolation import interface_address
 
@@ -96,9 +97,7 @@ async def exchange(path: Path, *messages: bytes) -> bytes:
         return data
 
 
-def table(
-    answers: Mapping[str, list[str]], asked: list[str] | None = None
-) -> proxy_module.addresses.Resolve:
+def table(answers: Mapping[str, list[str]], asked: list[str] | None = None) -> Resolve:
     """A resolver that answers from ``answers`` (and notes each name asked in ``asked``)."""
 
     async def resolve(host: str, port: int) -> list[str]:

@@ -36,8 +36,6 @@ from executive.logs import get_logger
 from executive.workers import addresses
 from executive.workers.request import Refused, Target, authority, parse_head
 
-__all__ = ["Proxy", "Refused", "Target", "parse_head"]
-
 log = get_logger(__name__)
 
 MAX_HEAD = 16 * 1024
