@@ -8,17 +8,24 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.conftest import EXECUTIVE, clean_env
 
 
 class Daemon:
-    def __init__(self, home: Path, env: Mapping[str, str] | None = None, *args: str) -> None:
+    def __init__(
+        self,
+        home: Path,
+        env: Mapping[str, str] | None = None,
+        *args: str,
+        prefix: Sequence[str] = (),
+    ) -> None:
+        """``prefix``: a command the daemon is started under (it must exec the rest)."""
         self.home = home
         self.proc = subprocess.Popen(
-            [*EXECUTIVE, "--home", str(home), "run", *args],
+            [*prefix, *EXECUTIVE, "--home", str(home), "run", *args],
             env=clean_env(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

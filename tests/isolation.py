@@ -1,10 +1,15 @@
 """What tests of worker isolation share: the modes a worker runs under on this machine, the
-processes a worker left behind, and a loopback HTTP server that answers with its name."""
+processes a worker left behind, a loopback HTTP server that answers with its name, a TCP
+server that records every byte it was sent, and an address of this machine's own network."""
 
 from __future__ import annotations
 
+import fcntl
 import http.server
 import os
+import socket
+import socketserver
+import struct
 import threading
 from pathlib import Path
 
@@ -60,9 +65,68 @@ class _Named(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def named_server(name: str) -> http.server.ThreadingHTTPServer:
-    """A server on this host's loopback, serving in a thread, that answers "<name> <path>"."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Named)
+def named_server(name: str, host: str = "127.0.0.1") -> http.server.ThreadingHTTPServer:
+    """A server on this host's loopback (or ``host``), serving in a thread, that answers
+    "<name> <path>"."""
+    server = http.server.ThreadingHTTPServer((host, 0), _Named)
     server.name = name  # type: ignore[attr-defined]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
+
+
+class _Recording(socketserver.BaseRequestHandler):
+    """One request answered, then every byte the connection brings until its other end
+    closes, recorded: a second request sent on the connection would show."""
+
+    def handle(self) -> None:
+        data = b""
+        while not _whole(data) and (chunk := self.request.recv(65536)):
+            data += chunk
+        if _whole(data):
+            body = b"recorded"
+            self.request.sendall(
+                b"HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            self.request.shutdown(socket.SHUT_WR)
+            while chunk := self.request.recv(65536):
+                data += chunk
+        self.server.received.append(data)  # type: ignore[attr-defined]
+
+
+def _whole(data: bytes) -> bool:
+    head, found, body = data.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    lengths = [
+        line.split(b":", 1)[1]
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    ]
+    return len(body) >= (int(lengths[0]) if lengths else 0)
+
+
+def recording_server() -> socketserver.ThreadingTCPServer:
+    """A server on this host's loopback, serving in a thread, whose ``received`` lists what
+    each connection brought."""
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Recording)
+    server.daemon_threads = True
+    server.received = []  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def interface_address() -> str | None:
+    """An IPv4 address of one of this machine's non-loopback interfaces, read by ioctl (not
+    the way the egress proxy reads them), or None when it has none."""
+    for _, name in socket.if_nameindex():
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                packed = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name.encode()))
+            except OSError:
+                continue  # no IPv4 address (SIOCGIFADDR)
+        address = socket.inet_ntoa(packed[20:24])
+        if not address.startswith("127."):
+            return address
+    return None

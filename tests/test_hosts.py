@@ -68,3 +68,21 @@ def test_loopback_is_an_address_or_localhost():
     assert hosts.is_loopback("127.0.0.2") and hosts.is_loopback("[::1]")
     assert hosts.is_loopback("LOCALHOST") and hosts.is_loopback("api.localhost")
     assert not hosts.is_loopback("10.0.0.1") and not hosts.is_loopback("localhost.example.com")
+
+
+def test_an_address_has_one_spelling_and_a_port_ascii_digits():
+    assert hosts.normal("[0:0:0:0:0:0:0:1]") == hosts.normal("::1") == "::1"
+    assert hosts.normal("::FFFF:7F00:1") == "::ffff:7f00:1"
+    assert hosts.parse("[0::1]:9000") == [hosts.Entry("::1", 9000)]
+    assert hosts.allowed(hosts.parse("[::1]:9000"), "0:0::1", 9000)
+    for text in ("pypi.org:٤٤٣", "pypi.org:²"):  # digits to str.isdigit, and to int() too
+        with pytest.raises(ValueError):
+            hosts.split_port(text)
+
+
+def test_an_address_is_named_only_by_an_entry_that_is_that_address():
+    allow = hosts.parse("mirror.example.com:8443,10.0.0.5:8443,*.example.org")
+    assert hosts.named(allow, "10.0.0.5", 8443)
+    assert not hosts.named(allow, "10.0.0.5", 443)  # the entry's port only
+    assert not hosts.named(allow, "10.0.0.6", 8443)
+    assert not hosts.named(hosts.parse("mirror.example.com:8443"), "mirror.example.com", 8443)

@@ -3,8 +3,10 @@
 An entry is a host name (``api.anthropic.com``), a name under a domain (``*.pythonhosted.org``,
 any depth below it, not the domain itself) or an IP address, with an optional port
 (``pypi.org:443``, ``[::1]:8080``). Without a port an entry allows the web's two, 443 and 80.
-Names are compared case-insensitively, a trailing dot ignored. The egress proxy asks here;
-the settings check each entry once, when they load, so a typo stops start-up with its name.
+Names are compared case-insensitively, a trailing dot ignored, an address in its canonical
+spelling. The egress proxy asks here; the settings check each entry once, when they load, so
+a typo stops start-up with its name. A name leads only to public addresses; an address entry
+is the operator's choice of that address, whatever it is (:func:`named`).
 """
 
 from __future__ import annotations
@@ -37,8 +39,13 @@ class Entry:
 
 
 def normal(host: str) -> str:
-    """``host`` as entries hold it: lower case, no brackets, no trailing dot."""
-    return host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    """``host`` as entries hold it: lower case, no brackets, no trailing dot; an address in
+    its one canonical spelling (``0:0::1`` is ``::1``)."""
+    name = host.strip().removeprefix("[").removesuffix("]").rstrip(".").lower()
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        return name
 
 
 def is_ip(host: str) -> bool:
@@ -81,7 +88,8 @@ def split_port(text: str) -> tuple[str, int | None]:
         host, port_text = text, None  # a bare IPv6 address has several colons and no port
     if port_text is None:
         return host, None
-    if not port_text.isdigit() or not 0 < int(port_text) <= 65535:
+    # ASCII digits only: str.isdigit() also takes "²" and "١٢٣", and int() reads the latter.
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) <= 65535:
         raise ValueError(text)
     return host, int(port_text)
 
@@ -121,3 +129,9 @@ def parse(value: str) -> list[Entry]:
 
 def allowed(entries: Iterable[Entry], host: str, port: int) -> bool:
     return any(e.allows(host, port) for e in entries)
+
+
+def named(entries: Iterable[Entry], address: str, port: int) -> bool:
+    """Whether an entry is ``address`` itself: the operator's own choice of that address,
+    which a name leading there does not make (see :mod:`executive.workers.addresses`)."""
+    return any(is_ip(e.host) and e.allows(address, port) for e in entries)

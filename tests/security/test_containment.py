@@ -74,13 +74,15 @@ attempt("private service", lambda: tcp(config["private"]))
 attempt("control socket", lambda: unix(config["socket"]))
 attempt("unix service", lambda: unix(config["unix"]))
 attempt("dashboard via proxy", lambda: through_proxy(
-    f"GET http://127.0.0.1:{config['dashboard']}/memory HTTP/1.1\r\nHost: x\r\n\r\n"))
+    f"GET http://127.0.0.1:{config['dashboard']}/memory HTTP/1.1\r\n"
+    f"Host: 127.0.0.1:{config['dashboard']}\r\n\r\n"))
 attempt("private via proxy", lambda: through_proxy(
     f"CONNECT 127.0.0.1:{config['private']} HTTP/1.1\r\n\r\n"))
 attempt("unlisted host via proxy", lambda: through_proxy(
     "CONNECT example.com:443 HTTP/1.1\r\n\r\n"))
 attempt("outside via proxy", lambda: through_proxy(
-    f"GET http://127.0.0.1:{config['outside']}/simple/ HTTP/1.1\r\nHost: x\r\n\r\n"))
+    f"GET http://127.0.0.1:{config['outside']}/simple/ HTTP/1.1\r\n"
+    f"Host: 127.0.0.1:{config['outside']}\r\n\r\n"))
 # As a claude worker calls its API: the client's own way (NO_PROXY keeps loopback direct).
 attempt("api", lambda: urllib.request.urlopen(
     os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", timeout=30).read().decode())

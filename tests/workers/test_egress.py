@@ -99,7 +99,7 @@ proxy = int(os.environ["HTTP_PROXY"].rsplit(":", 1)[1])
 
 def via_proxy(port):
     s = socket.create_connection(("127.0.0.1", proxy))
-    s.sendall(f"GET http://127.0.0.1:{port}/p HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    s.sendall(f"GET http://127.0.0.1:{port}/p HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
     data = b""
     while chunk := s.recv(4096):
         data += chunk

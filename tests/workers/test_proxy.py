@@ -1,85 +1,74 @@
-"""The egress proxy over real sockets: what it carries, what it refuses, and why it says so."""
+"""The egress proxy over real sockets: what it carries, what it refuses, and why it says so.
+
+No DNS runs here: a name's answer is the resolver table a test gives the proxy (its seam);
+the sockets, the listeners and this machine's own interface addresses are real.
+"""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
-from anyio.abc import SocketStream
+from anyio.abc import SocketAttribute, SocketStream
+from structlog.testing import capture_logs
 
 from executive import hosts
 from executive.workers import proxy as proxy_module
-from executive.workers.proxy import Proxy, Refused, parse_head
+from executive.workers.addresses import Resolve
+from executive.workers.proxy import LOGGED_REFUSALS, Proxy
+from tests.isolation import interface_address
 
 pytestmark = pytest.mark.anyio
-
-
-def test_connect_names_its_target():
-    target = parse_head(b"CONNECT Api.Anthropic.com:443 HTTP/1.1\r\nHost: api.anthropic.com:443")
-    assert (target.host, target.port, target.head) == ("api.anthropic.com", 443, None)
-    assert parse_head(b"CONNECT [::1]:8443 HTTP/1.1").host == "::1"
-
-
-def test_a_plain_request_goes_on_in_origin_form_without_proxy_headers():
-    head = (
-        b"POST http://pypi.org:8080/simple/x?y=1 HTTP/1.1\r\nHost: pypi.org:8080\r\n"
-        b"Proxy-Authorization: Basic abc\r\nProxy-Connection: keep-alive\r\n"
-        b"Connection: keep-alive\r\nContent-Length: 3"
-    )
-    target = parse_head(head)
-    assert (target.host, target.port) == ("pypi.org", 8080)
-    assert target.head == (
-        b"POST /simple/x?y=1 HTTP/1.1\r\nHost: pypi.org:8080\r\nContent-Length: 3\r\n"
-        b"Connection: close\r\n\r\n"
-    )
-    # No Host header: the URL's authority becomes one (user information left out).
-    target = parse_head(b"GET http://user:pw@example.com HTTP/1.0")
-    assert target.head == b"GET / HTTP/1.0\r\nHost: example.com\r\nConnection: close\r\n\r\n"
-
-
-@pytest.mark.parametrize(
-    ("head", "reason"),
-    [
-        (b"GET https://pypi.org/ HTTP/1.1", "only CONNECT (for https) and absolute http://"),
-        (b"GET /relative HTTP/1.1", "only CONNECT"),
-        (b"CONNECT pypi.org HTTP/1.1", "CONNECT needs host:port"),
-        (b"CONNECT pypi.org:99999 HTTP/1.1", "CONNECT needs host:port"),
-        (b"GET http://pypi.org:x/ HTTP/1.1", "not a URL"),
-        (b"\x16\x03\x01\x02\x00", "not an HTTP/1.x request line"),
-        (b"GET http://pypi.org/ SPDY/3", "not an HTTP/1.x request line"),
-    ],
-)
-def test_what_is_not_a_proxy_request_is_refused_with_400(head, reason):
-    with pytest.raises(Refused, match=reason.replace("(", r"\(").replace(")", r"\)")) as caught:
-        parse_head(head)
-    assert caught.value.status == 400
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\npong"
 
 
 @asynccontextmanager
-async def upstream() -> AsyncIterator[tuple[int, list[bytes]]]:
-    """A TCP server on loopback that records what it got and answers per request."""
+async def upstream(host: str = "127.0.0.1") -> AsyncIterator[tuple[int, list[bytes]]]:
+    """A TCP server that answers one request per connection, then records every byte the
+    connection brought until the proxy closed it (so a second request would show)."""
     received: list[bytes] = []
 
     async def answer(stream: SocketStream) -> None:
         async with stream:
             data = b""
+            with anyio.CancelScope() as scope:
+                async for chunk in stream:
+                    data += chunk
+                    if _whole(data):
+                        scope.cancel()
+            if not _whole(data):  # the client left (or was ended) before it asked
+                received.append(data)
+                return
+            await stream.send(ANSWER)
+            await stream.send_eof()
             async for chunk in stream:
                 data += chunk
-                if b"\r\n\r\n" in data or data.endswith(b"PING"):
-                    break
             received.append(data)
-            await stream.send(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\npong")
 
-    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    listener = await anyio.create_tcp_listener(local_host=host, local_port=0)
     async with listener, anyio.create_task_group() as tg:
         tg.start_soon(listener.serve, answer)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port), received
+        yield listener.extra(SocketAttribute.local_port), received
         tg.cancel_scope.cancel()
+
+
+def _whole(data: bytes) -> bool:
+    """A request head and its Content-Length body, or a tunnel's PING."""
+    if data.endswith(b"PING"):
+        return True
+    head, found, body = data.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    lengths = [
+        ln.split(b":")[1] for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-l")
+    ]
+    return len(body) >= (int(lengths[0]) if lengths else 0)
 
 
 @asynccontextmanager
@@ -108,6 +97,19 @@ async def exchange(path: Path, *messages: bytes) -> bytes:
         return data
 
 
+def table(answers: Mapping[str, list[str]], asked: list[str] | None = None) -> Resolve:
+    """A resolver that answers from ``answers`` (and notes each name asked in ``asked``)."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        if asked is not None:
+            asked.append(host)
+        if host not in answers:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return answers[host]
+
+    return resolve
+
+
 async def test_a_tunnel_opens_to_an_allowed_host_and_carries_bytes_both_ways():
     async with upstream() as (port, received):
         proxy = Proxy(hosts.parse(f"127.0.0.1:{port}"))
@@ -118,18 +120,42 @@ async def test_a_tunnel_opens_to_an_allowed_host_and_carries_bytes_both_ways():
     assert answer.startswith(b"HTTP/1.1 200 Connection established\r\n\r\n")
     assert answer.endswith(b"pong")
     assert received == [b"early PING"]  # what came with the head is not lost
-    assert proxy.summary() == {"refused": 0, "refused_hosts": [], "carried": 0}
+    assert proxy.summary() == {"refused": 0, "refused_hosts": [], "carried": 0, "failed": 0}
 
 
-async def test_a_plain_http_request_is_forwarded_to_an_allowed_host():
+async def test_a_plain_request_goes_on_alone_with_its_body_and_its_checked_host():
     async with upstream() as (port, received):
         proxy = Proxy(hosts.parse(f"127.0.0.1:{port}"))
         async with served(proxy) as path:
+            first = f"POST http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            # A second request on the same connection, for another site of a shared front
+            # end: its head was never checked, so it must go nowhere.
+            second = f"GET http://127.0.0.1:{port}/y HTTP/1.1\r\nHost: evil.example\r\n\r\n"
             answer = await exchange(
-                path, f"GET http://127.0.0.1:{port}/x HTTP/1.1\r\nHost: h\r\n\r\n".encode()
+                path, (first + "Content-Length: 5\r\n\r\n").encode(), b"hello" + second.encode()
             )
-    assert answer.endswith(b"pong")
-    assert received == [b"GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"]
+    assert answer == ANSWER
+    assert received == [
+        f"POST /x HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 5\r\n".encode()
+        + b"Connection: close\r\n\r\nhello"
+    ]
+
+
+async def test_a_host_header_for_another_host_is_refused_and_reaches_nothing():
+    async with upstream() as (port, received):
+        proxy = Proxy(hosts.parse(f"127.0.0.1:{port}"), label="c-1")
+        with capture_logs() as logs:
+            async with served(proxy) as path:
+                answer = await exchange(
+                    path, f"GET http://127.0.0.1:{port}/ HTTP/1.1\r\nHost: h\r\n\r\n".encode()
+                )
+    assert answer.startswith(b"HTTP/1.1 403 Forbidden\r\n")
+    reason = f"the Host header names 'h', not 127.0.0.1:{port}"
+    assert answer.endswith(f"executive egress proxy: {reason}\n".encode())
+    assert received == []
+    assert [(e["event"], e["log_level"], e["reason"]) for e in logs] == [
+        ("egress.refused", "warning", reason)
+    ]
 
 
 async def test_a_host_not_on_the_list_is_refused_and_counted():
@@ -148,29 +174,113 @@ async def test_a_host_not_on_the_list_is_refused_and_counted():
         "refused": 3,
         "refused_hosts": [f"127.0.0.1:{port}", "api.anthropic.com:22"],
         "carried": 0,
+        "failed": 0,
     }
 
 
-async def test_an_allowed_name_that_resolves_to_this_machine_is_refused(monkeypatch):
-    # DNS cannot run here: the resolver's answer is what the test gives (its wire is not ours).
-    async def resolve(host, port, **kwargs):
-        return [(2, 1, 6, "", ("127.0.0.1", port))]
+async def test_an_allowed_name_that_leads_anywhere_but_a_public_address_is_refused():
+    own = interface_address()
+    if own is None:
+        pytest.skip("this machine has no non-loopback IPv4 interface")
+    # A service on every interface: what a LAN (or public) address of this machine reaches.
+    async with upstream("0.0.0.0") as (port, received):
+        direct = await anyio.connect_tcp(own, port)  # it is there to be reached
+        await direct.aclose()
+        answers = {
+            "own.example.com": [own],
+            "loop.example.com": ["127.0.0.1"],
+            "lan.example.com": ["10.0.0.7"],
+            "metadata.example.com": ["100.100.100.200"],
+            "link.example.com": ["169.254.169.254"],
+            "ula.example.com": ["fd12:3456::1"],
+            "mapped.example.com": ["::ffff:127.0.0.1"],
+            "mixed.example.com": ["127.0.0.1", "10.0.0.7"],
+        }
+        reasons = {
+            "own.example.com": f"{own}, an address of this machine",
+            "loop.example.com": "127.0.0.1, an address of this machine",
+            "lan.example.com": "10.0.0.7, a private address",
+            "metadata.example.com": "100.100.100.200, a shared (CGNAT) address",
+            "link.example.com": "169.254.169.254, a link-local address",
+            "ula.example.com": "fd12:3456::1, a unique local (ULA) address",
+            "mapped.example.com": "::ffff:127.0.0.1, an address of this machine (IPv4-mapped)",
+            "mixed.example.com": "127.0.0.1, an address of this machine",
+        }
+        allow = hosts.parse(",".join(f"{name}:{port}" for name in answers))
+        proxy = Proxy(allow, label="c-1", resolve=table(answers))
+        with capture_logs() as logs:
+            async with served(proxy) as path:
+                got = {}
+                for name in answers:
+                    got[name] = await exchange(
+                        path,
+                        f"GET http://{name}:{port}/ HTTP/1.1\r\nHost: {name}:{port}\r\n\r\n".encode(),
+                    )
+    assert received == [b""]  # only the test's own direct connection
+    for name, reason in reasons.items():
+        assert got[name].startswith(b"HTTP/1.1 403 Forbidden"), got[name]
+        assert got[name].endswith(f"proxy: {name} resolves to {reason}\n".encode())
+    refused = {e["host"]: e["reason"] for e in logs if e["event"] == "egress.refused"}
+    assert refused == {f"{n}:{port}": f"{n} resolves to {r}" for n, r in reasons.items()}
 
-    monkeypatch.setattr(proxy_module.anyio, "getaddrinfo", resolve)
+
+async def test_an_address_the_allow_list_names_itself_is_reached_by_one_lookup():
     async with upstream() as (port, received):
-        proxy = Proxy(hosts.parse(f"mirror.example.com:{port},localhost:{port}"))
+        asked: list[str] = []
+        # The name leads to loopback: reached only because the operator listed that address.
+        allow = hosts.parse(f"mirror.example.com:{port},127.0.0.1:{port}")
+        proxy = Proxy(allow, resolve=table({"mirror.example.com": ["127.0.0.1"]}, asked))
         async with served(proxy) as path:
-            named = await exchange(
-                path, f"CONNECT mirror.example.com:{port} HTTP/1.1\r\n\r\n".encode()
-            )
-            local = await exchange(
-                path, f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode(), b"PING"
-            )
-    assert named.startswith(b"HTTP/1.1 403 Forbidden")
-    assert b"mirror.example.com resolves to 127.0.0.1, an address of this machine" in named
-    # An entry that names this machine itself is the operator's choice, and holds.
-    assert local.startswith(b"HTTP/1.1 200") and local.endswith(b"pong")
+            connect = f"CONNECT mirror.example.com:{port} HTTP/1.1\r\n\r\n".encode()
+            answer = await exchange(path, connect, b"PING")
+        # Listing the name alone does not make its address the operator's choice.
+        name_only = Proxy(allow[:1], resolve=table({"mirror.example.com": ["127.0.0.1"]}))
+        async with served(name_only) as path:
+            refused = await exchange(path, connect)
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"pong")
     assert received == [b"PING"]
+    assert asked == ["mirror.example.com"]  # resolved once: the address checked is the one used
+    assert refused.startswith(b"HTTP/1.1 403") and b"an address of this machine" in refused
+
+
+async def test_localhost_is_not_a_way_to_this_machine():
+    async with upstream() as (port, received):
+        proxy = Proxy(hosts.parse(f"localhost:{port}"), resolve=table({"localhost": ["127.0.0.1"]}))
+        async with served(proxy) as path:
+            answer = await exchange(path, f"CONNECT localhost:{port} HTTP/1.1\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 403")
+    assert answer.endswith(b"localhost resolves to 127.0.0.1, an address of this machine\n")
+    assert received == []
+
+
+async def test_malformed_names_get_400_and_warnings_under_the_cap_never_a_traceback():
+    proxy = Proxy(hosts.parse("*.example"), label="c-1")
+    count = LOGGED_REFUSALS + 10
+    with capture_logs() as logs:
+        async with served(proxy) as path:
+            answers = [
+                await exchange(path, f"CONNECT bücher{i}.example:443 HTTP/1.1\r\n\r\n".encode())
+                for i in range(count)
+            ]
+    assert all(a.startswith(b"HTTP/1.1 400 Bad Request") for a in answers)
+    assert b"is not a host name or IP address" in answers[0]
+    assert [e["log_level"] for e in logs] == ["warning"] * LOGGED_REFUSALS
+    assert {e["event"] for e in logs} == {"egress.refused"}
+    assert proxy.summary()["refused"] == count
+
+
+async def test_unexpected_failures_are_logged_up_to_the_cap_and_counted():
+    async def broken(host: str, port: int) -> list[str]:
+        raise RuntimeError("resolver bug")
+
+    proxy = Proxy(hosts.parse("pypi.org"), label="c-1", resolve=broken)
+    count = LOGGED_REFUSALS + 5
+    with capture_logs() as logs:
+        async with served(proxy) as path:
+            for _ in range(count):
+                assert await exchange(path, b"CONNECT pypi.org:443 HTTP/1.1\r\n\r\n") == b""
+    assert [e["event"] for e in logs] == ["egress.connection_failed"] * LOGGED_REFUSALS
+    assert proxy.summary()["failed"] == count
 
 
 async def test_bad_heads_get_an_answer_and_the_proxy_keeps_serving(monkeypatch):
@@ -209,3 +319,22 @@ async def test_the_bridge_reaches_exactly_the_carried_endpoint():
     assert answer.endswith(b"pong")
     assert received == [b"POST /v1/messages HTTP/1.1\r\n\r\n"]
     assert proxy.summary()["carried"] == 1
+
+
+async def test_a_carried_localhost_endpoint_is_the_one_name_that_leads_here():
+    async with upstream() as (port, received):
+        resolve = table({"localhost": ["127.0.0.1"]})
+        proxy = Proxy((), carried=("localhost", port), resolve=resolve)
+        async with served(proxy, "bridge") as bridge, served(proxy) as path:
+            bridged = await exchange(bridge, b"POST /v1/messages HTTP/1.1\r\n\r\n")
+            proxied = await exchange(
+                path,
+                f"POST http://localhost:{port}/v1/messages HTTP/1.1\r\n".encode()
+                + f"Host: localhost:{port}\r\n\r\n".encode(),
+            )
+    assert bridged.endswith(b"pong") and proxied.endswith(b"pong")
+    assert received == [
+        b"POST /v1/messages HTTP/1.1\r\n\r\n",
+        f"POST /v1/messages HTTP/1.1\r\nHost: localhost:{port}\r\n".encode()
+        + b"Connection: close\r\n\r\n",
+    ]

@@ -2,29 +2,30 @@
 
 A sandboxed worker has no network of its own; what it sends to its proxy port arrives here
 through a Unix socket (see :mod:`executive.workers.egress`). One HTTP request head is read,
-bounded in size and time, and then:
+bounded in size and time, and checked (:mod:`executive.workers.request`), then:
 
 - ``CONNECT host:port`` (https and anything tunnelled): the tunnel opens when the host and
-  port are on the allow-list; bytes then pass untouched (no TLS is intercepted);
-- ``GET http://host/path`` (plain HTTP, absolute URI): the same check, then the request goes
-  on with an origin-form target and ``Connection: close``;
+  port are on the allow-list; bytes then pass untouched (no TLS is intercepted, so the
+  name inside a TLS hello is not read);
+- ``GET http://host/path`` (plain HTTP, absolute URI): the same check, then that one request
+  goes on, in origin-form with ``Connection: close``, and nothing after it;
 - anything else, or a host not on the list, gets a 4xx answer saying why.
 
-A name is resolved here, once, and the connection goes to the address found, so an allowed
-name that resolves to this machine (loopback, link-local, unspecified) is refused: only an
-entry that names a loopback address itself reaches one. The API endpoint the daemon carries
-into the sandbox is one exact address, reached through :meth:`Proxy.bridge` without a head.
+A name is resolved here, once, and the connection goes to the addresses checked, so a name
+that answers differently the second time gains nothing: an allowed name that resolves to an
+address that is not public, or to one of this machine's, is refused
+(:mod:`executive.workers.addresses`). An address is reached when an entry names it itself:
+that is the operator's choice. The API endpoint the daemon carries into the sandbox is one
+exact address, reached through :meth:`Proxy.bridge` without a head.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import SocketAttribute, SocketStream
@@ -32,7 +33,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from executive import hosts
 from executive.logs import get_logger
-from executive.untrusted import one_line
+from executive.workers import addresses
+from executive.workers.request import Refused, Target, authority, parse_head
 
 log = get_logger(__name__)
 
@@ -41,80 +43,7 @@ MAX_DRAIN = 64 * 1024  # read after a refusal, so the answer is not lost to a re
 HEAD_SECONDS = 30.0
 CONNECT_SECONDS = 30.0
 MAX_CONNECTIONS = 64  # at once, per run: a worker cannot spend the daemon's descriptors
-LOGGED_REFUSALS = 20  # per run; the rest are counted in ``egress.closed``
-_HOP_BY_HOP = {b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive"}
-
-
-class Refused(Exception):
-    """A request the proxy will not carry; ``status`` and the reason go back to the worker."""
-
-    def __init__(self, status: int, reason: str, where: str = "") -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-        self.where = where  # host:port when the request got that far
-
-
-@dataclass(frozen=True)
-class Target:
-    host: str
-    port: int
-    head: bytes | None = None  # plain HTTP: the request head to send on; CONNECT: None
-
-
-def parse_head(head: bytes) -> Target:
-    """The destination of one request head (without its blank line); Refused(400) if none."""
-    lines = head.split(b"\r\n")
-    parts = lines[0].split(b" ")
-    if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
-        raise Refused(400, "not an HTTP/1.x request line")
-    method, target, version = (p.decode("latin-1") for p in parts)
-    if method == "CONNECT":
-        try:
-            host, port = hosts.split_port(target)
-        except ValueError:
-            port = None
-        if port is None or not host:
-            raise Refused(400, f"CONNECT needs host:port, not {target!r}")
-        return Target(hosts.normal(host), port)
-    if not target.lower().startswith("http://"):
-        raise Refused(400, "only CONNECT (for https) and absolute http:// URLs are carried")
-    try:
-        url = urlsplit(target)
-        port = url.port or 80
-    except ValueError:
-        raise Refused(400, f"not a URL: {target!r}") from None
-    if not url.hostname:
-        raise Refused(400, f"no host in {target!r}")
-    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
-    kept = [line for line in lines[1:] if line.split(b":")[0].strip().lower() not in _HOP_BY_HOP]
-    if not any(line.split(b":")[0].strip().lower() == b"host" for line in kept):
-        kept.insert(0, b"Host: " + url.netloc.rpartition("@")[2].encode())
-    start = f"{method} {path} {version}".encode("latin-1")
-    return Target(url.hostname, port, b"\r\n".join([start, *kept, b"Connection: close", b"", b""]))
-
-
-def _local(address: str) -> bool:
-    """An address of this machine or its link: never reached through a name."""
-    ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_unspecified or ip.is_link_local or ip.is_multicast
-
-
-async def addresses(host: str, port: int) -> list[str]:
-    """Where ``host`` leads: itself for an address, else what it resolves to (checked)."""
-    if hosts.is_ip(host):
-        return [hosts.normal(host)]
-    try:
-        found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise Refused(502, f"cannot resolve {host}: {exc}") from None
-    resolved = list(dict.fromkeys(str(info[4][0]) for info in found))
-    local = [a for a in resolved if _local(a)]
-    if local and not hosts.is_loopback(host):
-        raise Refused(403, f"{host} resolves to {local[0]}, an address of this machine")
-    return resolved
+LOGGED_REFUSALS = 20  # per run, and as many failures; the rest are counted in egress.closed
 
 
 @dataclass
@@ -124,8 +53,10 @@ class Proxy:
     allow: Sequence[hosts.Entry]
     label: str = ""
     carried: tuple[str, int] | None = None
+    resolve: addresses.Resolve = addresses.system_resolve  # a table in tests: no DNS here
     carried_count: int = 0
     refused: list[str] = field(default_factory=list)
+    failed: int = 0  # connections ended by something unexpected (logged up to the cap)
     streams: set[SocketStream] = field(default_factory=set)  # open now, ended by close()
     running: int = 0  # connections being handled
     _idle: anyio.Event | None = None
@@ -158,7 +89,11 @@ class Proxy:
         except Refused as exc:
             self._note(exc)
         except Exception as exc:
-            log.exception("egress.connection_failed", contract_id=self.label, error=repr(exc))
+            # Unexpected, so logged with its traceback, but no more often than refusals: a
+            # worker that found a way to cause one must not fill the daemon's log with it.
+            self.failed += 1
+            if self.failed <= LOGGED_REFUSALS:
+                log.exception("egress.connection_failed", contract_id=self.label, error=repr(exc))
         finally:
             self.streams.discard(client)
             self.running -= 1
@@ -216,32 +151,78 @@ class Proxy:
             self._note(exc)
             await _answer(client, exc)
             return
-        established = b"HTTP/1.1 200 Connection established\r\n\r\n"
-        await self._carry(
-            client,
-            upstream,
-            reply=established if target.head is None else b"",
-            forward=(target.head or b"") + bytes(buffered.buffer),
-        )
+        if target.head is None:
+            established = b"HTTP/1.1 200 Connection established\r\n\r\n"
+            await self._carry(client, upstream, reply=established, forward=bytes(buffered.buffer))
+        else:
+            await self._carry_one(client, buffered, upstream, target)
+
+    async def _carry_one(
+        self,
+        client: SocketStream,
+        buffered: BufferedByteReceiveStream,
+        upstream: SocketStream,
+        target: Target,
+    ) -> None:
+        """One plain request on (its head, then its body's bytes and no more), and its answer
+        back until the host ends it. A second request on the connection goes nowhere: its
+        head was never checked."""
+        assert target.head is not None
+        self.streams.add(upstream)
+        try:
+            async with upstream:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await upstream.send(target.head)
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(_send_body, buffered, upstream, target.body)
+                        await _copy(upstream, client)
+                        await end(client)  # wakes the body's reader, which waits on the client
+        finally:
+            self.streams.discard(upstream)
 
     async def _open(self, target: Target) -> SocketStream:
-        where = one_line(f"{target.host}:{target.port}")[:300]
+        where = authority(target.host, target.port)
         if not self.permits(target.host, target.port):
             raise Refused(403, f"{where} is not on the allow-list", where)
         try:
             with anyio.fail_after(CONNECT_SECONDS):
-                found = await addresses(target.host, target.port)
+                found = await self._addresses(target)
                 return await _connect(found, target.port, target.host)
         except TimeoutError:
             raise Refused(502, f"{where} did not answer in time", where) from None
         except Refused as exc:
             raise Refused(exc.status, exc.reason, where) from None
 
+    async def _addresses(self, target: Target) -> list[str]:
+        """Where an allowed target leads, resolved once: the addresses connected to."""
+        host, port = target.host, target.port
+        if hosts.is_ip(host):
+            return [host]  # an entry (or the carried endpoint) names this address itself
+        try:
+            found = await self.resolve(host, port)
+        except OSError as exc:
+            raise Refused(502, f"cannot resolve {host}: {exc}") from None
+        if (host, port) == self.carried:
+            return found  # the API endpoint the daemon carries in (``localhost``)
+        try:
+            own = addresses.own()
+        except OSError as exc:
+            raise Refused(502, f"cannot list this machine's addresses: {exc}") from None
+        for address in found:
+            reason = addresses.refusal(address, own)
+            if reason is not None and not hosts.named(self.allow, address, port):
+                raise Refused(403, f"{host} resolves to {address}, {reason}")
+        return found
+
     def _note(self, refusal: Refused) -> None:
         self.refused.append(refusal.where or "(no target)")
         if len(self.refused) <= LOGGED_REFUSALS:
             log.warning(
-                "egress.refused", contract_id=self.label, host=refusal.where, reason=refusal.reason
+                "egress.refused",
+                contract_id=self.label,
+                host=refusal.where,
+                status=refusal.status,
+                reason=refusal.reason,
             )
 
     def summary(self) -> dict[str, object]:
@@ -249,6 +230,7 @@ class Proxy:
             "refused": len(self.refused),
             "refused_hosts": sorted(set(self.refused))[:LOGGED_REFUSALS],
             "carried": self.carried_count,
+            "failed": self.failed,
         }
 
 
@@ -265,6 +247,25 @@ async def _read_head(buffered: BufferedByteReceiveStream) -> bytes | None:
         return None
     except anyio.ClosedResourceError:
         return None  # the run ended while it was asking
+
+
+async def _send_body(
+    buffered: BufferedByteReceiveStream, upstream: SocketStream, size: int
+) -> None:
+    """``size`` bytes of body upstream, then whatever else the client sends, read and dropped
+    (left unread, it would turn the client's end of the answer into a reset)."""
+    try:
+        while size > 0:
+            chunk = await buffered.receive(min(size, 65536))
+            await upstream.send(chunk)
+            size -= len(chunk)
+        while True:
+            await buffered.receive()
+    except anyio.EndOfStream:
+        if size > 0:
+            await end(upstream)  # the body will never be whole: the host need not wait for it
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        return  # the connection is being ended; the answer's side says how
 
 
 async def _connect(found: Iterable[str], port: int, name: str) -> SocketStream:
