@@ -66,6 +66,12 @@ def unix(path):
     s.connect(path)
     return "connected"
 
+def datagram(path):
+    # socket(AF_UNIX) is refused; a datagram pair would take an address (/dev/log's, say).
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"from the sandbox", path)
+    return "sent"
+
 attempt("peer env", lambda: open(config["peer"] + "/.env.executive").read())
 attempt("outputs root", lambda: sorted(os.listdir(config["outputs"])))
 attempt("other CLAUDE.md", lambda: open(config["outputs"] + "/other/CLAUDE.md").read())
@@ -73,6 +79,7 @@ attempt("dashboard", lambda: tcp(config["dashboard"]))
 attempt("private service", lambda: tcp(config["private"]))
 attempt("control socket", lambda: unix(config["socket"]))
 attempt("unix service", lambda: unix(config["unix"]))
+attempt("unix datagram", lambda: datagram(config["datagram"]))
 attempt("dashboard via proxy", lambda: through_proxy(
     f"GET http://127.0.0.1:{config['dashboard']}/memory HTTP/1.1\r\nHost: x\r\n\r\n"))
 attempt("private via proxy", lambda: through_proxy(
@@ -109,6 +116,9 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(str(run / "service.sock"))
     unix.listen()
+    log = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # as /dev/log or the journal's
+    log.bind(str(run / "log.sock"))
+    log.setblocking(False)
     home = make_home(
         tmp,
         EXECUTIVE_WORKER_ISOLATION="sandbox",
@@ -147,6 +157,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "private": private.getsockname()[1],
             "outside": outside.server_address[1],
             "unix": str(run / "service.sock"),
+            "datagram": str(run / "log.sock"),
         }
         (tmp / "stage").mkdir()
         _stage(
@@ -162,6 +173,10 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         daemon.wait_for("goal.blocked", timeout=300, bundle="leak")
         daemon.signal(signal.SIGTERM)
         code = daemon.wait(60)
+        try:
+            logged = log.recv(64)
+        except BlockingIOError:
+            logged = None  # nothing arrived
     finally:
         daemon.kill()
         for server in (outside, api):
@@ -169,6 +184,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             server.server_close()
         private.close()
         unix.close()
+        log.close()
         shutil.rmtree(run, ignore_errors=True)
     yield {
         "home": home,
@@ -177,6 +193,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         "code": code,
         "token": peer_token,
         "config": config,
+        "logged": logged,
     }
 
 
@@ -197,6 +214,7 @@ def test_a_worker_reaches_the_allowed_host_and_its_api_and_nothing_else_on_this_
         "private service": "ConnectionRefusedError",
         "control socket": "FileNotFoundError",
         "unix service": "PermissionError",  # a socket it can see (a database's, say)
+        "unix datagram": "PermissionError",  # issue 37's break 4
         "dashboard via proxy": f"{refused} 127.0.0.1:{dashboard} is not on the allow-list",
         "private via proxy": f"{refused} 127.0.0.1:{private} is not on the allow-list",
         "unlisted host via proxy": f"{refused} example.com:443 is not on the allow-list",
@@ -204,6 +222,7 @@ def test_a_worker_reaches_the_allowed_host_and_its_api_and_nothing_else_on_this_
         "outside via proxy": "HTTP/1.0 200 OK | outside /simple/",
         "api": "api /v1/messages",
     }
+    assert scene["logged"] is None  # no datagram reached the host's socket
     assert (scene["out"] / "other" / "mine.txt").read_text() == "mine\n"  # it did run
     lines = scene["daemon"].records
     closed = [r for r in lines if r.get("event") == "egress.closed"]

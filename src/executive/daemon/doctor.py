@@ -303,7 +303,7 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
             "account, other services on this host must check who connects"
         )
     unix = (
-        "Unix sockets refused (seccomp)"
+        "Unix sockets refused (seccomp: socket(AF_UNIX) and datagram pairs)"
         if sandbox.CONFINED
         else f"Unix sockets not filtered (no seccomp filter for {os.uname().machine})"
     )

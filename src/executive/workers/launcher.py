@@ -7,10 +7,15 @@ Bubblewrap runs this program there, and it:
    carries in) and forks a child that forwards each connection to its Unix socket (bound in
    from the host); the child makes itself non-dumpable, so the worker (same uid, no
    capability) can neither trace it nor write its memory to make it connect elsewhere;
-2. confines itself: ``no_new_privs`` and a seccomp filter under which ``socket(AF_UNIX, …)``
-   and ``io_uring_setup`` fail with EPERM (and, for 32-bit programs, every socket call), so
-   no Unix socket the read-only ``/`` shows (a database's, a container engine's, a bus) can
-   be reached from the worker; the filter is inherited by all it starts;
+2. confines itself: ``no_new_privs`` and a seccomp filter, inherited by all it starts, under
+   which ``socket(AF_UNIX, …)``, ``io_uring_setup`` and a ``socketpair`` of any type but
+   ``SOCK_STREAM`` and ``SOCK_SEQPACKET`` fail with EPERM (and, for 32-bit programs, every
+   socket call). A filter cannot read the address behind ``connect``'s or ``sendto``'s
+   pointer, so it keeps the worker from ever holding a Unix socket that could take one: a
+   connected stream pair refuses any address (EISCONN), a seqpacket pair drops it and
+   delivers to its own peer, and only a datagram socket could be aimed at a path the
+   read-only ``/`` shows (``/dev/log``, the journal's, ``/run/systemd/notify``). The worker
+   starts with no socket of ours (the forwarder's are its own, and it is not traceable);
 3. becomes the worker (exec). The listeners exist before it starts; the child dies with the
    sandbox (its pid namespace ends with the worker).
 
@@ -36,28 +41,36 @@ PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 22, 38
 SECCOMP_MODE_FILTER = 2
 RET_ALLOW, RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 LD, AND, JEQ, RET = 0x20, 0x54, 0x15, 0x06  # BPF_LD|W|ABS, ALU|AND|K, JMP|JEQ|K, RET|K
-ARCH, NR, ARG0 = 4, 0, 16  # offsets in seccomp_data (the first argument's low half)
+ARCH, NR, ARG0, ARG1 = 4, 0, 16, 24  # offsets in seccomp_data (an argument's low half)
 X32 = 0x40000000  # x86-64's x32 calls carry this bit
+SOCK_TYPE_MASK = 0xF  # socketpair's type, without SOCK_NONBLOCK and SOCK_CLOEXEC
 IO_URING_SETUP = 425  # every architecture: io_uring can make sockets without socket(2)
-# machine: (audit arch, socket(2)), and its 32-bit arch with the calls denied there outright.
+# machine: (audit arch, socket(2), socketpair(2)), and its 32-bit arch with the calls denied
+# there outright (i386: socketcall, socket, socketpair; arm: socket, socketpair).
 CONFINABLE = {
-    "x86_64": ((0xC000003E, 41), (0x40000003, (102, 359, IO_URING_SETUP))),
-    "aarch64": ((0xC00000B7, 198), (0x40000028, (281, IO_URING_SETUP))),
+    "x86_64": ((0xC000003E, 41, 53), (0x40000003, (102, 359, 360, IO_URING_SETUP))),
+    "aarch64": ((0xC00000B7, 198, 199), (0x40000028, (281, 288, IO_URING_SETUP))),
 }
 
 
 def seccomp_filter(machine: str) -> bytes:
     """The BPF program, as ``struct sock_filter`` entries; KeyError for a machine we lack."""
-    (native, sock), (compat, denied) = CONFINABLE[machine]
+    (native, sock, pair), (compat, denied) = CONFINABLE[machine]
     code: list[str | tuple[int, int | str, int | str, int]] = [
         (LD, 0, 0, ARCH),
         (JEQ, 0, "compat", native),
         (LD, 0, 0, NR),
         (AND, 0, 0, 0xFFFFFFFF ^ X32),
         (JEQ, "deny", 0, IO_URING_SETUP),
+        (JEQ, "socketpair", 0, pair),
         (JEQ, 0, "allow", sock),
         (LD, 0, 0, ARG0),
         (JEQ, "deny", "allow", socket.AF_UNIX),
+        "socketpair",
+        (LD, 0, 0, ARG1),
+        (AND, 0, 0, SOCK_TYPE_MASK),
+        (JEQ, "allow", 0, socket.SOCK_STREAM),
+        (JEQ, "allow", "deny", socket.SOCK_SEQPACKET),
         "compat",
         (JEQ, 0, "allow", compat),
         (LD, 0, 0, NR),
@@ -91,8 +104,8 @@ def prctl(option: int, arg: int, pointer: int = 0) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
     if libc.prctl(option, arg, pointer, 0, 0) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"prctl({option}): {os.strerror(errno)}")
+        code = ctypes.get_errno()
+        raise OSError(code, f"prctl({option}): {os.strerror(code)}")
 
 
 def confine(machine: str) -> None:
