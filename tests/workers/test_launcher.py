@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,18 +196,24 @@ def host_sockets() -> Iterator[tuple[socket.socket, socket.socket]]:
     shutil.rmtree(run)
 
 
-def _pairs_in_a_sandbox(host: tuple[socket.socket, socket.socket], confined: bool) -> dict:
-    """PAIRS run as a worker is: bubblewrap, then the launcher (with or without its filter)."""
-    datagram, stream = (sock.getsockname() for sock in host)
+def _in_a_sandbox(inner: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
+    """``inner`` (the launcher and what it runs) as a worker runs: inside bubblewrap."""
     iso = sandbox.choose("sandbox", network=False)
-    out = Path(datagram).parent / "out"
-    spec = json.dumps({"forwards": [], "confine": confined})
-    inner = [iso.launcher, "-I", "-S", "-c", sandbox.LAUNCHER, spec]
-    inner += [sys.executable, "-c", PAIRS, datagram, stream]
-    readonly = sandbox.program_hidden([sys.executable])  # this checkout may live under /tmp
-    argv = iso.wrap(["true"], workdir=out, readonly=readonly)
+    # This test's Python, bound back when this checkout lives under /tmp.
+    argv = iso.wrap(["true"], workdir=workdir, readonly=sandbox.program_hidden([sys.executable]))
     argv = [*argv[: argv.index("--") + 1], *inner]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def _pairs_in_a_sandbox(host: tuple[socket.socket, socket.socket], confined: bool) -> dict:
+    """PAIRS run behind the launcher, with or without its filter."""
+    datagram, stream = (sock.getsockname() for sock in host)
+    spec = json.dumps({"forwards": [], "confine": confined})
+    python = sandbox.choose("sandbox").launcher
+    inner = [python, "-I", "-S", "-c", sandbox.LAUNCHER, spec]
+    done = _in_a_sandbox(
+        [*inner, sys.executable, "-c", PAIRS, datagram, stream], Path(datagram).parent / "out"
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -248,3 +257,51 @@ def test_without_the_filter_a_datagram_pair_reaches_the_hosts_socket(host_socket
     assert found["dgram sendto"] == found["raw sendto"] == "sent"
     datagram, _ = host_sockets
     assert datagram.recv(16) == b"out"
+
+
+class _Digest(socketserver.StreamRequestHandler):
+    """Reads to the end, answers the length and digest of what came, then that many bytes."""
+
+    def handle(self) -> None:
+        data = self.rfile.read()
+        self.wfile.write(f"{len(data)} {hashlib.sha256(data).hexdigest()}\n".encode())
+        self.wfile.write(bytes(reversed(data)))
+
+
+MANY = r"""
+import hashlib, socket, sys
+port, count, size = map(int, sys.argv[1:4])
+payload = bytes(range(256)) * (size // 256)
+links = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+for link in links:  # all open at once, each sent whole before any answer is read
+    link.sendall(payload)
+    link.shutdown(socket.SHUT_WR)
+expected = f"{size} {hashlib.sha256(payload).hexdigest()}"
+for link in links:
+    answer = b""
+    while chunk := link.recv(1 << 16):
+        answer += chunk
+    head, _, back = answer.partition(b"\n")
+    assert head.decode() == expected, head
+    assert back == bytes(reversed(payload)), len(back)
+print("carried", count)
+"""
+
+
+@needs_bwrap
+def test_the_forwarder_carries_many_connections_at_once_both_ways(host_sockets):
+    run = Path(host_sockets[0].getsockname()).parent
+    server = socketserver.ThreadingUnixStreamServer(str(run / "upstream.sock"), _Digest)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    python = sandbox.choose("sandbox").launcher
+    assert python is not None
+    client = [sys.executable, "-c", MANY, "3128", "20", str(512 * 1024)]
+    try:
+        done = _in_a_sandbox(
+            sandbox.launch(python, client, [("127.0.0.1", 3128, server.server_address, True)]),
+            run / "out",
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (done.returncode, done.stdout) == (0, "carried 20\n"), done.stderr
