@@ -269,8 +269,9 @@ class _Digest(socketserver.StreamRequestHandler):
 
 
 MANY = r"""
-import hashlib, socket, sys
+import hashlib, resource, socket, sys
 port, count, size = map(int, sys.argv[1:4])
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # the forwarder keeps its own
 payload = bytes(range(256)) * (size // 256)
 links = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
 for link in links:  # all open at once, each sent whole before any answer is read
@@ -288,20 +289,31 @@ print("carried", count)
 """
 
 
-@needs_bwrap
-def test_the_forwarder_carries_many_connections_at_once_both_ways(host_sockets):
-    run = Path(host_sockets[0].getsockname()).parent
+def _carry(run: Path, count: int, size: int, nofile: int = 1024) -> subprocess.CompletedProcess:
+    """MANY behind the launcher, in a sandbox, to a Unix socket of this host that answers."""
     server = socketserver.ThreadingUnixStreamServer(str(run / "upstream.sock"), _Digest)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     python = sandbox.choose("sandbox").launcher
     assert python is not None
-    client = [sys.executable, "-c", MANY, "3128", "20", str(512 * 1024)]
+    client = [sys.executable, "-c", MANY, "3128", str(count), str(size)]
+    forwards = [("127.0.0.1", 3128, server.server_address, True)]
+    # The forwarder keeps the launcher's descriptor limit; the client raises its own.
+    limit = ["prlimit", f"--nofile={nofile}:1024", "--"]
     try:
-        done = _in_a_sandbox(
-            sandbox.launch(python, client, [("127.0.0.1", 3128, server.server_address, True)]),
-            run / "out",
-        )
+        return _in_a_sandbox([*limit, *sandbox.launch(python, client, forwards)], run / "out")
     finally:
         server.shutdown()
         server.server_close()
+
+
+@needs_bwrap
+def test_the_forwarder_carries_many_connections_at_once_both_ways(host_sockets):
+    done = _carry(Path(host_sockets[0].getsockname()).parent, 20, 512 * 1024)
     assert (done.returncode, done.stdout) == (0, "carried 20\n"), done.stderr
+
+
+@needs_bwrap
+def test_a_forwarder_out_of_descriptors_waits_and_carries_every_connection(host_sockets):
+    # 40 connections, room for a handful at a time: the rest wait, queued, until one closes.
+    done = _carry(Path(host_sockets[0].getsockname()).parent, 40, 4096, nofile=16)
+    assert (done.returncode, done.stdout) == (0, "carried 40\n"), done.stderr

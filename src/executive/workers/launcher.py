@@ -281,6 +281,7 @@ def serve(listeners: list[tuple[socket.socket, str]]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
+    os.close(null)
     Forwarder(listeners).run()
 
 
