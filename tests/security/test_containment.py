@@ -27,7 +27,7 @@ import pytest
 from executive.workers import sandbox
 from tests.conftest import scaffolded
 from tests.daemonproc import Daemon
-from tests.isolation import named_server
+from tests.isolation import fetch_as, named_server
 from tests.loop.homes import add_bundle, events, make_home, outputs
 
 pytestmark = pytest.mark.skipif(
@@ -272,6 +272,10 @@ json.dump(found, open("probe.json", "w"))
 """
 
 
+OTHER = 54321  # another executive's worker account, as the kernel sees it: a uid
+LISTED = 54322  # an account the operator listed: a local Prometheus, say
+
+
 @pytest.fixture(scope="module")
 def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """A root daemon whose workers run as ``nobody`` on this host's own network."""
@@ -285,7 +289,12 @@ def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         tmp, EXECUTIVE_WORKER_ISOLATION="user", EXECUTIVE_OUTPUT_ROOT=str(scratch / "outputs")
     )
     home.chmod(0o700)
-    env = {"EXECUTIVE_DASHBOARD": "true", "EXECUTIVE_DASHBOARD_BIND": "127.0.0.1:0"}
+    env = {
+        "EXECUTIVE_DASHBOARD": "true",
+        "EXECUTIVE_DASHBOARD_BIND": "127.0.0.1:0",
+        # Listing the worker account itself lets it in no more.
+        "EXECUTIVE_DASHBOARD_ALLOW_UIDS": f"{LISTED},nobody",
+    }
     daemon = Daemon(home, env)
     try:
         url = daemon.wait_for("dashboard.listening", timeout=120)["urls"][0]
@@ -301,11 +310,18 @@ def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         )
         daemon.wait_for("goal.completed", timeout=300, bundle="dashboard")
         operator = httpx.get(url.rstrip("/") + "/healthz", timeout=60).status_code
+        others = {uid: fetch_as(uid, url.rstrip("/") + "/memory") for uid in (OTHER, LISTED)}
         daemon.signal(signal.SIGTERM)
         code = daemon.wait(60)
     finally:
         daemon.kill()
-    yield {"out": scratch / "outputs", "daemon": daemon, "code": code, "operator": operator}
+    yield {
+        "out": scratch / "outputs",
+        "daemon": daemon,
+        "code": code,
+        "operator": operator,
+        "others": others,
+    }
     shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -315,3 +331,10 @@ def test_in_user_mode_the_dashboard_refuses_the_worker_account(user_mode):
     refused = "403 403: the worker account (nobody) may not read the dashboard"
     assert found == {"/memory": refused, "/packs": refused, "/healthz": refused}
     assert user_mode["operator"] == 200  # the operator's own probe is served
+    # Issue 37's break 5: another executive's worker (any other account here) is refused too;
+    # an account the operator listed is served.
+    assert user_mode["others"] == {
+        OTHER: f"403 403: uid {OTHER} is not the daemon's (0); "
+        "EXECUTIVE_DASHBOARD_ALLOW_UIDS lists the other accounts it serves",
+        LISTED: "200",
+    }
