@@ -1,15 +1,18 @@
 """What tests of worker isolation share: the modes a worker runs under on this machine, the
 processes a worker left behind, a loopback HTTP server that answers with its name, a TCP
-server that records every byte it was sent, and an address of this machine's own network."""
+server that records every byte it was sent, an address of this machine's own network, and a
+request made as another account."""
 
 from __future__ import annotations
 
 import fcntl
 import http.server
 import os
+import shutil
 import socket
 import socketserver
 import struct
+import subprocess
 import threading
 from pathlib import Path
 
@@ -130,3 +133,30 @@ def interface_address() -> str | None:
         if not address.startswith("127."):
             return address
     return None
+
+
+FETCH = """
+import sys, urllib.error, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=30).status)
+except urllib.error.HTTPError as exc:
+    print(exc.code, exc.read().decode().strip())
+"""
+
+
+def fetch_as(uid: int, url: str) -> str:
+    """What ``url`` answers a process of ``uid`` (needs root): its status, and the text of an
+    error. Run with the system's Python, which any account may run."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 for another account")
+    done = subprocess.run(
+        [python, "-c", FETCH, url],
+        capture_output=True,
+        text=True,
+        check=True,
+        user=uid,
+        group=uid,
+        extra_groups=[],
+    )
+    return done.stdout.strip()

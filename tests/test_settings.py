@@ -243,3 +243,14 @@ def test_the_executive_name_defaults_to_the_home_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("EXECUTIVE_PEER_HOMES", "relative/home")
     with pytest.raises(SettingsError, match="must be absolute folders"):
         load_settings(home)
+
+
+def test_the_dashboards_listed_accounts_are_names_or_uids_of_this_host(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTIVE_DASHBOARD_ALLOW_UIDS", "root, 54321")
+    assert load_settings(tmp_path).dashboard_allowed_uids == {0, 54321}
+    monkeypatch.setenv("EXECUTIVE_DASHBOARD_ALLOW_UIDS", "root,no-such-account,-3")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(tmp_path)
+    [(variable, _, why)] = caught.value.problems
+    assert variable == "EXECUTIVE_DASHBOARD_ALLOW_UIDS"
+    assert why == "no such account on this host: no-such-account, -3"

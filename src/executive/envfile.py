@@ -58,6 +58,7 @@ _SECTIONS: list[tuple[str, list[str]]] = [
             "EXECUTIVE_DASHBOARD",
             "EXECUTIVE_DASHBOARD_BIND",
             "EXECUTIVE_DASHBOARD_TOKEN",
+            "EXECUTIVE_DASHBOARD_ALLOW_UIDS",
             "EXECUTIVE_DASHBOARD_REFRESH_SECONDS",
         ],
     ),

@@ -30,7 +30,7 @@ def test_auto_reports_the_sandbox_and_the_network(home):
     assert check.ok and check.detail.startswith("sandbox: bubblewrap works")
     assert check.detail.endswith(
         "network off: no way out of the sandbox (EXECUTIVE_WORKER_NETWORK=false);"
-        " Unix sockets refused (seccomp)"
+        " Unix sockets refused (seccomp: socket(AF_UNIX) and datagram pairs)"
     )
 
 
@@ -47,7 +47,7 @@ def test_the_allow_list_and_the_carried_endpoint_are_shown(home, monkeypatch):
     assert check.detail.endswith(
         "network through the egress proxy to api.anthropic.com, *.pythonhosted.org, pypi.org:443;"
         " the API endpoint 127.0.0.1:8123 on this host's loopback, carried in;"
-        " Unix sockets refused (seccomp)"
+        " Unix sockets refused (seccomp: socket(AF_UNIX) and datagram pairs)"
     )
     # Not passed to workers, the endpoint is not theirs to reach.
     [check] = check_isolation(load_settings(home))

@@ -27,7 +27,7 @@ import pytest
 from executive.workers import sandbox
 from tests.conftest import scaffolded
 from tests.daemonproc import Daemon
-from tests.isolation import named_server
+from tests.isolation import fetch_as, named_server
 from tests.loop.homes import add_bundle, events, make_home, outputs
 
 pytestmark = pytest.mark.skipif(
@@ -66,6 +66,12 @@ def unix(path):
     s.connect(path)
     return "connected"
 
+def datagram(path):
+    # socket(AF_UNIX) is refused; a datagram pair would take an address (/dev/log's, say).
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"from the sandbox", path)
+    return "sent"
+
 attempt("peer env", lambda: open(config["peer"] + "/.env.executive").read())
 attempt("outputs root", lambda: sorted(os.listdir(config["outputs"])))
 attempt("other CLAUDE.md", lambda: open(config["outputs"] + "/other/CLAUDE.md").read())
@@ -73,6 +79,7 @@ attempt("dashboard", lambda: tcp(config["dashboard"]))
 attempt("private service", lambda: tcp(config["private"]))
 attempt("control socket", lambda: unix(config["socket"]))
 attempt("unix service", lambda: unix(config["unix"]))
+attempt("unix datagram", lambda: datagram(config["datagram"]))
 attempt("dashboard via proxy", lambda: through_proxy(
     f"GET http://127.0.0.1:{config['dashboard']}/memory HTTP/1.1\r\n"
     f"Host: 127.0.0.1:{config['dashboard']}\r\n\r\n"))
@@ -111,6 +118,9 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(str(run / "service.sock"))
     unix.listen()
+    log = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # as /dev/log or the journal's
+    log.bind(str(run / "log.sock"))
+    log.setblocking(False)
     home = make_home(
         tmp,
         EXECUTIVE_WORKER_ISOLATION="sandbox",
@@ -149,6 +159,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "private": private.getsockname()[1],
             "outside": outside.server_address[1],
             "unix": str(run / "service.sock"),
+            "datagram": str(run / "log.sock"),
         }
         (tmp / "stage").mkdir()
         _stage(
@@ -164,6 +175,10 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         daemon.wait_for("goal.blocked", timeout=300, bundle="leak")
         daemon.signal(signal.SIGTERM)
         code = daemon.wait(60)
+        try:
+            logged = log.recv(64)
+        except BlockingIOError:
+            logged = None  # nothing arrived
     finally:
         daemon.kill()
         for server in (outside, api):
@@ -171,6 +186,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             server.server_close()
         private.close()
         unix.close()
+        log.close()
         shutil.rmtree(run, ignore_errors=True)
     yield {
         "home": home,
@@ -179,6 +195,7 @@ def scene(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         "code": code,
         "token": peer_token,
         "config": config,
+        "logged": logged,
     }
 
 
@@ -199,6 +216,7 @@ def test_a_worker_reaches_the_allowed_host_and_its_api_and_nothing_else_on_this_
         "private service": "ConnectionRefusedError",
         "control socket": "FileNotFoundError",
         "unix service": "PermissionError",  # a socket it can see (a database's, say)
+        "unix datagram": "PermissionError",  # issue 37's break 4
         "dashboard via proxy": f"{refused} 127.0.0.1:{dashboard} is not on the allow-list",
         "private via proxy": f"{refused} 127.0.0.1:{private} is not on the allow-list",
         "unlisted host via proxy": f"{refused} example.com:443 is not on the allow-list",
@@ -206,6 +224,7 @@ def test_a_worker_reaches_the_allowed_host_and_its_api_and_nothing_else_on_this_
         "outside via proxy": "HTTP/1.0 200 OK | outside /simple/",
         "api": "api /v1/messages",
     }
+    assert scene["logged"] is None  # no datagram reached the host's socket
     assert (scene["out"] / "other" / "mine.txt").read_text() == "mine\n"  # it did run
     lines = scene["daemon"].records
     closed = [r for r in lines if r.get("event") == "egress.closed"]
@@ -255,6 +274,10 @@ json.dump(found, open("probe.json", "w"))
 """
 
 
+OTHER = 54321  # another executive's worker account, as the kernel sees it: a uid
+LISTED = 54322  # an account the operator listed: a local Prometheus, say
+
+
 @pytest.fixture(scope="module")
 def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """A root daemon whose workers run as ``nobody`` on this host's own network."""
@@ -268,7 +291,12 @@ def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         tmp, EXECUTIVE_WORKER_ISOLATION="user", EXECUTIVE_OUTPUT_ROOT=str(scratch / "outputs")
     )
     home.chmod(0o700)
-    env = {"EXECUTIVE_DASHBOARD": "true", "EXECUTIVE_DASHBOARD_BIND": "127.0.0.1:0"}
+    env = {
+        "EXECUTIVE_DASHBOARD": "true",
+        "EXECUTIVE_DASHBOARD_BIND": "127.0.0.1:0",
+        # Listing the worker account itself lets it in no more.
+        "EXECUTIVE_DASHBOARD_ALLOW_UIDS": f"{LISTED},nobody",
+    }
     daemon = Daemon(home, env)
     try:
         url = daemon.wait_for("dashboard.listening", timeout=120)["urls"][0]
@@ -284,11 +312,18 @@ def user_mode(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         )
         daemon.wait_for("goal.completed", timeout=300, bundle="dashboard")
         operator = httpx.get(url.rstrip("/") + "/healthz", timeout=60).status_code
+        others = {uid: fetch_as(uid, url.rstrip("/") + "/memory") for uid in (OTHER, LISTED)}
         daemon.signal(signal.SIGTERM)
         code = daemon.wait(60)
     finally:
         daemon.kill()
-    yield {"out": scratch / "outputs", "daemon": daemon, "code": code, "operator": operator}
+    yield {
+        "out": scratch / "outputs",
+        "daemon": daemon,
+        "code": code,
+        "operator": operator,
+        "others": others,
+    }
     shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -298,3 +333,10 @@ def test_in_user_mode_the_dashboard_refuses_the_worker_account(user_mode):
     refused = "403 403: the worker account (nobody) may not read the dashboard"
     assert found == {"/memory": refused, "/packs": refused, "/healthz": refused}
     assert user_mode["operator"] == 200  # the operator's own probe is served
+    # Issue 37's break 5: another executive's worker (any other account here) is refused too;
+    # an account the operator listed is served.
+    assert user_mode["others"] == {
+        OTHER: f"403 403: uid {OTHER} is not the daemon's (0); "
+        "EXECUTIVE_DASHBOARD_ALLOW_UIDS lists the other accounts it serves",
+        LISTED: "200",
+    }

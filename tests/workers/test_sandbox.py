@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import sandbox
+from executive.workers import launcher, sandbox
 from executive.workers.sandbox import Isolation, IsolationUnavailable
 
 BWRAP_WORKS = sandbox.choose("auto").mode == "sandbox"
@@ -274,3 +274,25 @@ def test_a_worker_program_under_the_hosts_tmp_is_bound_back_and_runs(tree_root):
         assert ran.stdout.split() == ["ran-from-tmp", "worker"], ran.stderr
     finally:
         shutil.rmtree(program_dir, ignore_errors=True)
+
+
+SAMPLE = '''
+"""The module's notes."""
+def f(x):
+    """The function's notes."""
+    # why, above
+    if x:
+        return "    # not a comment"  # why, beside
+    return {"a": [1,
+                  2]}
+'''
+
+
+def test_the_launchers_command_line_is_its_code_alone():
+    text = sandbox.compact(SAMPLE)
+    scope: dict = {}
+    exec(text, scope)
+    assert scope["f"](1) == "    # not a comment" and scope["f"](0) == {"a": [1, 2]}
+    assert "notes" not in text and "why" not in text
+    # What `ps` shows of every sandboxed worker: its documentation stays in launcher.py.
+    assert len(sandbox.LAUNCHER) < 0.7 * len(Path(launcher.__file__).read_text())

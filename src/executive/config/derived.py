@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 from pydantic import SecretStr
 
 from executive import hosts
-from executive.config.rules import dashboard_address, split
+from executive.config.rules import account_uids, dashboard_address, split
 
 
 class Derived:
@@ -26,6 +26,7 @@ class Derived:
         snapshot_time: str
         dashboard_bind: str
         dashboard_token: SecretStr | None
+        dashboard_allow_uids: str
         store_backend: str
         store_url: SecretStr | None
         executive_name: str | None
@@ -60,6 +61,10 @@ class Derived:
     def snapshot_hour_minute(self) -> tuple[int, int]:
         hour, minute = self.snapshot_time.split(":")
         return int(hour), int(minute)
+
+    @property
+    def dashboard_allowed_uids(self) -> frozenset[int]:
+        return account_uids(self.dashboard_allow_uids)
 
     @property
     def dashboard_host_port(self) -> tuple[str, int]:

@@ -7,6 +7,7 @@ into one line naming the variable, its value and where that value came from.
 from __future__ import annotations
 
 import ipaddress
+import pwd
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
@@ -27,6 +28,22 @@ _HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 def split(value: str) -> list[str]:
     """The items of a comma-separated setting, blanks dropped."""
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def account_uids(value: str) -> frozenset[int]:
+    """The uids of a comma-separated list of account names and uids."""
+    found, unknown = set(), []
+    for item in split(value):
+        if item.isdigit():
+            found.add(int(item))
+            continue
+        try:
+            found.add(pwd.getpwnam(item).pw_uid)
+        except KeyError:
+            unknown.append(item)
+    if unknown:
+        raise ValueError(f"no such account on this host: {', '.join(unknown)}")
+    return frozenset(found)
 
 
 def is_loopback(host: str) -> bool:
@@ -121,6 +138,12 @@ class Rules(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @field_validator("dashboard_allow_uids", check_fields=False)
+    @classmethod
+    def _accounts(cls, value: str) -> str:
+        account_uids(value)  # raises ValueError naming each account this host lacks
+        return value
 
     @field_validator("dashboard_bind", check_fields=False)
     @classmethod

@@ -58,6 +58,11 @@ class Dashboard(BaseSettings):
         validation_alias="EXECUTIVE_DASHBOARD_BIND",
         description="HOST:PORT of the dashboard; anything but loopback needs EXECUTIVE_DASHBOARD_TOKEN",
     )
+    dashboard_allow_uids: str = Field(
+        "",
+        validation_alias="EXECUTIVE_DASHBOARD_ALLOW_UIDS",
+        description="comma-separated accounts (names or uids) whose connections from this host the dashboard serves besides the daemon's own and root's, e.g. a local Prometheus or reverse proxy; any other account here gets 403, a worker account always",
+    )
     dashboard_refresh_seconds: int = Field(
         5,
         ge=1,

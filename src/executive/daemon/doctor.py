@@ -299,11 +299,12 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
     if iso.mode == "user":
         # No network namespace without bubblewrap: see README, Security, user mode.
         return (
-            "network: the host's (no namespace in user mode); the dashboard refuses the worker "
-            "account, other services on this host must check who connects"
+            "network: the host's (no namespace in user mode); the dashboard refuses every "
+            "account of this host but its own, root and EXECUTIVE_DASHBOARD_ALLOW_UIDS, other "
+            "services on this host must check who connects"
         )
     unix = (
-        "Unix sockets refused (seccomp)"
+        "Unix sockets refused (seccomp: socket(AF_UNIX) and datagram pairs)"
         if sandbox.CONFINED
         else f"Unix sockets not filtered (no seccomp filter for {os.uname().machine})"
     )

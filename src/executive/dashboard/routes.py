@@ -3,7 +3,8 @@
 Every route answers GET (and HEAD) only, so no request can change anything. With a token set,
 every request must carry it: ``Authorization: Bearer <token>`` (probes, Prometheus), or
 ``?token=<token>`` once in a browser, which then keeps it in a same-site, HTTP-only cookie so
-the page's links work.
+the page's links work. Before the token, a caller from this host must be the daemon's own
+account, root or one listed in ``EXECUTIVE_DASHBOARD_ALLOW_UIDS`` (:mod:`.callers`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from executive.dashboard import health, pages, sources
-from executive.dashboard.callers import AccountGate
+from executive.dashboard.callers import CallerGate
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
 from executive.dashboard.pages import Context
 from executive.redact import learn, scrub
@@ -123,10 +124,9 @@ def build_app(ctx: Context) -> Starlette:
     ]
     token = ctx.settings.dashboard_token
     middleware = [Middleware(_TokenGate, token=token.get_secret_value())] if token else []
-    worker = _worker_account(ctx.settings)
-    if worker is not None:
-        # Outermost: the worker account is refused before a token is even looked at.
-        middleware.insert(0, Middleware(AccountGate, uid=worker[0], account=worker[1]))
+    # Outermost: another account of this host is refused before a token is even looked at.
+    allowed, worker = ctx.settings.dashboard_allowed_uids, _worker_account(ctx.settings)
+    middleware.insert(0, Middleware(CallerGate, allowed=allowed, worker=worker))
     return Starlette(routes=routes, middleware=middleware)
 
 

@@ -23,6 +23,7 @@ probe runs bwrap itself (verified on this machine: see the team's sandboxing not
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import json
@@ -51,7 +52,29 @@ Requested = Literal["auto", "sandbox", "user", "none"]
 PROBE_TIMEOUT_SECONDS = 10.0
 # The order a path is searched for in the worker: plain system folders only.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-LAUNCHER = Path(launcher.__file__).read_text()
+
+
+def compact(source: str) -> str:
+    """``source`` without its docstrings or comments, one space to a level: the launcher's
+    text is its ``-c`` argument, which ``ps`` shows for every sandboxed worker."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    lines = ast.unparse(tree).splitlines()
+    return "\n".join(" " * ((len(x) - len(x.lstrip(" "))) // 4) + x.lstrip(" ") for x in lines)
+
+
+def _docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+LAUNCHER = compact(Path(launcher.__file__).read_text())
 # Unix sockets are filtered where the launcher knows the machine's system calls.
 CONFINED = os.uname().machine in launcher.CONFINABLE
 
