@@ -58,7 +58,7 @@ found = {"fork": refused, "started some": started > 0}
 for n in range(3):  # a new connection each time
     try:
         with socket.create_connection(proxy, timeout=30) as s:
-            s.sendall(f"GET http://127.0.0.1:{outside}/{n} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            s.sendall(f"GET http://127.0.0.1:{outside}/{n} HTTP/1.1\r\nHost: 127.0.0.1:{outside}\r\n\r\n".encode())
             data = b""
             while chunk := s.recv(65536):
                 data += chunk
