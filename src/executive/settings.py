@@ -283,7 +283,7 @@ class Settings(
     worker_allow_hosts: str = Field(
         "api.anthropic.com",
         validation_alias="EXECUTIVE_WORKER_ALLOW_HOSTS",
-        description="comma-separated hosts a sandboxed worker may reach through the egress proxy: name, *.domain or IP, optional :port (default ports 443 and 80), e.g. api.anthropic.com,pypi.org,files.pythonhosted.org",
+        description="comma-separated hosts a sandboxed worker may reach through the egress proxy: name, *.domain or IP, optional :port (default ports 443 and 80), e.g. api.anthropic.com,pypi.org,files.pythonhosted.org; a name reaches public addresses only, an IP entry is reached whatever it is",
     )
     worker_user: str = Field(
         "nobody",
