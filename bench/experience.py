@@ -77,7 +77,8 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.settings import load_settings
 from executive.workers import runlog
-from executive.workers.experience import digest
+from executive.workers.digest import digest
+from executive.workers.experience import FileChange
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.scaffold import GO_LIVE, scaffold
 
@@ -193,6 +194,14 @@ def work_item(app: str, slug: str, statement: str) -> tuple[WorkItem, Step]:
     return item, Step(number=1, title=title)
 
 
+def experience_of(session: Session) -> Any:
+    """The session's digest, with the files it edited as the daemon's own walk of the
+    folder would have found them changed (a transcript has no folder to compare)."""
+    found = digest(session.reading, relative=repo_path)
+    changes = [FileChange(path=f.path, change=f.change) for f in found.files]
+    return digest(session.reading, relative=repo_path, changes=changes)
+
+
 def post_run_context(session: Session, harvest: str) -> PostRunContext:
     """The one place a session becomes what Hook C is told: with ``outcome``, what it saw
     before the experience digest; with ``experience``, the digest of the session too."""
@@ -209,7 +218,7 @@ def post_run_context(session: Session, harvest: str) -> PostRunContext:
         harvest_run=session.run_id,
         run_ended_at=f"{session.day}T12:00:00+00:00",
         contract_id=f"session-{session.id}",
-        experience=digest(session.reading, relative=repo_path) if harvest == "experience" else None,
+        experience=experience_of(session) if harvest == "experience" else None,
     )
 
 

@@ -14,8 +14,10 @@ from tests.messages_script import Text, ToolResult, Turn, bash, edit, write
 
 pytestmark = needs_cli
 
-FAILING = "python3 -c 'import weather.parser'"
-PASSING = "PYTHONPATH=src python3 -c 'import weather.parser as p; print(p.parse(\"9,rain\"))'"
+# The same command, then with src on the path: what a fix is made of (two different
+# ``python -c`` programs would be two commands, never a failure and its fix).
+FAILING = "python3 -c 'import weather.parser as p; print(p.parse(\"9,rain\"))'"
+PASSING = f"PYTHONPATH=src {FAILING}"
 ACCOUNT = "Wrote src/weather/parser.py and fixed its split; the import works."
 
 
@@ -111,7 +113,8 @@ def test_a_failed_api_call_ends_the_run_with_an_error_result(tmp_path: Path):
 # --- the experience digest of these real records ------------------------------------------------
 def _digest(log: bytes, cwd: Path):
     from executive.workers import runlog
-    from executive.workers.experience import digest, within
+    from executive.workers.digest import digest
+    from executive.workers.experience import within
 
     return digest(runlog.read_lines(log.splitlines(keepends=True)), relative=within(str(cwd)))
 

@@ -81,9 +81,10 @@ def test_a_passing_bundle_completes_and_c_writes_an_episodic(scenario):
     )
     [memory] = episodic["results"]
     assert memory["metadata"]["type"] == "episodic"
-    assert (
-        f"(contract {done['contract_id']})" in memory["text"]
-    )  # it names the run the ledger knows
+    # The run the ledger knows is the memory's run id (the contract's nonce ends both); its
+    # text carries no id at all.
+    nonce = done["contract_id"].rsplit("-", 1)[-1]
+    assert memory["run_id"].endswith(f"-passes-{nonce}") and nonce not in memory["text"]
 
 
 def test_a_bundle_that_fails_twice_then_passes(scenario):
@@ -224,7 +225,7 @@ def test_what_the_workers_did_is_in_the_ledger_and_in_memory(scenario):
         run_cli("--home", str(home), "mem", "list", "--json", "--app-id", "passes").stdout
     )["results"]
     assert episode["metadata"]["files"] == ["env.txt", "out.txt"]
-    assert "created env.txt, out.txt" in episode["text"]
+    assert "Seen: changed env.txt, out.txt; verifiers passed" in episode["text"]
     # The human listing shows the files too, and a file finds its memories.
     listed = run_cli(
         "--home", str(home), "mem", "list", "--app-id", "passes", "--file", "out.txt"

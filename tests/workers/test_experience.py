@@ -4,6 +4,7 @@ import json
 
 from executive.redact import REDACTED
 from executive.workers import runlog
+from executive.workers.digest import digest, fix_across, of_command
 from executive.workers.experience import (
     COMMAND_CHARS,
     MAX_COMMANDS,
@@ -13,9 +14,6 @@ from executive.workers.experience import (
     Experience,
     FileChange,
     brief,
-    digest,
-    fix_across,
-    of_command,
     within,
 )
 from tests.workers import records as r

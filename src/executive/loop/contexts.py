@@ -120,7 +120,8 @@ def post_run(item: WorkItem, run: StepRun, attempt: Attempt) -> PostRunContext:
             passed=True,
             verifiers=[VerifierReport(**r.as_dict()) for r in attempt.results],
         ),
-        harvest_run=harvest_run_id(item.bundle_slug),
+        # The run's memories and the ledger's record of it share the contract's own nonce.
+        harvest_run=harvest_run_id(item.bundle_slug, suffix=attempt.contract_id.rsplit("-", 1)[-1]),
         attempts=step.attempts + 1,
         prior_errors=step.errors[-3:],
         run_started_at=step.started_at,

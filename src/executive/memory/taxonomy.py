@@ -4,7 +4,10 @@ Schema history (``SCHEMA_VERSION``): 1.0.0 is the original's taxonomy. 1.1.0 (mi
 optional field and enum value) adds the content ``key`` and the worker vendor ``command``.
 1.2.0 (minor: new optional fields) adds ``files``, the repository-relative paths a memory is
 about, and ``outdated_files``/``outdated_by``: which of them a later run changed, and which
-run. A memory without them stays valid.
+run. A memory without them stays valid. 1.3.0 (minor: new optional fields) adds
+``symbols``, the functions and classes it is about (``Mixin.get_response``), and
+``observed``: what of it the daemon saw itself (``files`` changed on disk, ``verifiers``
+passed), the rest being the worker's report.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from enum import StrEnum
 
-SCHEMA_VERSION = "1.2.0"
+SCHEMA_VERSION = "1.3.0"
 SUPPORTED_SCHEMA_MAJOR = "1"
 
 AGENT_ID = "executive"
@@ -27,6 +30,12 @@ RESERVED_APP_IDS = frozenset({GLOBAL_APP, EXECUTIVE_APP})
 
 MAX_TAGS = 8
 MAX_FILES = 20
+MAX_SYMBOLS = 12
+MAX_SYMBOL_CHARS = 120
+# A function or class as a memory names it: dotted identifiers.
+SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# What the daemon can see of a run itself, apart from what the worker's record says.
+OBSERVABLE = ("files", "verifiers")
 
 
 class MemoryType(StrEnum):

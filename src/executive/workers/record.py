@@ -20,15 +20,14 @@ from typing import BinaryIO
 from executive import relpath
 from executive.logs import get_logger
 from executive.workers import output, runlog
+from executive.workers.digest import digest, of_command
 from executive.workers.experience import (
     MAX_NOTES,
     PATH_CHARS,
     Experience,
     FileChange,
     bounded_files,
-    digest,
     normal_path,
-    of_command,
     within,
 )
 
@@ -131,7 +130,11 @@ def read(
             found = _claude(log_path, workdir, folder, tail)
         else:
             found = of_command(
-                command=command, exit_code=exit_code, output=tail, changes=folder.changes
+                command=command,
+                exit_code=exit_code,
+                output=tail,
+                changes=folder.changes,
+                observed=folder.compared,
             )
         found = _noted(found, folder.notes)
         return _noted(found, [CAPPED], complete=False) if capped else found
@@ -153,7 +156,11 @@ def _claude(log_path: Path | None, workdir: Path, folder: FolderDiff, tail: str)
     if reading.kind == "unknown":
         # Not Claude Code's stream-json at all (the CLI failed before it began): its output.
         return of_command(
-            command="claude", exit_code=None, output=tail, changes=folder.changes
+            command="claude",
+            exit_code=None,
+            output=tail,
+            changes=folder.changes,
+            observed=folder.compared,
         ).model_copy(update={"complete": False, "notes": ["the run log holds no stream-json"]})
     # The folder's own account wins; when it could not be taken, the record's edits stand.
     changes = folder.changes if folder.compared else None

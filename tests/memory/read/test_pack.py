@@ -58,7 +58,7 @@ def test_an_entry_too_long_for_the_room_left_gives_way_to_shorter_ones_after_it(
     assert 0 < len(kept) - 1 < 10 and pack.cut == 10 - (len(kept) - 1)
 
 
-def test_types_are_shown_principle_first_then_by_rank():
+def test_types_are_shown_rules_then_cards_then_lessons_then_by_rank():
     ranked = [
         record(1, "episodic", score=0.9),
         record(2, "semantic"),
@@ -67,7 +67,7 @@ def test_types_are_shown_principle_first_then_by_rank():
     ]
     pack = render(ranked, questions=["q"])
     kinds = re.findall(r"^### \[(\w+)\]", pack.markdown, re.MULTILINE)
-    assert kinds == ["principle", "procedural", "semantic", "episodic"]
+    assert kinds == ["principle", "episodic", "procedural", "semantic"]
 
 
 def test_an_empty_pack_says_so_and_lists_the_questions():
@@ -194,14 +194,13 @@ def test_an_entry_names_its_files_and_says_when_a_later_run_changed_one():
     [files_line] = [line for line in markdown.splitlines() if line.startswith("Files: ")]
     assert files_line.startswith("Files: `src/weather/parser.py`, `tests/")
     assert "`" not in files_line.split("`tests/")[1].rstrip("`") and "\n" not in files_line
-    assert (
-        "_Possibly outdated: `src/weather/parser.py` changed in a later run "
-        "(2026-12-04-weather-abc); check the file before relying on this._" in markdown
-    )
-    # Outside the fence, yet no heading: the unsafe characters are gone.
+    assert "_Possibly outdated: `src/weather/parser.py` changed since._" in markdown
+    assert "2026-12-04-weather-abc" not in markdown  # the run that changed it: metadata only
+    # Outside the fence, yet no heading: the unsafe characters are gone. A run's own bundle
+    # is no source a worker can open: the heading gives the type alone.
     assert [line for line in markdown.splitlines() if line.startswith("#")] == [
         "## Memory Pack",
-        "### [procedural] · workspace/x/PROMPT.md",
+        "### [procedural]",
     ]
 
 

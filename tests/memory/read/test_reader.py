@@ -18,11 +18,11 @@ from executive.hooks.builtin import pre_spawn
 from executive.memory.read import pack, plan, ranking
 from executive.memory.read import reader as reader_module
 from executive.memory.read.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
-from executive.memory.store.base import Filter, MemoryRecord, ReadView
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.lexical import best_first
 from executive.memory.store.local import LocalStore
 from executive.memory.taxonomy import MemoryType
-from tests.memory.conftest import fill
+from tests.memory.conftest import fill, meta, scope
 from tests.memory.payloads import partial
 
 pytestmark = pytest.mark.anyio
@@ -111,7 +111,9 @@ async def test_refines_the_next_question_from_what_came_back():
     result = await Reader(ScriptedView(answers), user_id="u").read(request(1, enough=None))
     assert [h.refined for h in result.hops[:2]] == [False, True]
     second = result.hops[1]
-    assert "ECONNRESET" in second.question and "2026-11-02-demo-x1" in second.question
+    assert "ECONNRESET" in second.question and "mirror-eu" in second.question
+    # A run id is a label: lent, it finds the memory it came from again, and nothing else.
+    assert "2026-11-02-demo-x1" not in second.question
     assert second.question.startswith("Question number 0, in connection with")
     assert second.question.endswith("?") and second.why.startswith("refined from memory m1")
 
@@ -239,13 +241,24 @@ def _fingerprint(result):
 
 async def test_a_refinement_repeats_only_the_questions_first_words(store: LocalStore):
     await fill(store, 120)
+    # Memories with words to lend (the fill's own are labels: numbers a refinement never lends).
+    await store.add_many(
+        [
+            NewMemory(
+                f"Lesson {i} of app-3: the harbor gateway {word} retries",
+                scope(),
+                meta(i, key=f"{i + 1000:032x}"),
+            )
+            for i, word in zip((3, 10, 17), ["throttles", "rejects", "delays"], strict=True)
+        ]
+    )
     opening = " ".join(f"word{i}" for i in range(40))
     request = plan.for_step(
         title="Learn the lesson of app-3",
         slug="app-3",
         app_id="app-3",
         step_number=1,
-        step_title=f"Apply lesson 517 {opening}",
+        step_title=f"How the harbor gateway retries {opening}",
         vendor="command",
     )
     result = await Reader(ReadView(store), user_id="agent-test").read(request)

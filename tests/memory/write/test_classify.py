@@ -276,7 +276,7 @@ def test_defaults_stamp_fills_and_explicit_values_win():
     assert payload["metadata"]["actor"] == "executive"
     assert payload["agent_id"] == "executive"
     assert payload["metadata"]["harvest_run"] == payload["run_id"]
-    assert payload["metadata"]["schema_version"] == "1.2.0"
+    assert payload["metadata"]["schema_version"] == "1.3.0"
 
 
 def test_files_are_optional_relative_bounded_and_an_older_memory_stays_valid():
@@ -322,3 +322,37 @@ def test_a_path_that_is_not_plain_and_relative_is_refused_by_name(files, words):
 def test_outdated_by_is_a_run_id():
     [problem] = classify(stamped("episodic", metadata={"outdated_by": "yesterday"}))
     assert problem.field == "metadata.outdated_by"
+
+
+def test_symbols_and_what_was_observed_are_optional_and_checked_by_name():
+    card = stamped(
+        "episodic",
+        metadata={
+            "files": ["django/contrib/staticfiles/handlers.py"],
+            "symbols": ["StaticFilesHandlerMixin.get_response_async", "serve"],
+            "observed": ["verifiers", "files"],
+        },
+    )
+    assert classify(card) == []
+    assert validate(card).metadata.symbols == [
+        "StaticFilesHandlerMixin.get_response_async",
+        "serve",
+    ]
+    older = stamped("episodic", metadata={"schema_version": "1.2.0"})
+    assert classify(older) == [] and validate(older).metadata.observed is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("symbols", "serve", "must be a list"),
+        ("symbols", ["a b"], "is not a dotted identifier"),
+        ("symbols", ["x" * 121], "is over 120 characters"),
+        ("symbols", [f"f{i}" for i in range(13)], "at most 12 entries"),
+        ("observed", ["the worker said so"], "is not one of files, verifiers"),
+        ("observed", ["files", "verifiers", "files"], "at most 2 entries"),
+    ],
+)
+def test_a_symbol_or_an_observation_out_of_shape_is_refused_by_name(field, value, words):
+    [problem] = classify(stamped("episodic", metadata={field: value}))
+    assert problem.field == f"metadata.{field}" and words in problem.reason

@@ -1,11 +1,15 @@
 """Hook C: the post-run decision tree (0-3 writes), from what the worker did.
 
-1. One episodic memory for a non-trivial run: what was done and where (the worker's own
-   account, the files it created or changed, its tests), about those files.
-2. A procedural memory for each failure→fix the run shows: a command that failed, then the
-   change and the command that made it pass (within the run), or what the passing attempt
-   changed after an earlier one failed (across attempts). Said without run ids, so the same
-   lesson from another run is the same memory.
+1. One experience card for a non-trivial run (:mod:`executive.hooks.builtin.card`): the goal,
+   what the executive saw (the files changed on disk, the verifiers that passed) and the
+   worker's report (what was wrong, what it touched, how it tested), about those files.
+2. A lesson for each failure→fix the run shows that the daemon's own observation bears out
+   (the run passed its verifiers; every file the fix names changed on disk) and that teaches
+   about the code (it names a project file or runs a project command): the worker's report
+   of a command that failed, then the change and the run of the same command that passed
+   (within the run), or what the passing attempt changed after an earlier one failed
+   (across attempts). A command that runs what it downloads is never advice. Said without
+   run ids, so the same lesson from another run is the same memory.
 3. A semantic memory when the run carries a signal for one: a step over twice its expected
    time, or a verifier's note; and "retry it" when a retry passed without changing anything.
 
@@ -15,24 +19,53 @@ Then the memories of the project about a file this run changed are marked possib
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
+from executive.hooks.builtin.card import card, symbol_names
 from executive.hooks.builtin.summary import harvest_summary, payload
 from executive.hooks.context import PostRunContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.taxonomy import MAX_FILES
+from executive.memory.taxonomy import MAX_FILES, MAX_SYMBOLS
 from executive.untrusted import clip
-from executive.workers.experience import ACROSS, Experience, Fix, fix_across, listed
+from executive.workers import shell
+from executive.workers.digest import fix_across, harness, own_test
+from executive.workers.experience import ACROSS, FileChange, Fix, scratch
 from executive.workspace.bundle import SLOW_FACTOR
 from executive.workspace.signals import root_signal, signal_tag
 
 MAX_WRITES = 3
-ACCOUNT_CHARS = 400
-_MARKUP = re.compile(r"^\s*(?:#{1,6}|[-*+]|\d+[.)])\s+|\*\*|`{3,}\w*")
-_ENDS = (".", ":", "!", "?", ";")
+SHOWN_CHARS = 120  # of a command, in a lesson
+_CD = re.compile(r"\bcd\b")
+_QUOTED = re.compile(r"['\"]([\w./-]+)['\"]")
 _NOTE_PREFIXES = ("note:", "warning:", "warn:")
+# Programs whose run is the project's own (a build, a linter), not a script of the run's.
+_PROJECT_PROGRAMS = frozenset(
+    [
+        "make",
+        "npm",
+        "yarn",
+        "pnpm",
+        "bun",
+        "cargo",
+        "go",
+        "mvn",
+        "gradle",
+        "dotnet",
+        "tox",
+        "nox",
+        "mypy",
+        "ruff",
+        "flake8",
+        "pylint",
+        "black",
+        "eslint",
+        "tsc",
+        "pyright",
+        "bazel",
+        "cmake",
+    ]
+)
 
 
 def _payload(ctx: PostRunContext, text: str, **meta: Any) -> dict[str, Any]:
@@ -41,64 +74,30 @@ def _payload(ctx: PostRunContext, text: str, **meta: Any) -> dict[str, Any]:
     return payload(ctx, text, trigger="post-run", source=source, **meta)
 
 
-def _flat(text: str) -> str:
-    """Markdown as one line of prose: headings, bullets and bold marks gone, and a line that
-    did not end a sentence ended, so "## Done" and its next line do not run together."""
-    lines = [_MARKUP.sub("", line).strip() for line in text.splitlines()]
-    return " ".join(x if x.endswith(_ENDS) else x + "." for x in lines if x)
-
-
-def _what_was_done(experience: Experience | None) -> str:
-    if experience is None or experience.empty:
-        return ""
-    parts = []
-    for change, verb in (("created", "created"), ("modified", "changed"), ("deleted", "deleted")):
-        paths = [f.path for f in experience.files if f.change == change]
-        if paths:
-            parts.append(f"{verb} {listed(paths)}")
-    said = " It " + "; ".join(parts) + "." if parts else ""
-    tests = [t for t in experience.tests if t.passed][-1:]
-    said += "".join(
-        f" Tests: `{t.command}`" + (f" ({t.counts})." if t.counts else ".") for t in tests
-    )
-    # A claude worker's closing account, in one line (its headings and bold are noise in a
-    # memory). A command's output is not an account: it may echo anything, the pack included.
-    account = _flat(experience.summary)
-    if account and experience.source != "command":
-        said += f" The worker's account: “{clip(account, ACCOUNT_CHARS)}”"
-    return said
-
-
-def _step(ctx: PostRunContext, lead: str = "") -> str:
-    """``step 2 “Add the stylesheet”``; nothing when the step is the whole goal (its title is
-    the bundle's: saying it twice costs a pack's tokens and tells nothing)."""
-    step = ctx.current_step
-    if step.title.strip() == ctx.work_item.title.strip():
-        return ""
-    return f"{lead}step {step.number} “{step.title}”"
+def _observed(ctx: PostRunContext) -> list[str]:
+    """What the daemon saw of this run itself: its verifiers (Hook C runs on a pass) and,
+    when it could compare the folder, the files that changed on disk."""
+    seen = ["verifiers"] if ctx.validation_report.verifiers else []
+    return seen + (["files"] if ctx.experience is not None and ctx.experience.observed else [])
 
 
 def episode(ctx: PostRunContext) -> dict[str, Any]:
-    item, report = ctx.work_item, ctx.validation_report
-    day = (ctx.run_ended_at or datetime.now(UTC).isoformat())[:10]
-    names = ", ".join(v.verifier for v in report.verifiers) or "none declared"
-    tries = "first try" if ctx.attempts == 1 else f"attempt {ctx.attempts}"
-    files = ctx.experience.changed[:MAX_FILES] if ctx.experience else []
+    """The run's experience card."""
+    experience = ctx.experience
+    files = experience.project_files[:MAX_FILES] if experience else []
+    names = symbol_names(experience) if experience else []
     return _payload(
         ctx,
-        f"On {day}, run {ctx.harvest_run} of bundle {item.bundle_slug} (“{item.title}”"
-        f"{_step(ctx, ', ')}) passed all verifiers ({names}) on {tries} in "
-        f"{ctx.duration_seconds:.0f}s with the {ctx.vendor} worker"
-        # The contract id is how the work ledger and retrospectives name the same run.
-        + (f" (contract {ctx.contract_id})." if ctx.contract_id else ".")
-        + _what_was_done(ctx.experience),
+        card(ctx),
         type="episodic",
         category="project",
         importance="medium" if ctx.attempts == 1 else "high",
         confidence=1.0,
         outcome="success",
-        tags=[item.bundle_slug[:40], "post-run"],
+        tags=[ctx.work_item.bundle_slug[:40], "post-run"],
         files=files or None,
+        symbols=names[:MAX_SYMBOLS] or None,
+        observed=_observed(ctx) or None,
     )
 
 
@@ -109,38 +108,79 @@ def _across(ctx: PostRunContext) -> Fix | None:
     return fix_across(ctx.prior_errors[-1], ctx.experience)
 
 
+def _project_command(command: str) -> bool:
+    return own_test(command) or shell.key(command).split(" ", 1)[0] in _PROJECT_PROGRAMS
+
+
+def lesson_worthy(ctx: PostRunContext, fix: Fix) -> Fix | None:
+    """The fix as a lesson, its scratch files out; None when the daemon's observation does
+    not bear it out, when it would have a worker run what it downloads, or when it teaches
+    nothing about the code (no project file, no project command)."""
+    experience = ctx.experience
+    if experience is None or any(shell.unsafe(c) for c in (fix.failed, fix.then) if c):
+        return None
+    if harness(fix.error) and (_CD.search(fix.error) or (fix.files and not _names(fix))):
+        # A ``cd`` into a folder not there says nothing of the project, and a change to the
+        # project fixes its setting only when it makes what the error names (``No module
+        # named 'weather'`` and ``src/weather/``): other files changed by chance.
+        return None
+    if fix.files and (not experience.observed or not set(fix.files) <= set(experience.changed)):
+        return None  # a file the record says it changed that the folder does not show
+    files = [p for p in fix.files if not scratch(FileChange(path=p, change=_change(ctx, p)))]
+    commands = [c for c in (fix.failed, fix.then) if c and c != ACROSS]
+    if not files and not any(_project_command(c) for c in commands):
+        return None
+    # Shown as the commands read alone: a ``cd`` before them, a pipe after them, left out.
+    failed = fix.failed if fix.failed == ACROSS else clip(shell.core(fix.failed), SHOWN_CHARS)
+    then = clip(shell.core(fix.then), SHOWN_CHARS) if fix.then else ""
+    return fix.model_copy(update={"files": files, "failed": failed, "then": then})
+
+
+def _names(fix: Fix) -> bool:
+    """Whether a file of the fix is named in its error (a module, a file it could not find)."""
+    named = {part for quoted in _QUOTED.findall(fix.error) for part in re.split(r"[./]", quoted)}
+    parts = {re.sub(r"\.\w+$", "", part) for path in fix.files for part in path.split("/")}
+    return bool(named & parts - {""})
+
+
+def _change(ctx: PostRunContext, path: str) -> str:
+    files = ctx.experience.files if ctx.experience else []
+    return next((f.change for f in files if f.path == path), "modified")
+
+
 def fixes(ctx: PostRunContext) -> list[dict[str, Any]]:
-    """A procedural memory for each failure→fix: within the run first, then across attempts."""
+    """A procedural memory for each fix worth one: within the run first, then across."""
     found = list(reversed(ctx.experience.fixes)) if ctx.experience else []
     if (across := _across(ctx)) is not None:
         found.append(across)
-    step = _step(ctx)
-    where = f"bundle {ctx.work_item.bundle_slug}" + (f" ({step})" if step else "")
+    lessons = [kept for fix in found if (kept := lesson_worthy(ctx, fix)) is not None]
+    observed = ["verifiers"] + (["files"] if any(f.files for f in lessons) else [])
     return [
         _payload(
             ctx,
-            fix.lesson(where),
+            fix.lesson(),
             type="procedural",
             category="technical",
             importance="medium",
             confidence=0.7 if fix.failed == ACROSS else 0.75,
             tags=["fix", signal_tag(root_signal(fix.error or "no error output"))],
             files=fix.files[:MAX_FILES] or None,
+            observed=observed,
         )
-        for fix in found
+        for fix in lessons
     ]
 
 
 def signals(ctx: PostRunContext) -> list[dict[str, Any]]:
     """Semantic notes (a slow step, a verifier's note) and "retry it" when a plain retry passed."""
-    item, step, report = ctx.work_item, ctx.current_step, ctx.validation_report
+    step, report = ctx.current_step, ctx.validation_report
     found: list[tuple[str, str, str, str]] = []  # text, type, importance, tag
+    where = f"step {step.number} “{step.title}”"
     expected = step.estimated_seconds
     if expected and ctx.duration_seconds > SLOW_FACTOR * expected:
         slow = (
-            f"Step {step.number} “{step.title}” of bundle {item.bundle_slug} took "
-            f"{ctx.duration_seconds:.0f}s in run {ctx.harvest_run}, over {SLOW_FACTOR:g} times its "
-            f"expected {expected:.0f}s: budget more time for it."
+            f"{where.capitalize()} took {ctx.duration_seconds:.0f}s, over {SLOW_FACTOR:g} times "
+            f"its expected {expected:.0f}s: budget more time for it."
         )
         found.append((slow, "semantic", "medium", "slow-step"))
     notes = [
@@ -149,17 +189,12 @@ def signals(ctx: PostRunContext) -> list[dict[str, Any]]:
         if v.message.lower().startswith(_NOTE_PREFIXES)
     ]
     if notes:
-        noted = (
-            f"Verifier notes on bundle {item.bundle_slug} step {step.number} (run {ctx.harvest_run}): "
-            + "; ".join(notes)
+        found.append(
+            (f"Verifier notes on {where}: " + "; ".join(notes), "semantic", "low", "verifier-note")
         )
-        found.append((noted, "semantic", "low", "verifier-note"))
     if ctx.attempts > 1 and _across(ctx) is None:
         signal = root_signal(ctx.prior_errors[-1]) if ctx.prior_errors else "an unrecorded error"
-        retry = (
-            f"When step {step.number} “{step.title}” of bundle {item.bundle_slug} fails with "
-            f"“{signal}”, retry it: it passed on attempt {ctx.attempts} in run {ctx.harvest_run}."
-        )
+        retry = f"When {where} fails with “{signal}”, retry it: a plain retry passed."
         found.append((retry, "procedural", "medium", "retry-passed"))
     return [
         _payload(

@@ -20,7 +20,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from executive.memory.read.ranking import type_priority
 from executive.memory.read.tokens import PACK_TOKEN_CAP, at_least, estimate, within
 from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import TYPE_RULES, MemoryType
@@ -36,6 +35,13 @@ SHOWN_FILES = 8  # of a memory's files, in its heading lines
 _SMALLEST = 8  # tokens: no entry costs less (its heading and fences alone cost more)
 END_MARK = "<!-- end of memory pack -->"
 
+# The order a pack shows its types in: the rules that apply, what past runs did (a card
+# each), then what they taught.
+_SHOWN_ORDER = {
+    kind: n
+    for n, kind in enumerate(("principle", "episodic", "procedural", "reflective", "semantic"))
+}
+_RUN_SOURCES = ("workspace/",)
 _BACKTICKS = re.compile(r"`+")
 _UNSAFE_TITLE = re.compile(r"[\x00-\x1f`#<>\[\]*_|\\]+")
 _NOT_PATH = re.compile(r"[^A-Za-z0-9._/-]+")
@@ -64,7 +70,10 @@ def _fence(text: str) -> str:
 
 
 def _source(record: MemoryRecord) -> str:
-    """The source as path characters only, short: it stands in a heading."""
+    """The source as path characters only, short: it stands in a heading. A run's own bundle
+    (``workspace/...``) is no source a worker can open: left out, its tokens kept for text."""
+    if record.source.startswith(_RUN_SOURCES):
+        return ""
     flat = _NOT_PATH.sub("-", record.source).strip("-") or "unknown"
     return clip(flat, SOURCE_CHARS)
 
@@ -103,11 +112,8 @@ def _about(record: MemoryRecord, shown: str) -> list[str]:
     lines = [f"Files: {', '.join(f'`{p}`' for p in files)}"] if files and not named else []
     outdated = _paths(record.metadata.get("outdated_files"))
     if outdated:
-        run = _NOT_PATH.sub("", str(record.metadata.get("outdated_by", "")))[:SOURCE_CHARS]
-        lines.append(
-            f"_Possibly outdated: {', '.join(f'`{p}`' for p in outdated)} changed in a later "
-            f"run{f' ({run})' if run else ''}; check the file before relying on this._"
-        )
+        # Which run changed them is in the metadata (``executive mem get``): not worth tokens.
+        lines.append(f"_Possibly outdated: {', '.join(f'`{p}`' for p in outdated)} changed since._")
     return lines
 
 
@@ -116,8 +122,9 @@ def render_entry(record: MemoryRecord, budget: int = ENTRY_TOKENS) -> str:
     # id and score (in the hook's trace and the ledger) tell a worker nothing it can use.
     shown = cut_text(record.text, budget)
     fence = _fence(shown)
+    source = _source(record)
     lines = [
-        f"### [{_type(record)}] · {_source(record)}",
+        f"### [{_type(record)}]" + (f" · {source}" if source else ""),
         *_about(record, shown),
         fence,
         shown,
@@ -255,9 +262,10 @@ def _markdown(
         if cut or below_floor:
             lines.append(f"_Left out: {_left_out(below_floor, cut, cap)}._")
         return "\n".join([*lines, "", END_MARK]) + "\n"
-    # Show by type (principles first), best-ranked first within a type.
+    # Show by type (the rules, then one card per past run, then lessons), best-ranked first
+    # within a type.
     rank_of = {id(r): i for i, r in enumerate(chosen)}
-    ordered = sorted(chosen, key=lambda r: (type_priority(r), rank_of[id(r)]))
+    ordered = sorted(chosen, key=lambda r: (_SHOWN_ORDER.get(r.type, 9), rank_of[id(r)]))
     count = cut if framed else len(chosen)  # framed: the largest count it can say
     parts = [HEADING, "", _intro(count, consulted, _left_out(below_floor, cut, cap))]
     parts += ["", *map((rendered or _Rendered()).text, ordered), "", END_MARK]

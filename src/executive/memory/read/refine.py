@@ -5,11 +5,15 @@
   a similarity search toward every short memory that mentions it; without it the search
   finds the memories about the topic (classic IDF reasoning).
 * A refinement: the best-ranked memory not yet used as a seed lends its most specific new
-  words (highest IDF: names, identifiers, error codes) to the next question.
+  words (highest IDF: names, identifiers, error codes) to the next question. A memory about
+  code lends what it is about instead (its files, the functions and classes it changed),
+  since those are what a related change meets again. Never a label: a number, a date or an
+  id (a run's, a contract's) only finds the memory it came from again.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -17,6 +21,8 @@ from executive.memory.store.base import MemoryRecord
 from executive.memory.words import WORD, normal, stem, words
 
 FROM_TOP = 10
+# A number, a date, a version, a hex id, or a word that carries a long run of digits.
+_LABEL = re.compile(r"[\d\W_]+|.*\d{3,}.*|(?=.*\d)[0-9a-f]{6,}", re.IGNORECASE)
 
 
 class WordStats(Protocol):
@@ -59,7 +65,7 @@ def refinement(
             continue
         used_seeds.add(memory_id)
         picked: list[tuple[str, str]] = []
-        for surface, term in words(seen[memory_id].text):
+        for surface, term in lendable(seen[memory_id]):
             if term in used_terms or any(term == p[1] for p in picked):
                 continue
             if ubiquitous(stats, term, cfg.ubiquitous_share, cfg.ubiquitous_min):
@@ -69,3 +75,25 @@ def refinement(
         if picked:
             return memory_id, picked[: cfg.seed_terms]
     return None, []
+
+
+def lendable(memory: MemoryRecord) -> list[tuple[str, str]]:
+    """(surface, term) a memory may lend: what it is about when it names code (each file by
+    its own name, each function or class), else its words; never a label."""
+    about = [
+        (value, _last_term(value))
+        for key in ("symbols", "files")
+        for value in _strings(memory.metadata.get(key))
+    ]
+    found = [(s, t) for s, t in about if t] or words(memory.text)
+    return [(s, t) for s, t in found if not _LABEL.fullmatch(s)]
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _last_term(value: str) -> str:
+    """The most specific word of a path or a dotted name: its last (``handlers.py``)."""
+    found = words(value.rsplit("/", 1)[-1])
+    return found[-1][1] if found else ""

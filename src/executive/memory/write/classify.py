@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from executive import relpath
@@ -20,10 +20,14 @@ from executive.memory.taxonomy import (
     AGENT_ID,
     CONTENT_KEY,
     MAX_FILES,
+    MAX_SYMBOL_CHARS,
+    MAX_SYMBOLS,
     MAX_TAGS,
+    OBSERVABLE,
     RESERVED_APP_IDS,
     SKILL_APP_PREFIX,
     SUPPORTED_SCHEMA_MAJOR,
+    SYMBOL,
     TAG,
     TYPE_RULES,
     Actor,
@@ -223,6 +227,8 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
     out += _tags(meta.get("tags"))
     for name in ("files", "outdated_files"):
         out += _paths(name, meta.get(name))
+    out += _words_list("symbols", meta.get("symbols"), MAX_SYMBOLS, _symbol)
+    out += _words_list("observed", meta.get("observed"), len(OBSERVABLE), _observable)
     out += _lifetime(meta)
     return out + _identity(meta, raw)
 
@@ -375,6 +381,30 @@ def _paths(name: str, paths: Any) -> list[Rejection]:
         if problem is not None:
             out.append(Rejection(where, f"{show(path)} {problem}"))
     return out
+
+
+def _symbol(value: Any) -> str | None:
+    if not isinstance(value, str) or not SYMBOL.fullmatch(value):
+        return "is not a dotted identifier"
+    return f"is over {MAX_SYMBOL_CHARS} characters" if len(value) > MAX_SYMBOL_CHARS else None
+
+
+def _observable(value: Any) -> str | None:
+    return None if value in OBSERVABLE else f"is not one of {', '.join(OBSERVABLE)}"
+
+
+def _words_list(
+    name: str, values: Any, limit: int, problem: Callable[[Any], str | None]
+) -> list[Rejection]:
+    """A metadata list of short words (symbols, what was observed), each checked by ``problem``."""
+    if values is None:
+        return []
+    where = f"metadata.{name}"
+    if not isinstance(values, list):
+        return [Rejection(where, "must be a list")]
+    if len(values) > limit:
+        return [Rejection(where, f"at most {limit} entries")]
+    return [Rejection(where, f"{show(v)} {why}") for v in values if (why := problem(v))]
 
 
 def change_rejections(

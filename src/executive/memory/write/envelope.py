@@ -59,6 +59,9 @@ class Envelope(BaseModel):
     files: list[str] | None = None
     outdated_files: list[str] | None = None
     outdated_by: str | None = None
+    # The functions and classes it is about, and what of it the daemon saw itself (1.3.0).
+    symbols: list[str] | None = None
+    observed: list[str] | None = None
 
 
 METADATA_FIELDS = frozenset(Envelope.model_fields)
