@@ -39,7 +39,8 @@ mean share of relevant sessions represented; *precision*, the mean share of the 
 tokens (each entry as ``pack.entry_tokens`` counts it) that come from relevant sessions (an
 empty answer: 0); *first-entry hit*, the share whose first entry, in the order the answer
 shows its entries (the pack by type, then rank; the others by rank), is from a relevant
-session; ``empty``, how many answers held no entry; tokens (p50, p95) and ms (p50, p95 of
+session (``first_ranked_hit``: the same of its best-ranked entry, which only the pack shows
+elsewhere); ``empty``, how many answers held no entry; tokens (p50, p95) and ms (p50, p95 of
 one whole request).
 
 Every request is timed cold: the store keeps an LRU of question embeddings
@@ -108,7 +109,14 @@ from transcripts import CHUNK_TOKENS, POOL, RRF_K, Transcripts
 
 USER = "swecb-bench"
 STRATEGIES = ("pack", "plain_10", "plain_matched", "plain_2k", "oracle", "transcripts")
-SCORES = ("file_hit", "session_hit", "session_recall", "precision", "first_entry_hit")
+SCORES = (
+    "file_hit",
+    "session_hit",
+    "session_recall",
+    "precision",
+    "first_entry_hit",
+    "first_ranked_hit",
+)
 
 
 # --- bundles as the loop makes them ------------------------------------------------------------
@@ -186,12 +194,16 @@ def score(
     costs = [entry_tokens(m) for m in answer.memories]
     from_relevant = sum(c for c, s in zip(costs, sessions, strict=True) if s in relevant)
     first = shown_first(answer)
+    ranked = answer.memories[0] if answer.memories else None
     return {
         "file_hit": float(any(path in answer.text for path in gold)),
         "session_hit": float(bool(found)),
         "session_recall": len(found) / len(relevant),
         "precision": from_relevant / sum(costs) if costs else 0.0,
         "first_entry_hit": float(first is not None and run_of.get(first.run_id or "") in relevant),
+        "first_ranked_hit": float(
+            ranked is not None and run_of.get(ranked.run_id or "") in relevant
+        ),
     }
 
 
@@ -360,6 +372,7 @@ def protocol(args: argparse.Namespace) -> dict[str, str]:
         "precision": "share of the answer's entry tokens from relevant sessions (empty: 0)",
         "first_entry_hit": "the first entry shown (the pack: by type, then rank) is from a "
         "relevant session",
+        "first_ranked_hit": "the best-ranked entry is from a relevant session",
         "timing": "cold: the question-embedding cache emptied before every request",
         "transcripts": f"the project's transcript chunks of {CHUNK_TOKENS} tokens, BM25 and "
         f"MiniLM (first {POOL} each) fused by reciprocal rank (k {RRF_K}), cut at "
