@@ -30,10 +30,11 @@ import numpy as np
 
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 _SEARCH_CACHE = 1024
-# One thread: the daemon shares the host with its workers. Two nearly double batch throughput
-# (rebuilds, harvests) on an idle host, but a lone embed after a pause gains nothing (the pool
-# thread must wake) and on a busy host takes 1.6x as long. The vectors are bit-identical for
-# any count (the GEMMs split rows, never sums), so the count is a speed setting only.
+# One thread: the daemon shares the host with its workers. Two nearly doubled batch throughput
+# on an idle host while texts ran in batches; one text a call, a second thread gained nothing
+# on this 2-core host with other work running (load 1.3-3.3). A lone embed after a pause gains
+# nothing (the pool thread must wake) and on a busy host takes 1.6x as long. The vectors are
+# bit-identical for any count (the GEMMs split rows, never sums): a speed setting only.
 DEFAULT_THREADS = 1
 _threads = DEFAULT_THREADS
 
