@@ -1,11 +1,12 @@
 """Benchmark: does the pack carry the experience a coding task needs? (SWE-ContextBench Lite)
 
-    python bench/experience.py CASES_DIR [--related-ids FILE] [--harvest experience|outcome]
-                               [--strategies pack,plain_10,...] [--sessions N]
+    python bench/experience.py CASES_DIR [--related-ids FILE] [--exclude-ids FILE]
+                               [--harvest experience|outcome] [--strategies pack,plain_10,...]
+                               [--sessions N] [--transcript-cache DIR]
 
 CASES_DIR is the ``cases`` folder of the public repository ``jiayuanz3/SWEContextBench``
 (paper arXiv 2602.08316; it has no licence file, so it is read from a local copy and never
-copied here). Two of its folders are read:
+copied here). Two of its folders are read (``swecb.py``):
 
 * ``SWEContextBench Lite Past Experience/*.jsonl``: 300 Claude Code session transcripts,
   each of which solved one SWE-bench Lite task. Each becomes a completed bundle of the
@@ -27,15 +28,30 @@ file; a path in a session is what follows ``testbed/`` and an optional ``<owner>
 (files outside ``testbed/`` are the session's scratch files). Tasks without a relevant
 session are reported, not scored.
 
-Per strategy (``pack``; plain search of the same memories with the problem statement:
-``plain_10`` its first 10, ``plain_matched`` cut at the token count of that task's pack,
-``plain_2k`` cut at 2,000 tokens; ``oracle``: every memory of every relevant session, the
-ceiling): *file hit*, the share of tasks whose text names a gold file; *session hit*, the
-share with a memory from a relevant session; *session recall*, the mean share of relevant
-sessions represented; tokens (p50, p95; an entry costs what it costs in a pack) and ms (p50,
-p95 of one whole request). Tune only on the development split
-(``../shared/data/swecontextbench/dev-related-ids.txt``); the store always holds all 300
-sessions. Prints one JSON object on stdout; progress on stderr.
+Strategies: ``pack`` (Hook B); plain search of the same memories with the problem statement
+(``plain_10`` its first 10, ``plain_matched`` cut at the token count of that task's pack,
+``plain_2k`` cut at 2,000 tokens); ``oracle``, every memory of every relevant session (the
+ceiling); ``transcripts``, BM25 and MiniLM fused over chunks of the raw session transcripts
+within the same 2,000 tokens (``transcripts.py``: what a user who indexes transcripts gets).
+Per strategy, over the scored tasks: *file hit*, the share of tasks whose text names a gold
+file; *session hit*, the share with an entry from a relevant session; *session recall*, the
+mean share of relevant sessions represented; *precision*, the mean share of the answer's
+tokens (each entry as ``pack.entry_tokens`` counts it) that come from relevant sessions (an
+empty answer: 0); *first-entry hit*, the share whose first entry, in the order the answer
+shows its entries (the pack by type, then rank; the others by rank), is from a relevant
+session (``first_ranked_hit``: the same of its best-ranked entry, which only the pack shows
+elsewhere); ``empty``, how many answers held no entry; tokens (p50, p95) and ms (p50, p95 of
+one whole request).
+
+Every request is timed cold: the store keeps an LRU of question embeddings
+(``embedder.Embedder``), so a strategy asking the problem statement after another would time
+a cache hit. It is emptied before each strategy's request; ``transcripts`` embeds its question
+with the encoder itself. One untimed pack per run opens the index and loads the model.
+
+Tune only on the development split (``--related-ids
+../shared/data/swecontextbench/dev-related-ids.txt``); the held-out tasks are the rest
+(``--exclude-ids`` with the same file). The store always holds all 300 sessions. Prints one
+JSON object on stdout; progress on stderr.
 """
 
 from __future__ import annotations
@@ -44,13 +60,12 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +73,6 @@ os.environ["MEM0_TELEMETRY"] = "False"
 
 import anyio
 
-from executive import relpath
 from executive.hooks.builtin import pre_spawn
 from executive.hooks.context import (
     PostRunContext,
@@ -74,110 +88,36 @@ from executive.memory.read.pack import entry_tokens, render_entry
 from executive.memory.read.reader import Reader
 from executive.memory.read.tokens import PACK_TOKEN_CAP
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.store.base import Filter, MemoryRecord, Store
+from executive.memory.store.embedder import EMBEDDERS, encoder, model_file
 from executive.settings import load_settings
-from executive.workers import runlog
 from executive.workers.digest import digest
 from executive.workers.experience import FileChange
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.scaffold import GO_LIVE, scaffold
+from swecb import (
+    PAST,
+    RELATED,
+    Session,
+    app_of,
+    load_session,
+    load_tasks,
+    read_ids,
+    relevant_sessions,
+    repo_path,
+)
+from transcripts import CHUNK_TOKENS, POOL, RRF_K, Transcripts
 
-PAST = "SWEContextBench Lite Past Experience"
-RELATED = "SWEContextBench Lite"
 USER = "swecb-bench"
-STRATEGIES = ("pack", "plain_10", "plain_matched", "plain_2k", "oracle")
-EDITS = ("Edit", "MultiEdit", "Write")
-_TESTBED = re.compile(r"(?:^|/)testbed/(?:[A-Za-z0-9_.-]+__[A-Za-z0-9_.-]+/)?(.+)$")
-_FIELD = re.compile(r"^\s*(instance_id|repo):\s*(\S+)\s*$", re.MULTILINE)
-_STATEMENT = re.compile(r"^\s*problem_statement:\s?(.*)", re.MULTILINE | re.DOTALL)
-_NOT_GOLD_DIRS = ("doc", "docs", "test", "tests", "testing")
-_NOT_GOLD_NAMES = ("CHANGES", "AUTHORS", "README")
-_NOT_GOLD_SUFFIXES = (".rst", ".txt", ".md")
-
-
-# --- the data ----------------------------------------------------------------------------------
-def repo_path(raw: str) -> str | None:
-    """``./swebench_9_15/testbed/django__django/django/utils/text.py`` → ``django/utils/text.py``."""
-    found = _TESTBED.search(raw)
-    return relpath.normal(found.group(1)) if found else None
-
-
-def app_of(repo: str) -> str:
-    """``django/django`` → ``django``; ``scikit-learn/scikit-learn`` → ``scikit-learn``."""
-    return re.sub(r"[^a-z0-9]+", "-", repo.split("/")[-1].lower()).strip("-")
-
-
-def is_gold(path: str) -> bool:
-    parts = path.split("/")
-    name = parts[-1]
-    return not (
-        any(p in _NOT_GOLD_DIRS for p in parts[:-1])
-        or name.startswith(_NOT_GOLD_NAMES)
-        or name.endswith(_NOT_GOLD_SUFFIXES)
-    )
-
-
-def gold_files(patch: str) -> list[str]:
-    changed = re.findall(r"^diff --git a/(\S+) b/\S+$", patch, re.MULTILINE)
-    return sorted({p for p in changed if is_gold(p)})
-
-
-@dataclass
-class Session:
-    id: str
-    instance: str
-    app: str
-    statement: str
-    day: str
-    reading: runlog.Reading
-    edited: set[str] = field(default_factory=set)
-
-    @property
-    def run_id(self) -> str:
-        return f"{self.day}-{self.instance.split('__')[-1].lower()}-{self.id[:8]}"
-
-
-def load_session(path: Path) -> Session | None:
-    with path.open("rb") as handle:
-        raw = handle.read().splitlines()
-    reading = runlog.read_lines(raw)
-    fields = dict(_FIELD.findall(reading.task))
-    statement = _STATEMENT.search(reading.task)
-    if "instance_id" not in fields or "repo" not in fields or statement is None:
-        return None
-    day = next(
-        (m.group(1) for line in raw if (m := re.search(rb'"timestamp":"(\d{4}-\d\d-\d\d)', line))),
-        b"2025-01-01",
-    )
-    edited = set()
-    for event in reading.events:
-        if isinstance(event, runlog.ToolCall) and event.name in EDITS:
-            path_in = event.input.get("file_path")
-            found = repo_path(path_in) if isinstance(path_in, str) else None
-            if found:
-                edited.add(found)
-    return Session(
-        id=path.stem,
-        instance=fields["instance_id"],
-        app=app_of(fields["repo"]),
-        statement=statement.group(1).strip(),
-        day=day.decode() if isinstance(day, bytes) else day,
-        reading=reading,
-        edited=edited,
-    )
-
-
-def load_tasks(folder: Path, ids: list[str] | None) -> list[dict[str, Any]]:
-    tasks = []
-    for path in sorted(folder.glob("*.json")):
-        task = json.loads(path.read_text())
-        if ids is None or task["instance_id"] in ids:
-            tasks.append(task)
-    if ids is not None:
-        missing = sorted(set(ids) - {t["instance_id"] for t in tasks})
-        if missing:
-            raise SystemExit(f"related ids not in {folder}: {', '.join(missing[:5])}")
-    return tasks
+STRATEGIES = ("pack", "plain_10", "plain_matched", "plain_2k", "oracle", "transcripts")
+SCORES = (
+    "file_hit",
+    "session_hit",
+    "session_recall",
+    "precision",
+    "first_entry_hit",
+    "first_ranked_hit",
+)
 
 
 # --- bundles as the loop makes them ------------------------------------------------------------
@@ -247,14 +187,32 @@ class Answer:
     ms: float
 
 
+def shown_first(answer: Answer) -> MemoryRecord | None:
+    """The entry a reader meets first: the one whose rendering comes first in the answer's
+    text (the pack shows its entries by type, then rank), else the first in rank order."""
+    placed = [(answer.text.find(render_entry(m)), n) for n, m in enumerate(answer.memories)]
+    shown = [p for p in placed if p[0] >= 0] or [(0, n) for _, n in placed]
+    return answer.memories[min(shown)[1]] if shown else None
+
+
 def score(
     answer: Answer, gold: list[str], relevant: set[str], run_of: dict[str, str]
 ) -> dict[str, float]:
-    found = {run_of.get(m.run_id or "") for m in answer.memories} & relevant
+    sessions = [run_of.get(m.run_id or "") for m in answer.memories]
+    found = set(sessions) & relevant
+    costs = [entry_tokens(m) for m in answer.memories]
+    from_relevant = sum(c for c, s in zip(costs, sessions, strict=True) if s in relevant)
+    first = shown_first(answer)
+    ranked = answer.memories[0] if answer.memories else None
     return {
         "file_hit": float(any(path in answer.text for path in gold)),
         "session_hit": float(bool(found)),
         "session_recall": len(found) / len(relevant),
+        "precision": from_relevant / sum(costs) if costs else 0.0,
+        "first_entry_hit": float(first is not None and run_of.get(first.run_id or "") in relevant),
+        "first_ranked_hit": float(
+            ranked is not None and run_of.get(ranked.run_id or "") in relevant
+        ),
     }
 
 
@@ -265,46 +223,50 @@ def summary(rows: list[dict[str, float]], answers: list[Answer]) -> dict[str, An
     tokens = [float(a.tokens) for a in answers]
     ms = [a.ms for a in answers]
     return {
-        "file_hit": mean("file_hit"),
-        "session_hit": mean("session_hit"),
-        "session_recall": mean("session_recall"),
+        **{key: mean(key) for key in SCORES},
+        "empty": sum(not a.memories for a in answers),
         "tokens": {"p50": percentile(tokens, 50), "p95": percentile(tokens, 95)},
         "ms": {"p50": round(percentile(ms, 50), 1), "p95": round(percentile(ms, 95), 1)},
     }
 
 
-# --- the run ------------------------------------------------------------------------------------
-async def harvest_all(env: HookEnv, sessions: list[Session], harvest: str) -> None:
-    for n, session in enumerate(sessions, 1):
-        result = await run_memory_hook("post-run-harvest", post_run_context(session, harvest), env)
-        if result.outcome != "ok":
-            raise SystemExit(f"Hook C failed on session {session.id}: {result.error}")
-        if n % 50 == 0:
-            print(f"harvested {n}/{len(sessions)} sessions", file=sys.stderr, flush=True)
+# --- the strategies -----------------------------------------------------------------------------
+Strategy = Callable[..., Awaitable[Answer]]
 
 
-def strategies(runtime: MemoryRuntime, view: Any) -> dict[str, Callable[..., Awaitable[Answer]]]:
-    async def timed(make: Callable[[], Awaitable[tuple[str, list[MemoryRecord], int]]]) -> Answer:
-        started = time.perf_counter()
-        text, memories, tokens = await make()
-        return Answer(text, memories, tokens, (time.perf_counter() - started) * 1000)
+async def timed(make: Callable[[], Awaitable[tuple[str, list[MemoryRecord], int]]]) -> Answer:
+    started = time.perf_counter()
+    text, memories, tokens = await make()
+    return Answer(text, memories, tokens, (time.perf_counter() - started) * 1000)
 
+
+def render(records: list[MemoryRecord]) -> str:
+    return "\n\n".join(render_entry(r) for r in records)
+
+
+def forget_questions(store: Store) -> None:
+    """Empty the store's LRU of question embeddings, so the next request embeds its own.
+
+    Reached through the store's private embedder on purpose: the daemon has no reason to
+    forget, and a bench that silently timed cache hits would be worse than one that stops.
+    """
+    cache = getattr(getattr(store, "_embedder", None), "_cache", None)
+    if cache is None:
+        raise SystemExit(f"cannot reach the question cache of {type(store).__name__}")
+    cache.clear()
+
+
+def strategies(runtime: MemoryRuntime, view: Any, corpus: Transcripts) -> dict[str, Strategy]:
     async def pack(item: WorkItem, step: Step, **_: Any) -> Answer:
         async def make() -> tuple[str, list[MemoryRecord], int]:
-            reader = Reader(
-                view,
-                user_id=USER,
-                floor=runtime.settings.confidence_floor,
-            )
+            reader = Reader(view, user_id=USER, floor=runtime.settings.confidence_floor)
             ctx = PreSpawnContext(work_item=item, current_step=step, vendor="claude")
             built, _ = await pre_spawn.build(reader, pre_spawn.request_for(ctx))
             return built.markdown, built.entries, built.tokens
 
         return await timed(make)
 
-    def plain(
-        limit: Callable[[int], tuple[int | None, int | None]],
-    ) -> Callable[..., Awaitable[Answer]]:
+    def plain(limit: Callable[[int], tuple[int | None, int | None]]) -> Strategy:
         async def run(item: WorkItem, step: Step, pack_tokens: int = 0, **_: Any) -> Answer:
             count, tokens = limit(pack_tokens)
 
@@ -318,35 +280,52 @@ def strategies(runtime: MemoryRuntime, view: Any) -> dict[str, Callable[..., Awa
 
         return run
 
+    async def transcripts(item: WorkItem, step: Step, **_: Any) -> Answer:
+        project = corpus.project(item.app_id or "")  # indexed on first use: not timed
+
+        async def make() -> tuple[str, list[MemoryRecord], int]:
+            kept = cut(corpus.search(project, item.description), PACK_TOKEN_CAP)
+            return render(kept), kept, sum(entry_tokens(r) for r in kept)
+
+        return await timed(make)
+
     return {
         "pack": pack,
         "plain_10": plain(lambda _: (10, None)),
         "plain_matched": plain(lambda t: (None, t)),
         "plain_2k": plain(lambda _: (None, PACK_TOKEN_CAP)),
+        "transcripts": transcripts,
     }
 
 
-def render(records: list[MemoryRecord]) -> str:
-    return "\n\n".join(render_entry(r) for r in records)
-
-
-async def oracle(
-    view: Any, relevant: set[str], by_session: dict[str, list[MemoryRecord]]
-) -> Answer:
+async def oracle(relevant: set[str], by_session: dict[str, list[MemoryRecord]]) -> Answer:
     memories = [m for s in sorted(relevant) for m in by_session.get(s, [])]
     return Answer(render(memories), memories, sum(entry_tokens(m) for m in memories), 0.0)
 
 
+# --- the run ------------------------------------------------------------------------------------
+async def harvest_all(env: HookEnv, sessions: list[Session], harvest: str) -> None:
+    for n, session in enumerate(sessions, 1):
+        result = await run_memory_hook("post-run-harvest", post_run_context(session, harvest), env)
+        if result.outcome != "ok":
+            raise SystemExit(f"Hook C failed on session {session.id}: {result.error}")
+        if n % 50 == 0:
+            print(f"harvested {n}/{len(sessions)} sessions", file=sys.stderr, flush=True)
+
+
+def home_for(tmp: Path) -> Path:
+    home = scaffold(tmp / "home").home
+    with (home / ".env.executive").open("a") as env_file:
+        for key, value in {**GO_LIVE, "V3_MEM0_USER_ID": USER, "EXECUTIVE_STORE": "local"}.items():
+            env_file.write(f"{key}={value}\n")
+    return home
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     cases: Path = args.cases
-    ids = (
-        [line.strip() for line in args.related_ids.read_text().splitlines() if line.strip()]
-        if args.related_ids
-        else None
-    )
     paths = sorted((cases / PAST).glob("*.jsonl"))[: args.sessions or None]
     sessions = [s for s in map(load_session, paths) if s is not None]
-    tasks = load_tasks(cases / RELATED, ids)
+    tasks = load_tasks(cases / RELATED, read_ids(args.related_ids), read_ids(args.exclude_ids))
     print(f"{len(sessions)} sessions, {len(tasks)} related tasks", file=sys.stderr, flush=True)
     chosen = [s for s in args.strategies.split(",") if s]
     unknown = set(chosen) - set(STRATEGIES)
@@ -356,14 +335,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         )
 
     with tempfile.TemporaryDirectory(prefix="swecb-") as tmp:
-        home = scaffold(Path(tmp) / "home").home
-        with (home / ".env.executive").open("a") as env_file:
-            for key, value in {
-                **GO_LIVE,
-                "V3_MEM0_USER_ID": USER,
-                "EXECUTIVE_STORE": "local",
-            }.items():
-                env_file.write(f"{key}={value}\n")
+        home = home_for(Path(tmp))
         settings = load_settings(home)
         runtime = MemoryRuntime(settings)
         try:
@@ -377,7 +349,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-            report = await measure(runtime, view, sessions, tasks, memories, chosen)
+            model = model_file(EMBEDDERS[settings.embedder], settings.models_dir)
+            corpus = Transcripts(sessions, encoder(model), model, args.transcript_cache)
+            bench = Bench(runtime, await runtime.store(), view, corpus, sessions, memories)
+            report = await bench.measure(tasks, chosen)
         finally:
             await runtime.close()
     report.update(
@@ -386,74 +361,109 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             "memories": len(memories),
             "sessions": len(sessions),
             "embedder": settings.embedder,
-            "protocol": {
-                "cases": str(cases),
-                "related_ids": str(args.related_ids) if args.related_ids else "all",
-                "gold": "files the patch changes, minus doc/, docs/, test/, tests/, testing/, "
-                "CHANGES*, AUTHORS*, README*, *.rst, *.txt, *.md",
-                "relevant": "a past session that edited (Edit, MultiEdit, Write) a gold file",
-                "tokens": "each entry as the pack counts it (pack.entry_tokens)",
-                "plain": "store search of the problem statement in the project's scope, confidence >= 0.7",
-            },
+            "transcript_chunks": corpus.chunks,
+            "protocol": protocol(args),
         }
     )
     return report
 
 
-async def measure(
-    runtime: MemoryRuntime,
-    view: Any,
-    sessions: list[Session],
-    tasks: list[dict[str, Any]],
-    memories: list[MemoryRecord],
-    chosen: list[str],
-) -> dict[str, Any]:
-    run_of = {s.run_id: s.id for s in sessions}
-    by_session: dict[str, list[MemoryRecord]] = {}
-    for memory in sorted(memories, key=lambda m: (m.run_id or "", m.type, m.id)):
-        if memory.run_id in run_of:
-            by_session.setdefault(run_of[memory.run_id], []).append(memory)
-    runs = strategies(runtime, view)
-    rows: dict[str, list[dict[str, float]]] = {s: [] for s in chosen}
-    answers: dict[str, list[Answer]] = {s: [] for s in chosen}
-    scored, unscored = [], []
-    warm = False
-    for task in tasks:
-        gold = gold_files(task["patch"])
-        app = app_of(task["repo"])
-        relevant = {s.id for s in sessions if s.app == app and s.edited & set(gold)}
-        if not relevant:
-            unscored.append(task["instance_id"])
-            continue
-        scored.append(task["instance_id"])
-        slug = f"{task['instance_id'].split('__')[-1].lower()}-next"
-        item, step = work_item(app, slug, task["problem_statement"])
-        if not warm:  # the first request opens the index: a warm-up, not timed
-            await runs["pack"](item, step)
-            warm = True
-        pack_tokens = 0
-        for name in chosen:
-            if name == "oracle":
-                answer = await oracle(view, relevant, by_session)
-            else:
-                answer = await runs[name](item, step, pack_tokens=pack_tokens)
-            if name == "pack":
-                pack_tokens = answer.tokens
-            rows[name].append(score(answer, gold, relevant, run_of))
-            answers[name].append(answer)
-        print(
-            f"{task['instance_id']}: {len(relevant)} relevant sessions", file=sys.stderr, flush=True
-        )
+def protocol(args: argparse.Namespace) -> dict[str, str]:
     return {
-        "strategies": {name: summary(rows[name], answers[name]) for name in chosen},
-        "tasks_scored": len(scored),
-        "tasks_unscored": len(unscored),
-        "unscored": unscored,
-        "ids": scored,
+        "cases": str(args.cases),
+        "related_ids": str(args.related_ids) if args.related_ids else "all",
+        "exclude_ids": str(args.exclude_ids) if args.exclude_ids else "none",
+        "gold": "files the patch changes, minus doc/, docs/, test/, tests/, testing/, "
+        "CHANGES*, AUTHORS*, README*, *.rst, *.txt, *.md",
+        "relevant": "a past session that edited (Edit, MultiEdit, Write) a gold file",
+        "tokens": "each entry as the pack counts it (pack.entry_tokens)",
+        "plain": "store search of the problem statement in the project's scope, confidence >= 0.7",
+        "precision": "share of the answer's entry tokens from relevant sessions (empty: 0)",
+        "first_entry_hit": "the first entry shown (the pack: by type, then rank) is from a "
+        "relevant session",
+        "first_ranked_hit": "the best-ranked entry is from a relevant session",
+        "timing": "cold: the question-embedding cache emptied before every request",
+        "transcripts": f"the project's transcript chunks of {CHUNK_TOKENS} tokens, BM25 and "
+        f"MiniLM (first {POOL} each) fused by reciprocal rank (k {RRF_K}), cut at "
+        f"{PACK_TOKEN_CAP} tokens",
     }
 
 
-if __name__ == "__main__":
+class Bench:
+    """The scoring loop: every chosen strategy on every task that has a relevant session."""
+
+    def __init__(
+        self,
+        runtime: MemoryRuntime,
+        store: Store,
+        view: Any,
+        corpus: Transcripts,
+        sessions: list[Session],
+        memories: list[MemoryRecord],
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.run_of = {s.run_id: s.id for s in sessions}
+        self.by_session: dict[str, list[MemoryRecord]] = {}
+        for memory in sorted(memories, key=lambda m: (m.run_id or "", m.type, m.id)):
+            if memory.run_id in self.run_of:
+                self.by_session.setdefault(self.run_of[memory.run_id], []).append(memory)
+        self.runs = strategies(runtime, view, corpus)
+        self.warm = False
+
+    async def measure(self, tasks: list[dict[str, Any]], chosen: list[str]) -> dict[str, Any]:
+        rows: dict[str, list[dict[str, float]]] = {s: [] for s in chosen}
+        answers: dict[str, list[Answer]] = {s: [] for s in chosen}
+        per_task: dict[str, dict[str, dict[str, float]]] = {}
+        unscored = []
+        for task in tasks:
+            gold, relevant = relevant_sessions(task, self.sessions)
+            if not relevant:
+                unscored.append(task["instance_id"])
+                continue
+            scored = await self.task(task, chosen, gold, relevant)
+            for name, (answer, row) in scored.items():
+                rows[name].append(row)
+                answers[name].append(answer)
+            per_task[task["instance_id"]] = {
+                name: {k: round(v, 3) for k, v in row.items()} for name, (_, row) in scored.items()
+            }
+            print(
+                f"{task['instance_id']}: {len(relevant)} relevant sessions",
+                file=sys.stderr,
+                flush=True,
+            )
+        return {
+            "strategies": {name: summary(rows[name], answers[name]) for name in chosen},
+            "tasks_scored": len(per_task),
+            "tasks_unscored": len(unscored),
+            "unscored": unscored,
+            "ids": list(per_task),
+            "per_task": per_task,
+        }
+
+    async def task(
+        self, task: dict[str, Any], chosen: list[str], gold: list[str], relevant: set[str]
+    ) -> dict[str, tuple[Answer, dict[str, float]]]:
+        slug = f"{task['instance_id'].split('__')[-1].lower()}-next"
+        item, step = work_item(app_of(task["repo"]), slug, task["problem_statement"])
+        if not self.warm:  # the first request opens the index: a warm-up, not timed
+            await self.runs["pack"](item, step)
+            self.warm = True
+        out, pack_tokens = {}, 0
+        for name in chosen:
+            if name == "oracle":
+                answer = await oracle(relevant, self.by_session)
+            else:
+                forget_questions(self.store)  # cold: no strategy profits from another's embed
+                answer = await self.runs[name](item, step, pack_tokens=pack_tokens)
+            if name == "pack":
+                pack_tokens = answer.tokens
+            out[name] = (answer, score(answer, gold, relevant, self.run_of))
+        return out
+
+
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -461,19 +471,33 @@ if __name__ == "__main__":
     parser.add_argument(
         "--related-ids", type=Path, help="one related instance id a line (default: all 99)"
     )
+    parser.add_argument(
+        "--exclude-ids",
+        type=Path,
+        help="leave these related ids out (the development ids: the held-out split)",
+    )
     parser.add_argument("--harvest", choices=("experience", "outcome"), default="experience")
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument(
         "--sessions", type=int, default=0, help="only the first N sessions (smoke runs)"
     )
-    arguments = parser.parse_args()
-    if not (arguments.cases / PAST).is_dir():
+    parser.add_argument(
+        "--transcript-cache",
+        type=Path,
+        help="keep the transcript chunks' vectors here between runs (see transcripts.py)",
+    )
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    given = arguments()
+    if not (given.cases / PAST).is_dir():
         raise SystemExit(
-            f"{arguments.cases / PAST} is not there. Fetch the public repository "
+            f"{given.cases / PAST} is not there. Fetch the public repository "
             "jiayuanz3/SWEContextBench and pass its 'cases' folder, e.g.\n"
             "  git clone https://github.com/jiayuanz3/SWEContextBench /tmp/swecb && "
             "python bench/experience.py /tmp/swecb/cases --related-ids "
             "../shared/data/swecontextbench/dev-related-ids.txt"
         )
     configure_logging(fmt="json", level="warning", stream=sys.stderr)
-    print(json.dumps(anyio.run(main, arguments), indent=2))
+    print(json.dumps(anyio.run(main, given), indent=2))

@@ -4,10 +4,14 @@ The model is exported to ONNX once, at set-up (``python -m executive.setup.model
 which ``make setup`` runs): torch is a set-up tool only. At run time this module imports numpy,
 onnxruntime and tokenizers, so a process starts in well under a second and stays small.
 
-Two traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
-pads every input to 128, while sentence-transformers truncates at 256 and pads to the longest;
-we do the latter, so the fp32 vectors equal the torch path's. And a store holds vectors of one
-embedder only: its name and dimension are recorded with the store (see ``local.py``).
+Three traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
+pads every input to 128, while sentence-transformers truncates at 256; we truncate at 256 and
+never pad, so the fp32 vectors equal the torch path's. The int8 models quantize their
+activations dynamically, with one range per tensor: in a batch that range is the whole batch's
+(padding included), so a text's vector would depend on its neighbours (cosine 0.9991 alone
+against in a batch). Each text is therefore run on its own: a text has one vector, whatever
+batch it came in. And a store holds vectors of one embedder only: its name and dimension are
+recorded with the store (see ``local.py``).
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ from typing import Any
 import numpy as np
 
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-_BATCH = 32  # texts per ONNX call; sorted by length so padding stays small
 _SEARCH_CACHE = 1024
-# One thread: the daemon shares the host with its workers. Two nearly double batch throughput
-# (rebuilds, harvests) on an idle host, but a lone embed after a pause gains nothing (the pool
-# thread must wake) and on a busy host takes 1.6x as long. The vectors are bit-identical for
-# any count (the GEMMs split rows, never sums), so the count is a speed setting only.
+# One thread: the daemon shares the host with its workers. Two nearly doubled batch throughput
+# on an idle host while texts ran in batches; one text a call, a second thread gained nothing
+# on this 2-core host with other work running (load 1.3-3.3). A lone embed after a pause gains
+# nothing (the pool thread must wake) and on a busy host takes 1.6x as long. The vectors are
+# bit-identical for any count (the GEMMs split rows, never sums): a speed setting only.
 DEFAULT_THREADS = 1
 _threads = DEFAULT_THREADS
 
@@ -119,32 +123,29 @@ class OnnxEncoder:
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._tokenizer = Tokenizer.from_file(str(path.parent / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest
+        self._tokenizer.no_padding()  # one text a call: nothing to pad to
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One vector a text, each from an ONNX call of its own (batch invariance, above):
+        ``encode([t])[0]`` is ``encode([..., t, ...])[i]`` to the bit."""
         if not texts:
             return np.zeros((0, 0), np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[np.ndarray] = [np.empty(0)] * len(texts)
-        for start in range(0, len(order), _BATCH):
-            chunk = order[start : start + _BATCH]
-            for i, vector in zip(chunk, self._run([texts[i] for i in chunk]), strict=True):
-                out[i] = vector
-        return np.stack(out)
+        return np.stack([self._run(text) for text in texts])
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], np.int64)
-        mask = np.array([e.attention_mask for e in encoded], np.int64)
+    def _run(self, text: str) -> np.ndarray:
+        ids = np.array([self._tokenizer.encode(text).ids], np.int64)
         with self._lock:
             hidden = self._session.run(
                 None,
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+                {
+                    "input_ids": ids,
+                    "attention_mask": np.ones_like(ids),
+                    "token_type_ids": np.zeros_like(ids),
+                },
             )[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
-        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        pooled = hidden[0].mean(0)
+        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
 
 _ENCODERS: dict[Path, OnnxEncoder] = {}
