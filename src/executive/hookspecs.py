@@ -102,9 +102,11 @@ SPECS: dict[HookName, HookSpec] = {
             # The dash of "0 to 3 writes" below is the docs' en dash (a range), not a hyphen.
             does=(
                 "from what the worker did ([the harvest](memory.md#what-a-run-leaves-in-memory)):"
-                " an episodic memory of what was done and where, a procedural one per failure→fix,"
-                " a semantic one for a slow step or a verifier note (0–3 writes); marks older"  # noqa: RUF001
-                " memories about a changed file possibly outdated"
+                " one experience card (what the executive saw, what the worker reported), a"
+                " lesson per failure→fix that the daemon's own observation bears out and that"
+                " names project code or a project command, a semantic memory for a slow step or a"
+                " verifier note (0–3 writes); marks older memories about a changed file"  # noqa: RUF001
+                " possibly outdated"
             ),
             brief="what the worker did, as memories",
             go_live=True,

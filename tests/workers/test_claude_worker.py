@@ -245,7 +245,7 @@ def test_hook_c_remembers_what_the_worker_did_and_the_way_through(scene):
         f"Weather parser ({GOAL_MARK}).\n"
         "Seen: changed out.txt, src/weather/parser.py, tests/test_parser.py; verifiers passed "
         "(output_exists:src/weather/parser.py, parses).\n"
-        f"The worker's report: {ACCOUNT} Edited parse, ParseTest. "
+        f"The worker's report: {ACCOUNT} Edited parse. "
         "Tests: `PYTHONPATH=src python3 -m unittest discover -s tests` (1 tests: OK)."
     )
     # The lesson names the error and the way through, each command as it reads alone.

@@ -202,3 +202,32 @@ def test_a_failed_read_of_a_missing_file_does_not_make_the_file_it_then_writes_o
         r.done("done"),
     ]
     assert [(f.path, f.change) for f in read(lines).files] == [("notes.md", "created")]
+
+
+def test_an_edit_names_what_it_touched_and_another_interpreter_is_no_code_fix():
+    from tests.workers import records as r
+
+    lines = [
+        r.init(CWD),
+        r.call("r", "Read", file_path=f"{CWD}/app.py"),
+        r.result(
+            "r", "     1→class Feed:\n     2→    def parse(self, line):\n     3→        return line"
+        ),
+        r.call("a", "Bash", command="python check.py"),
+        r.result("a", "AttributeError: 'module' object has no attribute 'lru_cache'", exit_code=1),
+        r.call(
+            "e",
+            "Edit",
+            file_path=f"{CWD}/app.py",
+            old_string="        return line",
+            new_string="        return line.strip()",
+        ),
+        r.result("e", "The file has been updated."),
+        r.call("b", "Bash", command="python3 check.py"),
+        r.result("b", "ok"),
+        r.done("Done."),
+    ]
+    found = read(lines)
+    assert [(s.path, s.name) for s in found.symbols] == [("app.py", "Feed.parse")]
+    [fix] = found.fixes
+    assert (fix.failed, fix.then, fix.files) == ("python check.py", "python3 check.py", [])

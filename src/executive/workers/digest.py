@@ -219,6 +219,8 @@ class _Walk:
         failure, command = self.commands[first], self.commands[index]
         between = self.edits[self.edited_before[first] : self.edited_before[index]]
         files = list(dict.fromkeys(e.path for e in between))[:MAX_FILES]
+        if shell.program(failure.command) != shell.program(command.command):
+            files = []  # another interpreter made it pass, not what changed meanwhile
         then = command.command if command.command != failure.command or not files else ""
         return Fix(failed=failure.command, error=failure.error, files=files, then=then)
 

@@ -177,6 +177,14 @@ def core(command: str) -> str:
     return shlex.join(_meaningful(command))
 
 
+def program(command: str) -> str:
+    """The program the meaningful link runs, as written (``python3.11``, ``python``)."""
+    words = _meaningful(command)
+    while words and (_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS):
+        words = words[1:]
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
 def same_arguments(first: str, second: str) -> bool:
     """Whether two runs of one thing pass it the same arguments: they differ only before
     the program (its environment, its interpreter), as ``PYTHONPATH=src pytest -q`` and

@@ -47,3 +47,14 @@ def test_a_step_that_names_a_file_asks_about_it():
         "What do we know about src/weather/parser.py: what was changed there, what failed, "
         "and what fixed it?"
     )
+
+
+def test_a_module_named_the_way_code_names_it_is_the_end_of_a_file():
+    text = "Subclass models.base.ModelBase, then call django.db.models.sql.query; self.x.y stays."
+    assert about.modules_in(text) == ("models/base.py", "django/db/models/sql/query.py")
+    card = MemoryRecord(
+        id="c", text="card", app_id="django", metadata={"files": ["django/db/models/base.py"]}
+    )
+    assert about.naming(card, ("models/base.py",)) and not about.naming(card, ("base.py/x",))
+    assert about.files_of(card) == ["django/db/models/base.py"]
+    assert about.files_of(MemoryRecord(id="x", text="t", app_id="a", metadata={})) == []

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from executive.hooks.builtin import pre_spawn
-from executive.memory.read import pack, plan, ranking
+from executive.memory.read import about, pack, plan, ranking
 from executive.memory.read import reader as reader_module
 from executive.memory.read.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
@@ -434,3 +434,72 @@ async def test_a_named_file_brings_a_question_about_the_files_beside_it():
     # Without a named path nothing is asked about files.
     plain = await Reader(ScriptedView(answers), user_id="u").read(request(1, enough=None))
     assert all("What do we know about" not in q for q in plain.questions)
+
+
+def card(i: int, score: float, files: list[str], text: str = "") -> MemoryRecord:
+    return mem(
+        i, score, text or f"a run that changed {', '.join(files)}", type="episodic", files=files
+    )
+
+
+async def test_the_memories_about_the_best_ones_files_rank_right_after_it():
+    # m1 answers best; m5 and m6 are about the file m1 changed, but their prose reads far
+    # from the question: they are found by their files and ranked with m1, above m2-m4.
+    pool = [
+        card(1, 0.6, ["app/parser.py"]),
+        card(2, 0.5, ["app/cli.py"]),
+        card(3, 0.45, ["app/cli.py"]),
+        card(4, 0.4, ["docs/x.md"]),
+        card(5, 0.1, ["app/parser.py", "tests/test_parser.py"]),
+        card(6, 0.05, ["app/parser.py"]),
+    ]
+    # No word index here: the memories about a file are looked for among those seen.
+    view = ScriptedView(lambda q, w, n: sorted(pool, key=lambda m: -(m.score or 0)))
+    result = await Reader(view, user_id="u").read(request(1, enough=None))
+    order = [m.id for m in result.memories]
+    assert order[0] == "m1" and set(order[1:3]) == {"m5", "m6"}
+    assert result.promoted == {"m1", "m5", "m6"}
+    [files] = [x for x in result.lexical if x.get("of") == "files"]
+    assert files["files"] == ["app/parser.py"] and files["hits"] == 3
+
+
+async def test_a_file_the_goal_names_by_its_module_brings_the_memories_about_it():
+    pool = [card(1, 0.6, ["app/cli.py"]), card(2, 0.05, ["src/app/models/base.py"])]
+    view = ScriptedView(lambda q, w, n: pool)
+    asked = ReadRequest(
+        topic="t",
+        questions=("Why does models.base.ModelBase lose its attributes?",),
+        scopes=PROJECT,
+        named=about.modules_in("models.base.ModelBase"),
+    )
+    result = await Reader(view, user_id="u").read(asked)
+    # m2, about the file the goal names, ranks first; m1 (about another file) after it.
+    assert result.promoted == {"m2"} and [m.id for m in result.memories][:2] == ["m2", "m1"]
+
+
+def test_a_long_goal_asks_no_focus_sentence():
+    from executive.memory.read.reading import LONG_QUESTION_WORDS, Questions, ReaderConfig
+    from executive.memory.store.lexical import SampleStats
+
+    stats = SampleStats()
+    stats.add([mem(i, 0.1, "the weather app parses feeds") for i in range(10)])
+    short = ReadRequest(topic="t", questions=("How does the weather app parse?",), scopes=PROJECT)
+    assert Questions.plan(short, stats, ReaderConfig()).focused
+    words = " ".join(["parse the weather app feed"] * LONG_QUESTION_WORDS)
+    long = ReadRequest(topic="t", questions=(words,), scopes=PROJECT)
+    assert not Questions.plan(long, stats, ReaderConfig()).focused
+
+
+async def test_a_long_question_asks_at_most_its_refinements():
+    # Every answer lends new words, so a short question refines until its stop rules; a long
+    # one (a coding goal) stops after two refinements: its own words carry its specifics.
+    from executive.memory.read.reading import LONG_QUESTION_WORDS
+
+    def answers(q, w, n):
+        return [mem(n, 0.5, f"lesson {n}: the gateway{n} rejects retries{n} from host{n}")]
+
+    long = " ".join(["why does the gateway reject retries"] * (LONG_QUESTION_WORDS // 6 + 1))
+    asked = ReadRequest(topic="t", questions=(long,), scopes=PROJECT, enough=None)
+    result = await Reader(ScriptedView(answers), user_id="u").read(asked)
+    assert sum(h.refined for h in result.hops) == 2
+    assert result.stop_reason == "a long question: 2 refinements"

@@ -28,6 +28,8 @@ DIAGNOSIS_CHARS = 220
 SHOWN_FILES = 4
 SHOWN_SYMBOLS = 4
 COMMAND_CHARS = 70
+SYMPTOM_CHARS = 120
+SHOWN_TEST_SYMBOLS = 2
 _MARKUP = re.compile(r"^\s*(?:(?:#{1,6}|[-*+]|\d+[.)])\s+)+|\*\*|`{3,}\w*|`")
 _IN_TESTS = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*$|_test\.\w+$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(])")
@@ -42,6 +44,12 @@ _FILLER = re.compile(
     r"|let me|here(?:'s| is| are)|below is|i will|i'll|to summari[sz]e|in summary|everything"
     r"|all (?:the )?(?:existing )?tests|the tests? (?:now )?pass|this (?:fix|change) (?:is|ensures)"
     r"|the fix (?:is|has been)|the changes? (?:is|are|has|have been)|✅|✓)\b[^.]*[.:!]?$",
+    re.IGNORECASE,
+)
+# "Modified django/db/models/query.py.": a list of what changed, which the card says itself.
+_LISTING = re.compile(
+    r"^(?:modified|added|updated|created|changed|edited|removed|wrote)\s+"
+    r"(?:`?[\w-]+(?:[./][\w-]+)+`?(?:,\s*|\s+and\s+)?)+\.?$",
     re.IGNORECASE,
 )
 # "I've fixed the bug where": the news before what a sentence says.
@@ -76,7 +84,9 @@ def sentences(text: str) -> list[str]:
 def diagnosis(account: str, limit: int = DIAGNOSIS_CHARS) -> str:
     """The worker's own account of what was wrong, in whole sentences: those that say why
     first, filler never, within ``limit`` characters (one sentence cut if it is alone)."""
-    said = [_unannounced(s) for s in sentences(account) if not _FILLER.match(s)]
+    said = [
+        _unannounced(s) for s in sentences(account) if not (_FILLER.match(s) or _LISTING.match(s))
+    ]
     said = [s for s in said if len(s) > 12]
     order = sorted(range(len(said)), key=lambda i: (not _CAUSE.search(said[i]), i))
     kept: list[int] = []
@@ -111,7 +121,7 @@ def _seen(ctx: PostRunContext, experience: Experience | None) -> str:
 def _report(experience: Experience) -> str:
     parts = []
     if experience.symptom:
-        parts.append(f"Failed with “{experience.symptom}”.")
+        parts.append(f"Failed with “{clip(experience.symptom, SYMPTOM_CHARS)}”.")
     why = diagnosis(experience.summary)
     if why:
         parts.append(why)
@@ -128,10 +138,11 @@ def _report(experience: Experience) -> str:
 
 
 def symbol_names(experience: Experience) -> list[str]:
-    """The functions and classes its edits touched, the code's before its tests'."""
-    tests = [s.name for s in experience.symbols if _IN_TESTS.search(s.path)]
+    """The functions and classes its edits touched in the code; only when it touched none
+    there, the first few of its tests' (a test's models and helpers say little)."""
     code = [s.name for s in experience.symbols if not _IN_TESTS.search(s.path)]
-    return list(dict.fromkeys(code + tests))
+    tests = [s.name for s in experience.symbols if _IN_TESTS.search(s.path)]
+    return list(dict.fromkeys(code or tests[:SHOWN_TEST_SYMBOLS]))
 
 
 def card(ctx: PostRunContext) -> str:

@@ -31,6 +31,30 @@ def paths_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in found if p))[:limit]
 
 
+# ``models.base.ModelBase``, ``sympy.physics.units``: a module named the way code names it.
+_MODULE = re.compile(
+    r"(?<![\w./-])((?:[a-z_][a-z0-9_]*\.){1,6}[a-z_][a-z0-9_]*)(?:\.[A-Z]\w*)*(?![\w/-])"
+)
+_NOT_MODULES = frozenset(["self", "cls", "os", "sys", "e", "i", "np", "pd", "re"])
+
+
+def modules_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
+    """The files the dotted module names in ``text`` would be (``models/base.py`` for
+    ``models.base.ModelBase``): suffixes to match a memory's files against, never paths."""
+    found = []
+    for match in _MODULE.finditer(text):
+        parts = match.group(1).split(".")
+        if parts[0] in _NOT_MODULES or parts[-1] in ("py", "txt", "md", "com", "org"):
+            continue
+        found.append("/".join(parts) + ".py")
+    return tuple(dict.fromkeys(found))[:limit]
+
+
+def naming(record: MemoryRecord, named: tuple[str, ...]) -> bool:
+    """Whether a memory is about a file the work names (a path, or the end of one)."""
+    return any(p == n or p.endswith("/" + n) for p in files_of(record) for n in named)
+
+
 def near(
     named: Iterable[str], records: Iterable[MemoryRecord], limit: int = MAX_NAMED
 ) -> list[str]:
@@ -45,6 +69,12 @@ def near(
             if isinstance(path, str) and path not in wanted and posixpath.dirname(path) in folders:
                 counts[path] = counts.get(path, 0) + 1
     return sorted(counts, key=lambda p: (-counts[p], p))[:limit]
+
+
+def files_of(record: MemoryRecord) -> list[str]:
+    """The files a memory is about (its envelope's ``files``), or none."""
+    files = record.metadata.get("files")
+    return [p for p in files if isinstance(p, str)] if isinstance(files, list) else []
 
 
 def files_question(paths: Iterable[str]) -> str:

@@ -17,10 +17,11 @@ from executive.memory.taxonomy import EXECUTIVE_APP, GLOBAL_APP
 from executive.untrusted import clip
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-# How much of a goal's prose the step's question carries. Coding goals name their specifics
-# (a class, a function, a message) in their first sentences; past ~300 characters more prose
-# dilutes the question (measured on SWE-ContextBench dev: bench/experience.py, README).
-GIST_CHARS = 300
+# How much of a goal's prose the step's question carries: all of it, as plain search asks
+# (a work item's description is at most this long). Measured on SWE-ContextBench's
+# development split with experience cards: 300 characters, recall 0.698; the whole goal,
+# 0.754 (bench/experience.py; docs/benchmarks.md).
+GIST_CHARS = 2000
 
 
 def _gist(description: str, limit: int = GIST_CHARS) -> str:
@@ -75,7 +76,8 @@ def for_step(
             f"Attempt {retry_attempt - 1} of bundle {slug} failed with “{_error_line(last_error)}”: "
             "what caused that before, and what fixed it?"
         )
-    paths = about.paths_in(f"{title}\n{step_title}\n{description}")
+    text = f"{title}\n{step_title}\n{description}"
+    paths = about.paths_in(text)
     if paths:
         questions.append(about.files_question(paths))
     scopes = project_scopes(app_id)
@@ -86,6 +88,7 @@ def for_step(
         # A pack has room for ten: stop on a stable top ten, not at three corroborated.
         enough=None,
         paths=paths,
+        named=paths + about.modules_in(text),
         closing=(
             (
                 f"Which rules and principles apply to a worker doing “{title}”, for example "

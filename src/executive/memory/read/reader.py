@@ -124,6 +124,9 @@ class Reader:
         while state.asked < MAX_QUESTIONS - len(state.questions.closing):
             if state.queue:
                 await self._ask_planned(state, *state.queue.pop(0))
+            elif state.questions.long and state.refined >= self._config.long_refinements:
+                state.result.stop_reason = f"a long question: {state.refined} refinements"
+                return
             elif not await self._ask_refined(state):
                 state.result.stop_reason = "no more questions: nothing new to ask about"
                 return
@@ -143,6 +146,8 @@ class Reader:
         cfg = self._config
         await self._dense(state, question, cfg.first_k, weight, why)
         self._lexical(state, terms(question), cfg.first_k, cfg.w_lexical * weight)
+        if state.asked == 0:
+            self._about_files(state)  # seeded by the question alone, before any other pass
         if state.asked == 0 and state.questions.focused:
             # The focus sentence goes second: the stop rules wait for three questions.
             await self._ask_focus(state)
@@ -176,11 +181,38 @@ class Reader:
         base = questions.focus if terms(questions.focus) else questions.first
         base = " ".join(base.split()[:REFINE_WORDS]).rstrip(" ?.,;:")
         question = f"{base}, in connection with {', '.join(s for s, _ in picked)}?"
+        state.refined += 1
         why = f"refined from memory {seed[:8]}"
         await self._dense(state, question, cfg.hop_k, cfg.w_refine, why, refined=True)
         boost = dict.fromkeys(new_terms, 0.5)
         self._lexical(state, questions.first_terms + new_terms, cfg.hop_k, cfg.w_refine, boost)
         return True
+
+    def _about_files(self, state: ReadState) -> None:
+        """The memories about the files the work names, or else those the best memory so
+        far is about (no store call): a past change to a file is what a change to it now
+        most needs, and memories that share its files are found by their files, not by how
+        their prose reads. They rank ahead of the rest (``w_files`` on their normalised
+        score), the best of them first. A scope of memories that name no files (a chat's)
+        costs nothing here."""
+        named = state.request.named
+        pool = state.index.records() if state.index is not None else state.seen.values()
+        sharing = [r for r in pool if about.naming(r, named)] if named else []
+        why: dict[str, object] = {"named": list(named)}
+        if not sharing:
+            ranking = best_first(state.fusion)
+            seed = state.seen.get(ranking[0]) if ranking else None
+            hot = set(about.files_of(seed)) if seed is not None else set()
+            if not hot:
+                return
+            pool = state.index.records() if state.index is not None else state.seen.values()
+            sharing = [r for r in pool if not hot.isdisjoint(about.files_of(r))]
+            why = {"files": sorted(hot)}
+        for record in sharing:
+            state.seen.setdefault(record.id, record)
+            state.fusion[record.id] += 0.0  # a candidate, ranked by its bonus and its passes
+        state.promoted = {r.id for r in sharing}
+        state.result.lexical.append({**why, "hits": len(sharing), "of": "files"})
 
     def _queue_files(self, state: ReadState) -> None:
         """A question about the files beside the ones the consumer's work names."""
@@ -204,8 +236,14 @@ class Reader:
     def _finish(self, state: ReadState, started: float) -> ReadResult:
         result = state.result
         result.relevant = set(state.corroborated())
+        result.promoted = set(state.promoted)
         result.memories = _rank(
-            state.fusion, state.seen, state.best_score, state.now, self._config.limit
+            state.fusion,
+            state.seen,
+            state.best_score,
+            state.now,
+            self._config.limit,
+            dict.fromkeys(state.promoted, self._config.w_files),
         )
         result.ms = (time.perf_counter() - started) * 1000
         return result
@@ -294,14 +332,17 @@ def _rank(
     best: dict[str, float],
     now: datetime,
     limit: int,
+    bonus: Mapping[str, float] | None = None,
 ) -> list[MemoryRecord]:
-    """Fused rank (normalised), nudged by type priority and recency; cosine kept for display.
+    """Fused rank (normalised), nudged by type priority and recency, plus any ``bonus`` (the
+    memories about the best one's files); cosine kept for display.
 
     Only the memories returned are copied (with their best cosine).
     """
     top = max(scores.values(), default=1.0) or 1.0
+    extra = bonus or {}
     ranked = [
-        (score / top + rank_bonus(seen[memory_id], now), memory_id)
+        (score / top + rank_bonus(seen[memory_id], now) + extra.get(memory_id, 0.0), memory_id)
         for memory_id, score in scores.items()
     ]
     ranked.sort(key=lambda item: (-item[0], item[1]))
