@@ -13,8 +13,9 @@ from typing import Any
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, StoreError
 from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
-from executive.memory.write.classify import Rejected, Rejection, classify
+from executive.memory.write.classify import Rejected, classify
 from executive.memory.write.envelope import stamp
+from executive.memory.write.fields import Rejection
 from executive.memory.write.harvester import PRINCIPLE_REFUSED
 from executive.settings import Settings
 

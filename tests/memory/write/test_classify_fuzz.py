@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from executive import files
-from executive.memory.write.classify import Rejected, Rejection, classify, validate
+from executive.memory.write.classify import Rejected, classify, validate
 from executive.memory.write.envelope import METADATA_FIELDS, TOP_LEVEL_FIELDS, Payload, stamp
+from executive.memory.write.fields import Rejection
 from executive.memory.write.harvester import Harvester
 from tests.memory.payloads import DEFAULTS, partial
 

@@ -27,8 +27,9 @@ from pydantic import ValidationError
 from executive.logs import get_logger
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, Store, StoreError
 from executive.memory.taxonomy import MemoryType
-from executive.memory.write.classify import Rejection, classify
+from executive.memory.write.classify import classify
 from executive.memory.write.envelope import Payload
+from executive.memory.write.fields import Rejection
 from executive.memory.write.harvester import Harvester
 from executive.memory.write.ledger import KeyState, LedgerSource
 from executive.memory.write.principles import TrustedRules

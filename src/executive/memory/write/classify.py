@@ -11,23 +11,17 @@ input, however built, raises out of ``classify``: a rejection names the field in
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
-from executive import relpath
 from executive.memory.taxonomy import (
     AGENT_ID,
     CONTENT_KEY,
-    MAX_FILES,
-    MAX_SYMBOL_CHARS,
     MAX_SYMBOLS,
-    MAX_TAGS,
     OBSERVABLE,
     RESERVED_APP_IDS,
     SKILL_APP_PREFIX,
     SUPPORTED_SCHEMA_MAJOR,
-    SYMBOL,
     TAG,
     TYPE_RULES,
     Actor,
@@ -41,13 +35,14 @@ from executive.memory.taxonomy import (
     run_id_date,
     valid_app_id,
 )
+from executive.memory.write import fields
 from executive.memory.write.envelope import METADATA_FIELDS, TOP_LEVEL_FIELDS, Payload
+from executive.memory.write.fields import Rejection
 from executive.memory.write.limits import (
     MAX_COHORT_CHARS,
     MAX_EXECUTIVE_CHARS,
     MAX_ID_CHARS,
     MAX_SOURCE_CHARS,
-    MAX_TAG_CHARS,
     MAX_TEXT_CHARS,
     MAX_USER_ID_CHARS,
     RUN_ID,
@@ -57,16 +52,7 @@ from executive.memory.write.limits import (
     field_name,
     show,
     timestamp,
-    utf8_problem,
 )
-
-
-class Rejection(NamedTuple):
-    field: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.reason}"
 
 
 class Rejected(ValueError):
@@ -87,44 +73,6 @@ class Rejected(ValueError):
             }
             for r in self.rejections
         ]
-
-
-def _blank(value: Any) -> bool:
-    return not isinstance(value, str) or not value.strip()
-
-
-def _enum(
-    meta: dict[str, Any], name: str, allowed: type, *, required: bool = True
-) -> list[Rejection]:
-    value = meta.get(name)
-    if value is None:
-        return [Rejection(f"metadata.{name}", "is required")] if required else []
-    values = [e.value for e in allowed]  # type: ignore[attr-defined]
-    if not isinstance(value, str) or value not in values:
-        return [Rejection(f"metadata.{name}", f"{show(value)} is not one of {', '.join(values)}")]
-    return []
-
-
-def _string(
-    name: str,
-    value: Any,
-    *,
-    limit: int,
-    pattern: re.Pattern[str] | None = None,
-    what: str = "",
-    blank: str = "is required",
-) -> list[Rejection]:
-    """A required string: non-blank, encodable, at most ``limit`` long, matching whole;
-    ``blank`` is the reason a missing or blank one gets."""
-    if _blank(value):
-        return [Rejection(name, blank)]
-    if (problem := utf8_problem(value)) is not None:
-        return [Rejection(name, problem)]
-    if len(value) > limit:
-        return [Rejection(name, f"is {len(value)} characters; at most {limit}")]
-    if pattern is not None and not pattern.fullmatch(value):
-        return [Rejection(name, f"{show(value)} is not {what}")]
-    return []
 
 
 def classify(raw: Any, *, user_id: str | None = None) -> list[Rejection]:
@@ -158,11 +106,11 @@ def _unknown(mapping: dict[Any, Any], known: frozenset[str]) -> list[Any]:
 
 
 def _text(text: Any) -> list[Rejection]:
-    return _string("text", text, limit=MAX_TEXT_CHARS, blank="must be a non-empty string")
+    return fields.string("text", text, limit=MAX_TEXT_CHARS, blank="must be a non-empty string")
 
 
 def _user_id(value: Any, installation: str | None) -> list[Rejection]:
-    out = _string(
+    out = fields.string(
         "user_id",
         value,
         limit=MAX_USER_ID_CHARS,
@@ -177,7 +125,7 @@ def _user_id(value: Any, installation: str | None) -> list[Rejection]:
 
 def _run_id(name: str, run_id: Any) -> list[Rejection]:
     # Length and encoding first; the pattern's reason below says what is wanted.
-    out = _string(name, run_id, limit=MAX_ID_CHARS)
+    out = fields.string(name, run_id, limit=MAX_ID_CHARS)
     if out:
         return out
     if not RUN_ID.fullmatch(run_id) or run_id_date(run_id) is None:
@@ -188,7 +136,7 @@ def _run_id(name: str, run_id: Any) -> list[Rejection]:
 
 
 def _app_id(app_id: Any) -> list[Rejection]:
-    if _blank(app_id):
+    if fields.is_blank(app_id):
         return [Rejection("app_id", "is required")]
     if len(app_id) > MAX_ID_CHARS:
         return [Rejection("app_id", f"is {len(app_id)} characters; at most {MAX_ID_CHARS}")]
@@ -217,24 +165,24 @@ def _metadata(meta: dict[str, Any], raw: dict[str, Any]) -> list[Rejection]:
     ]
     out += _schema_version(meta.get("schema_version"))
     for name, allowed in _REQUIRED_ENUMS:
-        out += _enum(meta, name, allowed)
+        out += fields.enum(meta, name, allowed)
     out += _confidence(meta)
     out += _names(meta)
     out += _worker_vendor(meta)
     out += _source(meta.get("source"))
     out += _harvest_run(meta.get("harvest_run"), raw.get("run_id"))
-    out += _enum(meta, "outcome", Outcome, required=False)
-    out += _tags(meta.get("tags"))
+    out += fields.enum(meta, "outcome", Outcome, required=False)
+    out += fields.tags(meta.get("tags"))
     for name in ("files", "outdated_files"):
-        out += _paths(name, meta.get(name))
-    out += _words_list("symbols", meta.get("symbols"), MAX_SYMBOLS, _symbol)
-    out += _words_list("observed", meta.get("observed"), len(OBSERVABLE), _observable)
+        out += fields.paths(name, meta.get(name))
+    out += fields.words_list("symbols", meta.get("symbols"), MAX_SYMBOLS, fields.symbol)
+    out += fields.words_list("observed", meta.get("observed"), len(OBSERVABLE), fields.observable)
     out += _lifetime(meta)
     return out + _identity(meta, raw)
 
 
 def _schema_version(version: Any) -> list[Rejection]:
-    if _blank(version):
+    if fields.is_blank(version):
         return [Rejection("metadata.schema_version", "is required")]
     if not SCHEMA_VERSION_PATTERN.fullmatch(version):
         return [Rejection("metadata.schema_version", f"{show(version)} is not MAJOR.MINOR.PATCH")]
@@ -249,7 +197,7 @@ def _names(meta: dict[str, Any]) -> list[Rejection]:
     """The cohort and the executive that wrote it, when present."""
     out: list[Rejection] = []
     if "cohort" in meta:
-        out += _string(
+        out += fields.string(
             "metadata.cohort",
             meta["cohort"],
             limit=MAX_COHORT_CHARS,
@@ -258,7 +206,7 @@ def _names(meta: dict[str, Any]) -> list[Rejection]:
             blank="must be a non-empty string when present",
         )
     if "executive" in meta:
-        out += _string(
+        out += fields.string(
             "metadata.executive",
             meta["executive"],
             limit=MAX_EXECUTIVE_CHARS,
@@ -269,7 +217,7 @@ def _names(meta: dict[str, Any]) -> list[Rejection]:
 
 
 def _source(source: Any) -> list[Rejection]:
-    return _string(
+    return fields.string(
         "metadata.source",
         source,
         limit=MAX_SOURCE_CHARS,
@@ -332,79 +280,20 @@ def _worker_vendor(meta: dict[str, Any]) -> list[Rejection]:
         if actor == Actor.WORKER:
             return [Rejection("metadata.worker_vendor", "is required when actor is worker")]
         return []
-    out = _enum(meta, "worker_vendor", WorkerVendor)
+    out = fields.enum(meta, "worker_vendor", WorkerVendor)
     if actor != Actor.WORKER:
         out.append(Rejection("metadata.worker_vendor", "only allowed when actor is worker"))
     return out
 
 
 def _harvest_run(harvest_run: Any, run_id: Any) -> list[Rejection]:
-    if _blank(harvest_run):
+    if fields.is_blank(harvest_run):
         return [Rejection("metadata.harvest_run", "is required")]
     if run_id_date(harvest_run) is None:
         return [Rejection("metadata.harvest_run", "must start with a date, YYYY-MM-DD")]
     if harvest_run != run_id:
         return [Rejection("metadata.harvest_run", "must equal run_id")]
     return []
-
-
-def _tags(tags: Any) -> list[Rejection]:
-    if tags is None:
-        return []
-    if not isinstance(tags, list):
-        return [Rejection("metadata.tags", "must be a list")]
-    if len(tags) > MAX_TAGS:
-        # Checked first and alone: a list of a million tags gets one reason, not a million.
-        return [Rejection("metadata.tags", f"at most {MAX_TAGS} tags")]
-    out = []
-    for tag in tags:
-        if not isinstance(tag, str) or not TAG.fullmatch(tag):
-            out.append(
-                Rejection("metadata.tags", f"{show(tag)} is not a kebab-case or SNAKE_CASE token")
-            )
-        elif len(tag) > MAX_TAG_CHARS:
-            out.append(Rejection("metadata.tags", f"a tag is at most {MAX_TAG_CHARS} characters"))
-    return out
-
-
-def _paths(name: str, paths: Any) -> list[Rejection]:
-    if paths is None:
-        return []
-    where = f"metadata.{name}"
-    if not isinstance(paths, list):
-        return [Rejection(where, "must be a list of relative paths")]
-    if len(paths) > MAX_FILES:
-        return [Rejection(where, f"at most {MAX_FILES} paths")]
-    out = []
-    for path in paths:
-        problem = relpath.problem(path) if isinstance(path, str) else "is not a string"
-        if problem is not None:
-            out.append(Rejection(where, f"{show(path)} {problem}"))
-    return out
-
-
-def _symbol(value: Any) -> str | None:
-    if not isinstance(value, str) or not SYMBOL.fullmatch(value):
-        return "is not a dotted identifier"
-    return f"is over {MAX_SYMBOL_CHARS} characters" if len(value) > MAX_SYMBOL_CHARS else None
-
-
-def _observable(value: Any) -> str | None:
-    return None if value in OBSERVABLE else f"is not one of {', '.join(OBSERVABLE)}"
-
-
-def _words_list(
-    name: str, values: Any, limit: int, problem: Callable[[Any], str | None]
-) -> list[Rejection]:
-    """A metadata list of short words (symbols, what was observed), each checked by ``problem``."""
-    if values is None:
-        return []
-    where = f"metadata.{name}"
-    if not isinstance(values, list):
-        return [Rejection(where, "must be a list")]
-    if len(values) > limit:
-        return [Rejection(where, f"at most {limit} entries")]
-    return [Rejection(where, f"{show(v)} {why}") for v in values if (why := problem(v))]
 
 
 def change_rejections(

@@ -33,8 +33,9 @@ from executive.memory.store.base import (
 from executive.memory.taxonomy import MemoryType
 from executive.memory.words import WORD, normal
 from executive.memory.write import ledger as L
-from executive.memory.write.classify import Rejected, Rejection, change_rejections, validate_batch
+from executive.memory.write.classify import Rejected, change_rejections, validate_batch
 from executive.memory.write.envelope import Defaults, Payload, stamp
+from executive.memory.write.fields import Rejection
 from executive.memory.write.writes import Gate, HarvestSummary, WriteResult
 
 __all__ = ["Gate", "HarvestSummary", "Harvester", "WriteResult", "same_words"]

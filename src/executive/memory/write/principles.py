@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from executive.memory.write.classify import Rejection
+from executive.memory.write.fields import Rejection
 
 # What lane A writes of a rule, besides its text and app id (``corpus/backfill.py``).
 _RULE_FIELDS = ("type", "category", "importance", "confidence", "trigger", "source", "tags")
