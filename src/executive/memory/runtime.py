@@ -14,7 +14,15 @@ import anyio
 from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.durability.shared import Member, SharedLedgers, member
-from executive.memory.store.base import Filter, ReadView, Store, StoreError, prepare, words
+from executive.memory.store.base import (
+    Filter,
+    ReadView,
+    Store,
+    StoreError,
+    missing,
+    prepare,
+    words,
+)
 from executive.memory.write.envelope import Defaults
 from executive.memory.write.harvester import Harvester
 from executive.memory.write.ledger import HarvestLedger, LedgerSource
@@ -102,6 +110,10 @@ class MemoryRuntime:
                     raise StoreError(
                         f"cannot open the {self.settings.store_backend} store: {exc}"
                     ) from exc
+                for lack in missing(self._store):
+                    log.warning(
+                        "store.lacks", backend=self._store.name, power=lack.name, so=lack.without
+                    )
         return self._store
 
     async def warm(self) -> int:

@@ -20,7 +20,15 @@ from uuid import uuid4
 import pytest
 
 from executive.memory.read.ranking import admissible
-from executive.memory.store.base import Filter, NewMemory, Store, StoreError, words
+from executive.memory.store.base import (
+    Filter,
+    NewMemory,
+    Store,
+    StoreError,
+    missing,
+    search_scopes,
+    words,
+)
 from executive.memory.store.local import LocalStore
 from executive.memory.store.platform import PlatformStore
 from executive.testing import InMemoryStore
@@ -383,6 +391,19 @@ async def _words_agree(store: Store) -> int:
             assert index.search(query, 10) == plain_bm25(kept, query, 10), (where, query)
         held += index.n
     return held
+
+
+async def test_a_store_says_which_powers_it_lacks_and_still_answers_without_them(
+    backend: Backend, store: Store
+):
+    await fill(store)
+    lacks = {c.name: c.without for c in missing(store)}
+    assert ("words" in lacks) is not backend.keeps_words
+    assert all(reason.strip() for reason in lacks.values())
+    # Without its own search_scopes a store is searched scope by scope: the same answers.
+    many = await search_scopes(store, "mirror fetch", WORD_FILTERS, 5)
+    one_by_one = [await store.search("mirror fetch", where, 5) for where in WORD_FILTERS]
+    assert [[r.id for r in rs] for rs in many] == [[r.id for r in rs] for rs in one_by_one]
 
 
 async def test_the_word_index_follows_every_write(backend: Backend, store: Store):
