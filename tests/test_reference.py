@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from executive.config import reference
+from executive import reference
 from executive.settings import Settings, variable_names
 from tests.conftest import REPO
 
@@ -10,7 +10,7 @@ from tests.conftest import REPO
 def test_the_committed_page_is_what_the_settings_write_now():
     page = (REPO / reference.PAGE).read_text(encoding="utf-8")
     assert page == reference.render(), (
-        "docs/configuration.md is stale: run `.venv/bin/python -m executive.config.reference`"
+        "docs/configuration.md is stale: run `.venv/bin/python -m executive.reference`"
     )
 
 

@@ -3,7 +3,7 @@
 Every variable, its type, its default and what it does come from the fields of
 :class:`executive.settings.Settings`, so the reference cannot drift from the code (a test
 compares the committed page with what this writes). Regenerate it with
-``python -m executive.config.reference`` from the repository's root.
+``python -m executive.reference`` from the repository's root.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ PAGE = Path("docs/configuration.md")
 _INTRO = """\
 # Configuration
 
-<!-- Written by `python -m executive.config.reference` from src/executive/settings.py: do not
+<!-- Written by `python -m executive.reference` from src/executive/settings.py: do not
 edit by hand; change a field's description there and run it again. -->
 
 Every variable, with a one-line comment, is also in `.env.executive.example` at the root of the
