@@ -28,9 +28,12 @@ from executive.dashboard import health, pages, sources
 from executive.dashboard.callers import CallerGate
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
 from executive.dashboard.pages import Context
+from executive.logs import get_logger
 from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
+
+log = get_logger(__name__)
 
 COOKIE = "executive_dashboard_token"
 
@@ -68,7 +71,9 @@ async def _figures(ctx: Context) -> StoreFigures:
     figures = StoreFigures(queue={**counts, "in_progress": sum(counts["in_progress"].values())})
     try:
         figures.pending_writes = ctx.runtime.pending_writes()
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
+        # The gauge goes missing from the scrape; the line says why.
+        log.warning("metrics.pending_writes_unreadable", error=str(exc))
         figures.pending_writes = None
     if ctx.runtime.opened:
         # Only a store the daemon already opened: a scrape must not load the embedding model.
@@ -77,7 +82,9 @@ async def _figures(ctx: Context) -> StoreFigures:
             figures.by_type = await ctx.cached(
                 "by_type", lambda: sources.by_type(view, ctx.settings.user_id)
             )
-        except Exception:
+        except Exception as exc:
+            # A scrape still answers (queue, hooks, loop) when the store does not.
+            log.warning("metrics.store_unreadable", error=f"{type(exc).__name__}: {exc}")
             figures.by_type = {}
     return figures
 
