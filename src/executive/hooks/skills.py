@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from executive.hooks.harvest import RUN_HARVEST
 from executive.hookspecs import SPECS, HookName
 
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
@@ -55,6 +56,7 @@ def render(hook: HookName, context: BaseModel | dict[str, Any], *, mem_command: 
         "{{DOWNSTREAM}}": body(spec.downstream),
         "{{LIMITATIONS}}": body("memory-limitations"),
         "{{MEM}}": mem_command,
+        **RUN_HARVEST.placeholders(),
     }
     text = body(spec.skill)
     # Downstream and limitations carry placeholders of their own: fill until none is left.

@@ -1,5 +1,8 @@
 """Hook C: the post-run decision tree (0-3 writes), from what the worker did.
 
+Its figures and its rules for a lesson are declared in :mod:`executive.hooks.harvest`,
+which the LLM engine's skill is filled in from.
+
 1. One experience card for a non-trivial run (:mod:`executive.hooks.builtin.card`): the goal,
    what the executive saw (the files changed on disk, the verifiers that passed) and the
    worker's report (what was wrong, what it touched, how it tested), about those files.
@@ -25,16 +28,15 @@ from executive.hooks.builtin.card import card, symbol_names
 from executive.hooks.builtin.summary import harvest_summary, payload
 from executive.hooks.context import PostRunContext
 from executive.hooks.engine import EngineOutput
+from executive.hooks.harvest import RUN_HARVEST
 from executive.hooks.tools import HookTools
-from executive.memory.taxonomy import MAX_FILES, MAX_SYMBOLS
 from executive.untrusted import clip
 from executive.workers import shell
 from executive.workers.digest import fix_across, harness, own_test
 from executive.workers.experience import ACROSS, FileChange, Fix, scratch
-from executive.workspace.bundle import SLOW_FACTOR
 from executive.workspace.signals import root_signal, signal_tag
 
-MAX_WRITES = 3
+H = RUN_HARVEST
 SHOWN_CHARS = 120  # of a command, in a lesson
 _CD = re.compile(r"\bcd\b")
 _QUOTED = re.compile(r"['\"]([\w./-]+)['\"]")
@@ -84,7 +86,7 @@ def _observed(ctx: PostRunContext) -> list[str]:
 def episode(ctx: PostRunContext) -> dict[str, Any]:
     """The run's experience card."""
     experience = ctx.experience
-    files = experience.project_files[:MAX_FILES] if experience else []
+    files = experience.project_files[: H.max_files] if experience else []
     names = symbol_names(experience) if experience else []
     return _payload(
         ctx,
@@ -92,11 +94,11 @@ def episode(ctx: PostRunContext) -> dict[str, Any]:
         type="episodic",
         category="project",
         importance="medium" if ctx.attempts == 1 else "high",
-        confidence=1.0,
+        confidence=H.card_confidence,
         outcome="success",
         tags=[ctx.work_item.bundle_slug[:40], "post-run"],
         files=files or None,
-        symbols=names[:MAX_SYMBOLS] or None,
+        symbols=names[: H.max_symbols] or None,
         observed=_observed(ctx) or None,
     )
 
@@ -162,9 +164,9 @@ def fixes(ctx: PostRunContext) -> list[dict[str, Any]]:
             type="procedural",
             category="technical",
             importance="medium",
-            confidence=0.7 if fix.failed == ACROSS else 0.75,
+            confidence=H.across_confidence if fix.failed == ACROSS else H.lesson_confidence,
             tags=["fix", signal_tag(root_signal(fix.error or "no error output"))],
-            files=fix.files[:MAX_FILES] or None,
+            files=fix.files[: H.max_files] or None,
             observed=observed,
         )
         for fix in lessons
@@ -177,9 +179,9 @@ def signals(ctx: PostRunContext) -> list[dict[str, Any]]:
     found: list[tuple[str, str, str, str]] = []  # text, type, importance, tag
     where = f"step {step.number} “{step.title}”"
     expected = step.estimated_seconds
-    if expected and ctx.duration_seconds > SLOW_FACTOR * expected:
+    if expected and ctx.duration_seconds > H.slow_factor * expected:
         slow = (
-            f"{where.capitalize()} took {ctx.duration_seconds:.0f}s, over {SLOW_FACTOR:g} times "
+            f"{where.capitalize()} took {ctx.duration_seconds:.0f}s, over {H.slow_factor:g} times "
             f"its expected {expected:.0f}s: budget more time for it."
         )
         found.append((slow, "semantic", "medium", "slow-step"))
@@ -203,7 +205,7 @@ def signals(ctx: PostRunContext) -> list[dict[str, Any]]:
             type=kind,
             category="technical",
             importance=weight,
-            confidence=0.7,
+            confidence=H.note_confidence,
             tags=[tag],
         )
         for text, kind, weight, tag in found
@@ -215,8 +217,9 @@ def decide(ctx: PostRunContext) -> tuple[list[dict[str, Any]], list[str]]:
     if not ctx.validation_report.verifiers and not ctx.output_changed:
         return [], ["trivial run (no verifiers, no output): nothing to remember"]
     planned = [episode(ctx), *fixes(ctx), *signals(ctx)]
-    notes = [f"over the {MAX_WRITES}-write limit: {p['text'][:80]}" for p in planned[MAX_WRITES:]]
-    return planned[:MAX_WRITES], notes
+    limit = H.max_writes
+    notes = [f"over the {limit}-write limit: {p['text'][:80]}" for p in planned[limit:]]
+    return planned[:limit], notes
 
 
 async def run(ctx: PostRunContext, tools: HookTools) -> EngineOutput:
