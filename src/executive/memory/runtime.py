@@ -14,6 +14,7 @@ import anyio
 from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.durability.shared import Member, SharedLedgers, member
+from executive.memory.store.backends import BACKENDS
 from executive.memory.store.base import (
     Filter,
     ReadView,
@@ -35,50 +36,8 @@ log = get_logger(__name__)
 
 
 async def open_store(settings: Settings) -> Store:
-    """The configured backend. Imports are deferred: memory off never loads mem0."""
-    home = Home(settings.home)
-    if settings.store_backend == "platform":
-        from executive.memory.store.platform import PlatformStore
-
-        assert settings.mem0_api_key is not None  # settings refuse platform without a key
-        return await PlatformStore.open(
-            settings.mem0_api_key.get_secret_value(),
-            host=settings.mem0_host,
-            poll_seconds=settings.platform_poll_seconds,
-            poll_timeout_seconds=settings.platform_poll_timeout_seconds,
-            mem0_dir=home.mem0_dir,
-        )
-    if settings.store_backend == "inmemory":
-        from executive.memory.store.inmemory import InMemoryStore
-
-        return await InMemoryStore.open(home.store_dir)
-    from executive.memory.store.embedder import use_threads
-
-    use_threads(settings.embed_threads)  # before any encoder loads: a session keeps its count
-    if settings.store_backend == "postgres":
-        from executive.memory.store.postgres import PostgresStore
-
-        assert settings.store_url is not None  # settings refuse postgres without a URL
-        return await PostgresStore.open(
-            settings.store_url.get_secret_value(),
-            home.mem0_dir,
-            embedder=settings.embedder,
-            models_dir=settings.models_dir,
-            timeout_seconds=settings.store_timeout_seconds,
-            pool_size=settings.store_pool_size,
-        )
-    from executive.memory.store.local import LocalStore
-
-    return await LocalStore.open(
-        home.store_dir,
-        home.mem0_dir,
-        qdrant_url=settings.qdrant_url,
-        qdrant_api_key=(
-            settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        ),
-        embedder=settings.embedder,
-        models_dir=settings.models_dir,
-    )
+    """The configured backend, from the one table of backends."""
+    return await BACKENDS[settings.store_backend](settings)
 
 
 class MemoryRuntime:

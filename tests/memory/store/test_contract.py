@@ -427,3 +427,13 @@ async def test_the_word_index_follows_every_write(backend: Backend, store: Store
     assert await _words_agree(store)
     await store.wipe()
     assert await _words_agree(store) == 0
+
+
+def test_every_store_the_settings_accept_is_a_row_of_the_one_table():
+    from typing import get_args
+
+    from executive.memory.store.backends import BACKENDS
+    from executive.settings import Settings
+
+    choices = get_args(Settings.model_fields["store_backend"].annotation)
+    assert sorted(BACKENDS) == sorted(choices)
