@@ -16,6 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -28,9 +29,13 @@ from executive.dashboard import health, pages, sources
 from executive.dashboard.callers import CallerGate
 from executive.dashboard.metrics import CONTENT_TYPE, StoreFigures, exposition
 from executive.dashboard.pages import Context
+from executive.logs import get_logger
 from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
+from executive.workspace import spending
+
+log = get_logger(__name__)
 
 COOKIE = "executive_dashboard_token"
 
@@ -70,6 +75,10 @@ async def _figures(ctx: Context) -> StoreFigures:
         figures.pending_writes = ctx.runtime.pending_writes()
     except (OSError, ValueError):
         figures.pending_writes = None
+    try:
+        figures.spend = await anyio.to_thread.run_sync(spending.budget_of(ctx.settings).summary)
+    except (OSError, ValueError) as exc:
+        log.warning("metrics.spend_unreadable", error=str(exc))
     if ctx.runtime.opened:
         # Only a store the daemon already opened: a scrape must not load the embedding model.
         try:
