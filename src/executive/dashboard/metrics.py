@@ -172,10 +172,11 @@ def _spend(spend: dict[str, Any]) -> Iterator[Metric]:
         value=spend["today"]["cost_usd"],
     )
     cap = spend["caps"].get("day_usd")
-    if cap is not None:  # no series when there is no cap: an alert on it stays quiet
-        yield GaugeMetricFamily(
-            "executive_budget_day_usd", "EXECUTIVE_BUDGET_DAY_USD, the daily cap", value=cap
-        )
+    yield GaugeMetricFamily(
+        "executive_budget_day_usd",
+        "EXECUTIVE_BUDGET_DAY_USD, the daily cap in US dollars (0: no cap)",
+        value=cap or 0,
+    )
     yield GaugeMetricFamily(
         "executive_budget_paused",
         "1 while the daily budget is spent and paid runs wait for the next day",

@@ -44,7 +44,8 @@ def over_run_cap(attempt: Attempt, cap: float | None, pack: str | None) -> Attem
         return attempt
     why = f"the run cost {usd(cost)}, over its budget of ${cap:g} (EXECUTIVE_BUDGET_RUN_USD)"
     log.warning("budget.run_over", contract_id=attempt.contract_id, cost_usd=cost, cap_usd=cap)
-    error = f"{why}\n{attempt.error}" if attempt.error else why
+    # Last: the ledger and needs-you keep an error's end.
+    error = f"{attempt.error}\n{why}" if attempt.error else why
     return replace(attempt, passed=False, exited_clean=False, error=error)
 
 
