@@ -243,6 +243,7 @@ def day(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         try:
             served.daemon.wait_for("goal.completed", timeout=300, bundle="command-after")
             seen = {"status": _status(home), "healthz": served.get("/healthz").json()}
+            seen["overview"] = served.get("/").text
             seen["text"] = run_cli("--home", str(home), "status").stdout
         finally:
             stop(served)
@@ -276,6 +277,7 @@ def test_the_day_cap_stops_paid_work_only_and_says_until_when(day):
     assert f"paused: daily budget: resumes {paused['until']}" in day["text"]
     assert "paused: daily budget" in day["status"]["health"]["detail"]
     assert day["healthz"]["budget"].startswith("paused: daily budget")
+    assert 'id="spend-paused"' in day["overview"] and paused["until"] in day["overview"]
     # A restart keeps the day's total: still paused, the same spend, paid work still waits.
     again = day["restarted"]["spend"]
     assert again["today"]["cost_usd"] == day["status"]["spend"]["today"]["cost_usd"]

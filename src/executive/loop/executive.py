@@ -39,7 +39,7 @@ from executive.workspace import operator
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
-from executive.workspace.spending import Budget
+from executive.workspace.spending import budget_of
 from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
@@ -78,7 +78,7 @@ class Executive:
         self._outcomes = retro.Outcomes(self.ledger)
         self._recent = contexts.Recent(self.ledger)
         # What was spent, read off the ledger: the day's and the bundles' caps.
-        self.budget = Budget(settings, self.ledger)
+        self.budget = budget_of(settings)  # the one this process's status and dashboard read
         self._day = budget.DayGate(self.budget, settings)
         self.hook_env = hook_env or HookEnv(
             settings, memory, self.ledger, observer=observer, budget=self.budget

@@ -200,7 +200,8 @@ class Budget:
         if cap is None:
             return None
         today = self.today()
-        spent = self.refresh().day(today).spend.cost_usd
+        with self._lock:
+            spent = self.refresh().day(today).spend.cost_usd
         if spent < cap:
             return None
         until = datetime.combine(today + timedelta(days=1), time(0), tzinfo=self.tz)
@@ -211,7 +212,8 @@ class Budget:
         cap = self.settings.budget_bundle_usd
         if cap is None:
             return None
-        spent = self.refresh().bundle(slug)
+        with self._lock:
+            spent = self.refresh().bundle(slug)
         return spent if spent.spend.cost_usd >= cap else None
 
     def summary(self, days: int = 7, top: int = 5) -> dict[str, Any]:
