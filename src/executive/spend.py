@@ -60,6 +60,11 @@ class Spend:
         return out
 
 
+def logged(spend: Spend | None, *, paid: bool) -> dict[str, Any]:
+    """A run's log-line field: ``cost_usd`` of a paid run (null: not reported), none else."""
+    return {"cost_usd": spend.cost_usd if spend is not None else None} if paid else {}
+
+
 def not_reported(pack_tokens: int | None = None) -> dict[str, Any]:
     """The ledger's form of a paid run that ended without its result line."""
     out: dict[str, Any] = {"reported": False}

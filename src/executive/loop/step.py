@@ -24,7 +24,7 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.redact import scrub
 from executive.settings import Settings
-from executive.spend import Spend
+from executive.spend import Spend, logged
 from executive.untrusted import clean, fence, one_line
 from executive.workers import (
     claude_md,
@@ -399,11 +399,7 @@ class _Left:
             "folder_compared": self.looks[0].complete and self.looks[1].complete,
             "folder_seconds": round(self.looks[0].seconds + self.looks[1].seconds, 3),
             "record_seconds": round(time.monotonic() - started, 3),
-            **(
-                {"cost_usd": self.spend.cost_usd if self.spend else None}
-                if self.worker.vendor == "claude"
-                else {}
-            ),
+            **logged(self.spend, paid=self.worker.vendor == "claude"),
         }
 
     def _walk(self) -> record.Snapshot:
