@@ -15,7 +15,7 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
-from executive.config.sections import SharedStore, WorkerLimits
+from executive.config.sections import Budget, SharedStore, WorkerLimits
 from executive.config.sources import aliases
 from executive.hookspecs import ROLL_OUT, SPECS
 from executive.settings import Settings, variable_names
@@ -65,6 +65,10 @@ _SECTIONS: list[tuple[str, list[str]]] = [
     (
         "What one worker's tree may use (`executive doctor` says which limits hold here).",
         _names(WorkerLimits),
+    ),
+    (
+        "What paid runs may cost, in US dollars (docs/spend.md); unset: no cap.",
+        _names(Budget),
     ),
 ]
 

@@ -19,13 +19,21 @@ from pydantic_settings import SettingsConfigDict
 from executive.config.derived import Derived
 from executive.config.flags import Flag, MemoryGates, MemorySwitches
 from executive.config.rules import Rules
-from executive.config.sections import Dashboard, SharedStore, WorkerLimits
+from executive.config.sections import Budget, Dashboard, SharedStore, WorkerLimits
 from executive.config.sources import SettingsError as SettingsError  # importable from here
 from executive.config.sources import Sources, alias
 
 
 class Settings(
-    MemoryGates, Derived, Rules, Sources, SharedStore, Dashboard, WorkerLimits, MemorySwitches
+    MemoryGates,
+    Derived,
+    Rules,
+    Sources,
+    SharedStore,
+    Dashboard,
+    WorkerLimits,
+    Budget,
+    MemorySwitches,
 ):
     """Validated configuration. Build it with :func:`load_settings`; the bases hold the rest."""
 
@@ -305,7 +313,7 @@ class Settings(
     timezone: str = Field(
         "UTC",
         validation_alias="EXECUTIVE_TIMEZONE",
-        description="time zone of the daily snapshot schedule",
+        description="the operator's time zone: of the daily snapshot schedule, and of the day EXECUTIVE_BUDGET_DAY_USD counts",
     )
     snapshot_time: str = Field(
         "04:00",

@@ -53,3 +53,34 @@ def test_the_files_view_takes_health_only_from_a_running_daemon(tmp_path):
         assert status.gather(settings)["health"] == sick
     home.status_file.write_text('{"health": {"ok": "no"}}')
     assert status.recorded_health(home) is None  # a file that says nothing sure is no verdict
+
+
+def test_status_shows_todays_spend_the_week_the_costliest_and_a_pause():
+    from executive.daemon.status import spend_lines
+
+    days = [{"date": f"2026-12-0{d}", "cost_usd": c} for d, c in zip(range(1, 8), [0, 0, 0.1, 0, 0, 0.2, 0.4], strict=True)]  # fmt: skip
+    today = {
+        "cost_usd": 0.4,
+        "runs": 3,
+        "not_reported": 1,
+        "input_tokens": 900,
+        "output_tokens": 40,
+    }
+    spend = {
+        "today": {"date": "2026-12-07", **today},
+        "days": days,
+        "bundles": [{"bundle": "costly", "cost_usd": 0.5}, {"bundle": "cheap", "cost_usd": 0.1}],
+        "hooks": [{"hook": "pre-spawn-pack", "cost_usd": 0.05}],
+        "caps": {"day_usd": 0.4},
+        "timezone": "Europe/Berlin",
+        "paused": {"reason": "paused: daily budget", "until": "2026-12-08T00:00:00+01:00"},
+    }
+    assert spend_lines(spend) == [
+        "spend    today $0.4000 of $0.4 a day: 3 paid runs, 1 not reported, 900 in / 40 out "
+        "tokens (Europe/Berlin)",
+        "         paused: daily budget: resumes 2026-12-08T00:00:00+01:00",
+        "         last 7 days ▁▁▃▁▁▅█ $0.7000 (2026-12-01 to 2026-12-07)",
+        "         costliest bundles: costly $0.5000, cheap $0.1000",
+        "         costliest hooks: pre-spawn-pack $0.0500",
+    ]
+    assert spend_lines(None) == []

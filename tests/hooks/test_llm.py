@@ -841,3 +841,59 @@ def test_doctor_says_when_the_sdk_is_missing(agent_home, monkeypatch, no_credent
 
 def test_doctor_runs_the_check_by_default():
     assert doctor.check_llm_engine in doctor.DEFAULT_CHECKS
+
+
+# --- spend: the CLI's result is the account; the day's cap holds the engine ---------------------
+
+
+async def test_a_paid_hook_run_records_the_clis_figures_in_the_ledger_and_its_log_line(
+    agent_home, monkeypatch, logs
+):
+    settings = claude_settings(agent_home, monkeypatch)
+    script = [Turn(text="One look.", calls=[Call(mem(settings, "get", "0f3a9c2e"), "{}")])]
+    result, _, env = await run_script(
+        settings, "post-run-harvest", post_run(), [*script, Result(text="Nothing to add.")]
+    )
+    assert result.engine == "claude"
+    ledger = [json.loads(line) for line in env.work_ledger.path.read_text().splitlines()]
+    used = ledger[-1]
+    assert used["event"] == "EXECUTIVE_SKILL_USED" and used["bundle"] == ITEM.bundle_slug
+    spend = used["spend"]  # the fake CLI's result: $0.0123, 1,200 input and 80 output a turn
+    assert (spend["reported"], spend["cost_usd"], spend["turns"], spend["api_ms"]) == (
+        True,
+        0.0123,
+        1,
+        3210,
+    )
+    assert (spend["input_tokens"], spend["output_tokens"]) == (1200, 80)
+    assert events(logs(), "hook.finished")[-1]["cost_usd"] == 0.0123
+
+
+async def test_under_the_days_pause_the_engine_is_not_started_and_the_builtin_one_runs(
+    agent_home, monkeypatch, logs
+):
+    from datetime import UTC, datetime
+
+    from executive.files import append_jsonl
+    from executive.spend import Spend
+    from executive.workspace.spending import Budget
+
+    settings = claude_settings(agent_home, monkeypatch, EXECUTIVE_BUDGET_DAY_USD="0.05")
+    ledger = WorkLedger(settings.home / "ledgers" / "work-ledger.jsonl")
+    now = datetime.now(UTC)
+    append_jsonl(
+        ledger.path,
+        {"ts": now.isoformat(), "event": "STEP_COMPLETED", "bundle": "b",
+         "spend": Spend(0.05, 10, 1).record()},
+    )  # fmt: skip
+    fake = fake_claude([Result(text="never asked")])
+    builtin = StubBuiltin()
+    env = make_env(settings, ClaudeEngine(transport=fake), builtin)
+    env.budget = Budget(settings, ledger, now=lambda: now)
+    result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
+    assert (result.outcome, result.engine, builtin.runs) == ("ok", "builtin", 1)
+    assert result.details["fallback_from"] == "claude"
+    assert result.details["fallback_reason"].startswith("paused: daily budget")
+    assert fake.turns == 0  # the paid engine never started
+    used = json.loads(ledger.path.read_text().splitlines()[-1])
+    assert used["engine"] == "builtin" and "spend" not in used

@@ -43,7 +43,7 @@ def test_what_a_worker_left_is_read_off_the_event_loop(prepared, monkeypatch):
     # A walk of a worker's folder (150,000 files took 1.2 s) held the dashboard, the control
     # socket and the watchdog when it ran on the loop: it runs in a worker thread.
     settings, home, bundle, worker = prepared
-    threads: dict[str, set[int]] = {"snapshot": set(), "read": set()}
+    threads: dict[str, set[int]] = {"snapshot": set(), "read_run": set()}
     for name in threads:
         real = getattr(record, name)
 
@@ -60,5 +60,5 @@ def test_what_a_worker_left_is_read_off_the_event_loop(prepared, monkeypatch):
     assert attempt.exited_clean and attempt.output_changed
     assert attempt.experience is not None
     assert sorted(attempt.experience.changed) == ["out.txt", "src/a.py"]
-    assert threads["snapshot"] and threads["read"]
-    assert loop_thread not in threads["snapshot"] | threads["read"]
+    assert threads["snapshot"] and threads["read_run"]
+    assert loop_thread not in threads["snapshot"] | threads["read_run"]

@@ -15,8 +15,9 @@ from executive.home import Home
 from executive.memory.read.pack import HEADING as PACK_HEADING
 from executive.memory.taxonomy import slugify
 from executive.settings import Settings
+from executive.spend import usd
 from executive.workspace import bundle as bundles
-from executive.workspace import operator
+from executive.workspace import operator, spending
 from executive.workspace.needs_you import error_tail
 
 group = typer.Typer(help="Queue and inspect goal bundles.", no_args_is_help=True)
@@ -145,6 +146,7 @@ def show(
     pack = _last_pack(settings.outputs / slug / "CLAUDE.md")
     steps = [s.model_dump() for s in found.state.steps] if found.state else []
     report = {**_summary(found), "folder": str(found.folder), "steps_detail": steps, "pack": pack}
+    report["spend"] = _spend(settings, found.slug)
     if as_json:
         emit_json(report)
         return
@@ -166,11 +168,40 @@ def show(
             typer.echo("    Hook D's diagnosis:")
             for line in step.diagnosis.splitlines():
                 typer.echo(f"      {line}")
+    for line in _spend_lines(report["spend"]):
+        typer.echo(line)
     typer.echo("last memory pack:" if pack else "last memory pack: none recorded")
     if pack:
         typer.echo(pack)
     if found.where == "blocked":
         typer.echo(f"to retry: executive --home {home.root} bundle retry {slug}")
+
+
+def _spend(settings: Settings, slug: str) -> dict[str, Any]:
+    """What the bundle's paid runs cost, in all and per run, as the work ledger recorded it."""
+    spent = spending.budget_of(settings).refresh()
+    runs = spent.bundles.get(slug, [])
+    return {"total": spent.bundle(slug).as_dict(), "runs": [r.as_dict() for r in runs]}
+
+
+def _spend_lines(spend: dict[str, Any]) -> list[str]:
+    total = spend["total"]
+    if not total["runs"]:
+        return ["spend: no paid runs"]
+    lines = [
+        f"spend: {usd(total['cost_usd'])} over {total['runs']} paid runs"
+        + (f" ({total['not_reported']} not reported)" if total["not_reported"] else "")
+    ]
+    for run in spend["runs"]:
+        tokens = (
+            f"{run['input_tokens']} in, {run['output_tokens']} out, "
+            f"{run['cache_read_tokens']} cache read, {run['cache_write_tokens']} cache write"
+            if run["cost_usd"] is not None
+            else "tokens not reported"
+        )
+        pack = f"; pack {run['pack_tokens']} tokens" if run["pack_tokens"] is not None else ""
+        lines.append(f"  {run['kind']} {run['name']}: {usd(run['cost_usd'])} ({tokens}{pack})")
+    return lines
 
 
 @group.command("retry")

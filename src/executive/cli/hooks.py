@@ -133,10 +133,12 @@ async def _run(name: str, context: HookContext, settings: Settings, serve: bool)
     from executive.surface import control
     from executive.surface.build import build_surface
     from executive.workspace.ledger import WorkLedger
+    from executive.workspace.spending import budget_of
 
     home = Home(settings.home)
     runtime = MemoryRuntime(settings)
-    env = HookEnv(settings, runtime, WorkLedger(home.work_ledger))
+    # A hand-run hook is paid like the daemon's: counted, and held by the day's cap.
+    env = HookEnv(settings, runtime, WorkLedger(home.work_ledger), budget=budget_of(settings))
     try:
         if not serve:
             return await run_memory_hook(name, context, env)

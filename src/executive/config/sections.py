@@ -97,3 +97,27 @@ class WorkerLimits(BaseSettings):
         validation_alias="EXECUTIVE_WORKER_FOLDER_MAX_FILES",
         description="most files of a worker's output folder compared before and after its run; past it the run's changes are unknown (its digest says so)",
     )
+
+
+class Budget(BaseSettings):
+    """What the agent may spend on paid runs (claude workers, LLM-engine hooks), in US dollars
+    as Claude Code reports them; unset: no cap (:mod:`executive.workspace.spending`)."""
+
+    budget_run_usd: float | None = Field(
+        None,
+        gt=0,
+        validation_alias="EXECUTIVE_BUDGET_RUN_USD",
+        description="most one claude worker run may cost: passed to Claude Code as --max-budget-usd, and a run that reports more fails (unset: no cap)",
+    )
+    budget_bundle_usd: float | None = Field(
+        None,
+        gt=0,
+        validation_alias="EXECUTIVE_BUDGET_BUNDLE_USD",
+        description="most one bundle's runs may cost in all: a bundle that reaches it is blocked, its spend in needs-you (unset: no cap)",
+    )
+    budget_day_usd: float | None = Field(
+        None,
+        gt=0,
+        validation_alias="EXECUTIVE_BUDGET_DAY_USD",
+        description="most the agent may spend a day (midnight to midnight in EXECUTIVE_TIMEZONE): once reached, no claude worker or LLM-engine hook starts until the next day; command workers and built-in hooks go on (unset: no cap)",
+    )

@@ -18,6 +18,8 @@ from executive.memory.store.base import Filter, StoreReader
 from executive.memory.taxonomy import MemoryType
 from executive.memory.write.ledger import HarvestLedger
 from executive.settings import Settings, value_sources
+from executive.spend import chart
+from executive.workspace import spending
 
 
 def hook_states(
@@ -138,6 +140,8 @@ def gather(settings: Settings) -> dict[str, Any]:
         # Writes the store never confirmed; replayed at start-up and on a schedule.
         "pending_writes": len(HarvestLedger(home.harvest_runs).state().pending()),
         "recent_iterations": recent_iterations(home),
+        # What paid runs cost, from the work ledger: today, the week, the costliest, the caps.
+        "spend": spending.budget_of(settings).summary(),
     }
 
 
@@ -191,6 +195,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
     lines.append(
         f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}"
     )
+    lines += spend_lines(report.get("spend"))
     for job, when in (report.get("next_jobs") or {}).items():
         lines.append(f"  job {job:<24} next {when}")
     for it in report["recent_iterations"][-5:]:
@@ -199,6 +204,33 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
             f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms "
             f"at {it['finished_at']}{error}"
         )
+    return lines
+
+
+def spend_lines(spend: dict[str, Any] | None) -> list[str]:
+    """``executive status``'s spend: today against the cap, the week, the costliest."""
+    if not spend:
+        return []
+    today, caps = spend["today"], spend["caps"]
+    cap = f" of ${caps['day_usd']:g} a day" if caps.get("day_usd") else " (no daily cap)"
+    unreported = f", {today['not_reported']} not reported" if today["not_reported"] else ""
+    lines = [
+        f"spend    today ${today['cost_usd']:.4f}{cap}: {today['runs']} paid runs{unreported}, "
+        f"{today['input_tokens']} in / {today['output_tokens']} out tokens ({spend['timezone']})"
+    ]
+    paused = spend.get("paused")
+    if paused:
+        lines.append(f"         {paused['reason']}: resumes {paused['until']}")
+    days = spend["days"]
+    week = sum(d["cost_usd"] for d in days)
+    lines.append(
+        f"         last {len(days)} days {chart([d['cost_usd'] for d in days])} ${week:.4f} "
+        f"({days[0]['date']} to {days[-1]['date']})"
+    )
+    for what, key in (("bundles", "bundle"), ("hooks", "hook")):
+        if spend[what]:
+            costly = ", ".join(f"{e[key]} ${e['cost_usd']:.4f}" for e in spend[what][:3])
+            lines.append(f"         costliest {what}: {costly}")
     return lines
 
 

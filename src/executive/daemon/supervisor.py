@@ -41,6 +41,7 @@ from executive.observe import Observer
 from executive.redact import scrub
 from executive.settings import Settings
 from executive.untrusted import one_line
+from executive.workspace import spending
 
 log = get_logger(__name__)
 
@@ -193,6 +194,9 @@ class Supervisor:
         degraded = observer.degraded()
         if degraded and failing is None:
             detail += "; degraded: " + "; ".join(f"{k}: {v}" for k, v in degraded.items())
+        pause = spending.budget_of(self._settings).paused()
+        if pause is not None:  # healthy: the cap does its work; paid work waits until then
+            detail += "; " + pause.describe()
         return {
             "ok": failing is None,
             "detail": detail,

@@ -22,6 +22,7 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter
 from executive.observe import Observer
 from executive.settings import Settings
+from executive.workspace import spending
 
 # Hooks an iteration may run around its one worker (A, B, then C or D).
 _HOOKS_PER_ITERATION = 3
@@ -33,6 +34,7 @@ class Health:
     loop: str
     store: str
     degraded: dict[str, str] = field(default_factory=dict)  # failed parts; the loop works
+    budget: str | None = None  # "paused: daily budget ..." while the day's cap holds paid runs
 
     def as_dict(self) -> dict[str, object]:
         status = "unhealthy" if not self.ok else "degraded" if self.degraded else "ok"
@@ -41,6 +43,7 @@ class Health:
             "loop": self.loop,
             "store": self.store,
             **({"degraded": self.degraded} if self.degraded else {}),
+            **({"budget": self.budget} if self.budget else {}),
         }
 
 
@@ -90,4 +93,7 @@ async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool,
 async def check(settings: Settings, observer: Observer, runtime: MemoryRuntime) -> Health:
     loop_ok, loop = loop_state(settings, observer)
     store_ok, store = await store_state(settings, runtime)
-    return Health(loop_ok and store_ok, loop, store, observer.degraded())
+    # A paused day is healthy (the cap does its work), and said: paid work waits until then.
+    pause = await anyio.to_thread.run_sync(spending.budget_of(settings).paused)
+    said = pause.describe() if pause is not None else None
+    return Health(loop_ok and store_ok, loop, store, observer.degraded(), said)

@@ -11,6 +11,7 @@ import platform
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
@@ -24,6 +25,7 @@ from prometheus_client.registry import Collector
 
 from executive import __version__
 from executive.observe import DURATION_BUCKETS, Observer
+from executive.spend import DIRECTIONS
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -35,6 +37,7 @@ class StoreFigures:
     pending_writes: int | None = None
     by_type: dict[str, int] = field(default_factory=dict)
     queue: dict[str, int] = field(default_factory=dict)  # bundles by state, from the folders
+    spend: dict[str, Any] | None = None  # the work ledger's spend summary (status's "spend")
 
 
 def _bound(value: float) -> str:
@@ -88,6 +91,8 @@ class _Collector(Collector):
             "executive_uptime_seconds", "Seconds since the daemon started", value=o.uptime_seconds
         )
         yield from self._health()
+        if self._f.spend is not None:
+            yield from _spend(self._f.spend)
 
     def _memory(self) -> Iterator[Metric]:
         """What the hooks did with memory: pack sizes, writes, and the workers' runs."""
@@ -141,6 +146,42 @@ class _Collector(Collector):
         )
         info.add_metric([__version__, platform.python_version()], 1)
         yield info
+
+
+def _spend(spend: dict[str, Any]) -> Iterator[Metric]:
+    """What paid runs cost, from the work ledger (so a restart keeps the counts)."""
+    usd = CounterMetricFamily(
+        "executive_spend_usd",
+        "US dollars paid runs reported, by kind (worker, hook), since the ledger began",
+        labels=["kind"],
+    )
+    tokens = CounterMetricFamily(
+        "executive_tokens",
+        "Tokens paid runs reported, by kind and direction (input, output, cache_read, cache_write)",
+        labels=["kind", "direction"],
+    )
+    for kind, tally in sorted(spend["kinds"].items()):
+        usd.add_metric([kind], tally["cost_usd"])
+        for direction in DIRECTIONS:
+            tokens.add_metric([kind, direction], tally[f"{direction}_tokens"])
+    yield usd
+    yield tokens
+    yield GaugeMetricFamily(
+        "executive_spend_today_usd",
+        "US dollars spent today (midnight to midnight in EXECUTIVE_TIMEZONE)",
+        value=spend["today"]["cost_usd"],
+    )
+    cap = spend["caps"].get("day_usd")
+    yield GaugeMetricFamily(
+        "executive_budget_day_usd",
+        "EXECUTIVE_BUDGET_DAY_USD, the daily cap in US dollars (0: no cap)",
+        value=cap or 0,
+    )
+    yield GaugeMetricFamily(
+        "executive_budget_paused",
+        "1 while the daily budget is spent and paid runs wait for the next day",
+        value=1 if spend.get("paused") else 0,
+    )
 
 
 def exposition(observer: Observer, figures: StoreFigures) -> bytes:

@@ -29,6 +29,7 @@ from executive.memory.store.base import Filter, StoreError
 from executive.observe import HookRun, Observer
 from executive.redact import scrub
 from executive.settings import Settings
+from executive.spend import chart
 
 T = TypeVar("T")
 # Figures that list the whole store are computed at most this often, however many tabs
@@ -144,6 +145,7 @@ async def overview(ctx: Context, request: Request) -> Page:
     return "overview.html", {
         "live": True,
         "status": status,
+        "spend_chart": chart([d["cost_usd"] for d in (status.get("spend") or {}).get("days", [])]),
         "loop": loop,
         "uptime": _duration(ctx.observer.uptime_seconds),
         "started_at": ctx.observer.started_at,

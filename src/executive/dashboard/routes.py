@@ -16,6 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -32,6 +33,9 @@ from executive.logs import get_logger
 from executive.redact import learn, scrub
 from executive.settings import Settings
 from executive.workers import sandbox
+from executive.workspace import spending
+
+log = get_logger(__name__)
 
 log = get_logger(__name__)
 
@@ -75,6 +79,10 @@ async def _figures(ctx: Context) -> StoreFigures:
         # The gauge goes missing from the scrape; the line says why.
         log.warning("metrics.pending_writes_unreadable", error=str(exc))
         figures.pending_writes = None
+    try:
+        figures.spend = await anyio.to_thread.run_sync(spending.budget_of(ctx.settings).summary)
+    except (OSError, ValueError) as exc:
+        log.warning("metrics.spend_unreadable", error=str(exc))
     if ctx.runtime.opened:
         # Only a store the daemon already opened: a scrape must not load the embedding model.
         try:

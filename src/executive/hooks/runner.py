@@ -31,6 +31,7 @@ from executive.memory.write.harvester import HarvestSummary
 from executive.observe import Observer
 from executive.settings import Settings
 from executive.workspace.ledger import WorkLedger
+from executive.workspace.spending import Budget
 
 log = get_logger(__name__)
 
@@ -50,6 +51,7 @@ class HookEnv:
         default_factory=lambda: {"builtin": BuiltinEngine(), "claude": ClaudeEngine()}
     )
     observer: Observer | None = None  # the dashboard's record of recent runs
+    budget: Budget | None = None  # the day's cap: under its pause only the built-in engine runs
 
 
 async def run_memory_hook(name: HookName | str, context: HookContext, env: HookEnv) -> HookResult:
@@ -67,7 +69,7 @@ async def run_memory_hook(name: HookName | str, context: HookContext, env: HookE
                 env.observer.hook_finished(gated, context)
             return gated
         result = await _run(spec, context, env)
-        _report(result, env)
+        _report(result, env, _bundle(context))
         if env.observer is not None:
             env.observer.hook_finished(result, context)
         return result
@@ -81,6 +83,12 @@ async def _run(spec: HookSpec, context: HookContext, env: HookEnv) -> HookResult
     if engine is None:
         details["fallback_from"] = chosen
         details["fallback_reason"] = f"the {chosen} engine is not installed"
+        engine = env.engines["builtin"]
+    pause = env.budget.paused() if env.budget is not None and engine.name != "builtin" else None
+    if pause is not None:
+        # A paid engine under the day's pause: the built-in one, which costs nothing.
+        log.info("hook.budget_paused", engine=engine.name, until=pause.until.isoformat())
+        details |= {"fallback_from": engine.name, "fallback_reason": pause.describe()}
         engine = env.engines["builtin"]
     calls: list[str] = []
     while True:  # at most twice: the chosen engine, then (if it cannot run here) the built-in
@@ -165,7 +173,14 @@ def _answer(result: HookResult) -> dict[str, object]:
     return {"answer_chars": len(result.final_text), "answer_sha256": digest}
 
 
-def _report(result: HookResult, env: HookEnv) -> None:
+def _bundle(context: HookContext) -> str | None:
+    """The bundle a hook ran for (B, C and D run for one), so its spend counts to it."""
+    item = getattr(context, "work_item", None)
+    slug = getattr(item, "bundle_slug", None)
+    return slug if isinstance(slug, str) and slug else None
+
+
+def _report(result: HookResult, env: HookEnv, bundle: str | None = None) -> None:
     facts = {
         "outcome": result.outcome,
         "engine": result.engine,
@@ -175,6 +190,11 @@ def _report(result: HookResult, env: HookEnv) -> None:
         "error": result.error,
     }
     fields = facts | _answer(result)
+    spent = result.details.get("spend") if result.engine != "builtin" else None
+    paid: dict[str, object] = {}
+    if isinstance(spent, dict):  # a paid engine ran: its spend, as the CLI reported it
+        fields["cost_usd"] = spent.get("cost_usd")
+        paid = {"spend": spent, "bundle": bundle}
     if "fallback_from" in result.details:
         fields["fallback_from"] = result.details["fallback_from"]
     (log.warning if result.outcome == "failed" else log.info)("hook.finished", **fields)
@@ -183,7 +203,7 @@ def _report(result: HookResult, env: HookEnv) -> None:
     try:
         usage = f"memory-hook/{result.hook}"
         env.work_ledger.append(
-            "EXECUTIVE_SKILL_USED", usage_context=usage, hook=result.hook, **facts
+            "EXECUTIVE_SKILL_USED", usage_context=usage, hook=result.hook, **facts, **paid
         )
     except OSError as exc:
         log.error("ledger.write_failed", ledger=str(env.work_ledger.path), error=str(exc))

@@ -26,7 +26,7 @@ from executive.hooks.result import HookResult
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.hookspecs import SPECS, HookName
 from executive.logs import bound, get_logger
-from executive.loop import contexts, machine, retro, transitions
+from executive.loop import budget, contexts, machine, retro, transitions
 from executive.loop import step as steps
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
@@ -39,6 +39,7 @@ from executive.workspace import operator
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
+from executive.workspace.spending import budget_of
 from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
@@ -76,7 +77,12 @@ class Executive:
         # The ledger as the idle path and Hook A need it, read on from where they stopped.
         self._outcomes = retro.Outcomes(self.ledger)
         self._recent = contexts.Recent(self.ledger)
-        self.hook_env = hook_env or HookEnv(settings, memory, self.ledger, observer=observer)
+        # What was spent, read off the ledger: the day's and the bundles' caps.
+        self.budget = budget_of(settings)  # the one this process's status and dashboard read
+        self._day = budget.DayGate(self.budget, settings)
+        self.hook_env = hook_env or HookEnv(
+            settings, memory, self.ledger, observer=observer, budget=self.budget
+        )
         self.observer = observer
         self._specs_synced: tuple[float, ...] | None = None
 
@@ -123,7 +129,8 @@ class Executive:
         operator.apply_requests(self.home)
         self.workspace.ingest()
         active = self.workspace.active()  # parsed once per iteration: selection and Hook A
-        pick = self.workspace.select(active)
+        # Under the day's pause only unpaid (command) bundles may start.
+        pick = self.workspace.select(self._day.startable(active))
         if pick is None:
             await self._idle()
             return Pace.IDLE
@@ -200,6 +207,10 @@ class Executive:
         """Run the next step's attempt: the machine decides, this carries out its effects."""
         step = active.state.next_step()
         assert step is not None
+        over = budget.bundle_block(self.budget, active)
+        if over is not None:
+            self.recorder.record(active, over)
+            return
         vendor = active.bundle.vendor(self.settings.worker_vendor)
         # Unique on this machine, not only in this daemon: at the end of a run every process
         # carrying its contract id is ended, and several executives may share a host.
@@ -294,7 +305,8 @@ class Executive:
         if isinstance(prepared, steps.Attempt):
             return prepared
         worker.prepared = prepared
-        return await steps.spawn(self.settings, self.home, bundle, prepared)
+        attempt = await steps.spawn(self.settings, self.home, bundle, prepared)
+        return budget.over_run_cap(attempt, self.settings.budget_run_usd, spawn.pack)
 
     def _policy(self, bundle: Bundle) -> machine.Policy:
         return machine.Policy(

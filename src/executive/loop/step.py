@@ -24,6 +24,7 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.redact import scrub
 from executive.settings import Settings
+from executive.spend import Spend, logged
 from executive.untrusted import clean, fence, one_line
 from executive.workers import (
     claude_md,
@@ -60,6 +61,9 @@ class Attempt:
     log_path: Path | None = None
     experience: Experience | None = None  # what the worker did, from its record
     exited_clean: bool = False  # the worker exited 0 in time: its verifiers decide
+    paid: bool = False  # a claude worker ran: its spend is counted (loop/budget.py)
+    spend: Spend | None = None  # the CLI's own account of the run; None: not reported
+    pack_tokens: int | None = None  # the memory pack's tokens: memory's share of its input
 
 
 def output_dir(settings: Settings, bundle: Bundle) -> Path:
@@ -266,6 +270,7 @@ def _argv(
         goal,
         max_turns=bundle.spec.max_turns or settings.max_turns_per_step,
         model=bundle.spec.model or settings.model,
+        max_budget_usd=settings.budget_run_usd,
     )
 
 
@@ -344,6 +349,8 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
         log_path=run.log_path,
         output_changed=left.changed,
         experience=left.experience,
+        paid=worker.vendor == "claude",
+        spend=left.spend,
     )
     if run.timed_out:
         result.error = f"the worker timed out after {timeout:g}s"
@@ -368,6 +375,7 @@ class _Left:
     max_files: int
     looks: list[record.Snapshot] = field(default_factory=list)
     experience: Experience | None = None
+    spend: Spend | None = None
 
     async def before(self) -> None:
         self.looks.append(await anyio.to_thread.run_sync(self._walk))
@@ -375,9 +383,9 @@ class _Left:
     async def after(self, exit_code: int | None, timed_out: bool) -> dict[str, object]:
         self.looks.append(await anyio.to_thread.run_sync(self._walk))
         started = time.monotonic()
-        self.experience = await anyio.to_thread.run_sync(
+        self.experience, self.spend = await anyio.to_thread.run_sync(
             functools.partial(
-                record.read,
+                record.read_run,
                 self.log_path,
                 vendor=self.worker.vendor,
                 workdir=self.worker.out,
@@ -391,6 +399,7 @@ class _Left:
             "folder_compared": self.looks[0].complete and self.looks[1].complete,
             "folder_seconds": round(self.looks[0].seconds + self.looks[1].seconds, 3),
             "record_seconds": round(time.monotonic() - started, 3),
+            **logged(self.spend, paid=self.worker.vendor == "claude"),
         }
 
     def _walk(self) -> record.Snapshot:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from executive.logs import get_logger
 from executive.loop.step import Attempt
+from executive.spend import not_reported
 from executive.workers.experience import brief
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
@@ -131,12 +132,23 @@ def step_completed(step: StepState, attempt: Attempt) -> Transition:
             "duration_seconds": step.duration_seconds,
             "estimated_seconds": step.estimated_seconds,
             "verifiers": [r.as_dict() for r in attempt.results],
+            **_spend(attempt),
             **_experience(attempt),
         },
         "step.completed",
         ("step", "contract_id", "attempts"),
         progress=f"step {step.number} passed ({attempt.contract_id})",
     )
+
+
+def _spend(attempt: Attempt) -> dict[str, Any]:
+    """A paid run's spend as the CLI reported it, the pack's tokens beside it (none for a
+    command worker: it costs nothing to count)."""
+    if not attempt.paid:
+        return {}
+    if attempt.spend is None:
+        return {"spend": not_reported(attempt.pack_tokens)}
+    return {"spend": attempt.spend.record(attempt.pack_tokens)}
 
 
 def _experience(attempt: Attempt) -> dict[str, Any]:
@@ -175,6 +187,7 @@ def step_failed(step: StepState, attempt: Attempt, signal: str) -> Transition:
             "error": attempt.error[-1000:],
             "signal": signal,
             "verifiers": [r.as_dict() for r in attempt.results],
+            **_spend(attempt),
             **_experience(attempt),
         },
         "step.failed",

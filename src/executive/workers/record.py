@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 from executive import relpath
 from executive.logs import get_logger
+from executive.spend import Spend
 from executive.workers import output, runlog
 from executive.workers.digest import digest, of_command
 from executive.workers.experience import (
@@ -122,12 +123,34 @@ def read(
     exit_code: int | None,
 ) -> Experience:
     """The experience of one attempt; never raises (an unreadable log gives a partial one)."""
+    return read_run(
+        log_path,
+        vendor=vendor,
+        workdir=workdir,
+        folder=folder,
+        command=command,
+        exit_code=exit_code,
+    )[0]
+
+
+def read_run(
+    log_path: Path | None,
+    *,
+    vendor: str,
+    workdir: Path,
+    folder: FolderDiff,
+    command: str,
+    exit_code: int | None,
+) -> tuple[Experience, Spend | None]:
+    """The experience of one attempt and, for a claude worker, what the CLI's last ``result``
+    line said it cost (None: not reported); one pass over the log. Never raises."""
+    spend: Spend | None = None
     try:
         # The marker line is the daemon's, not the worker's: never its last words.
         raw = output.log_tail(log_path, OUTPUT_TAIL_BYTES) if log_path is not None else ""
         tail, capped = output.unmarked(raw)
         if vendor == "claude":
-            found = _claude(log_path, workdir, folder, tail)
+            found, spend = _claude(log_path, workdir, folder, tail)
         else:
             found = of_command(
                 command=command,
@@ -137,7 +160,7 @@ def read(
                 observed=folder.compared,
             )
         found = _noted(found, folder.notes)
-        return _noted(found, [CAPPED], complete=False) if capped else found
+        return (_noted(found, [CAPPED], complete=False) if capped else found), spend
     except OSError as exc:
         log.warning("experience.log_unreadable", path=str(log_path), error=str(exc))
         return Experience(
@@ -145,12 +168,14 @@ def read(
             files=bounded_files(folder.changes)[0],
             complete=False,
             notes=[f"the run log could not be read: {type(exc).__name__}", *folder.notes],
-        )
+        ), spend
 
 
-def _claude(log_path: Path | None, workdir: Path, folder: FolderDiff, tail: str) -> Experience:
+def _claude(
+    log_path: Path | None, workdir: Path, folder: FolderDiff, tail: str
+) -> tuple[Experience, Spend | None]:
     if log_path is None:
-        return Experience(source="stream-json", complete=False, notes=["no run log"])
+        return Experience(source="stream-json", complete=False, notes=["no run log"]), None
     with log_path.open("rb") as handle:
         reading = runlog.read_lines(lines(handle))
     if reading.kind == "unknown":
@@ -161,10 +186,13 @@ def _claude(log_path: Path | None, workdir: Path, folder: FolderDiff, tail: str)
             output=tail,
             changes=folder.changes,
             observed=folder.compared,
-        ).model_copy(update={"complete": False, "notes": ["the run log holds no stream-json"]})
+        ).model_copy(
+            update={"complete": False, "notes": ["the run log holds no stream-json"]}
+        ), None
     # The folder's own account wins; when it could not be taken, the record's edits stand.
     changes = folder.changes if folder.compared else None
-    return digest(reading, relative=within(str(workdir)), changes=changes)
+    found = digest(reading, relative=within(str(workdir)), changes=changes)
+    return found, reading.spend
 
 
 def _noted(found: Experience, notes: list[str], *, complete: bool = True) -> Experience:

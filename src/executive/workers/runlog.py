@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from executive.files import JsonLimitError, parse_json
+from executive.spend import Spend, of_line
 
 # A Write of a whole source file is one line; past this a line is skipped, not parsed.
 MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -64,6 +65,9 @@ class Reading:
     task: str = ""  # the first user message's text: the task as it was given
     final: str | None = None  # the ``result`` line's text (stream-json), when the run ended
     finished: bool = False
+    # The last ``result`` line's figures: that line is the CLI's own account of the run (a
+    # program the worker ran may print one before it, never after the CLI's last).
+    spend: Spend | None = None
     skipped: int = 0
     problems: list[str] = field(default_factory=list)
 
@@ -103,6 +107,7 @@ def _line(reading: Reading, line: dict[str, Any]) -> None:
         reading.kind = "stream-json"
         reading.finished = True
         reading.final = _str(line.get("result"))
+        reading.spend = of_line(line)
     elif kind in ("user", "assistant"):
         if reading.kind == "unknown" and "sessionId" in line:
             reading.kind = "transcript"

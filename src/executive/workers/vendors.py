@@ -24,7 +24,12 @@ def fill(template: Sequence[str], values: Mapping[str, str]) -> list[str]:
 
 
 def claude_argv(
-    claude_bin: str, prompt: str, *, max_turns: int, model: str | None = None
+    claude_bin: str,
+    prompt: str,
+    *,
+    max_turns: int,
+    model: str | None = None,
+    max_budget_usd: float | None = None,
 ) -> list[str]:
     """Claude Code, headless and non-interactive, streaming JSON events to its run log.
 
@@ -48,4 +53,7 @@ def claude_argv(
     ]
     if model:
         argv += ["--model", model]
+    if max_budget_usd is not None:
+        # The CLI stops the run once its cost passes this (EXECUTIVE_BUDGET_RUN_USD).
+        argv += ["--max-budget-usd", f"{max_budget_usd:.6f}"]
     return argv

@@ -34,6 +34,7 @@ from executive.hooks.skills import render
 from executive.hooks.tools import HookTools
 from executive.hookspecs import HookName, HookSpec
 from executive.redact import learn, scrub
+from executive.spend import not_reported, of_result
 
 MAX_TURNS = 30
 # Results the CLI reports when the account, not the run, is the problem: cannot run here.
@@ -183,6 +184,13 @@ def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
         )
     final_text = scrub(result.result or "") if error is None and result is not None else ""
     details: dict[str, Any] = {"model": transcript.model}
+    # The CLI's own account of what the run cost (never 0 when it gave none).
+    paid = (
+        of_result(result.total_cost_usd, result.usage, result.num_turns, result.duration_api_ms)
+        if result is not None
+        else None
+    )
+    details["spend"] = paid.record() if paid is not None else not_reported()
     if result is not None:
         if crash is not None:
             details["exit_error"] = scrub(crash)

@@ -1,0 +1,151 @@
+"""What one paid run cost, as the Claude Code CLI itself reported it.
+
+The CLI's closing ``result`` line (stream-json, and the SDK's ``ResultMessage`` that the LLM
+skill engine reads) carries ``total_cost_usd``, ``usage`` (input, output, cache read and cache
+creation tokens), ``num_turns`` and ``duration_api_ms``. :func:`of_result` reads them; a run
+without a result line has no :class:`Spend` at all ("not reported", never 0).
+
+The work ledger keeps a run's spend as :meth:`Spend.record` (with the memory pack's tokens
+beside the run's input tokens); :func:`of_record` reads it back, and the day's, the bundle's
+and the hook's totals are sums of those records (:mod:`executive.workspace.spending`).
+Every value here came from a worker's or a model's output: it is read, bounded and typed,
+never trusted to be sane (a negative or non-finite figure is not a figure).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+# The token counts a run reports, under the names the ledger, status and /metrics use.
+DIRECTIONS = ("input", "output", "cache_read", "cache_write")
+_USAGE = {
+    "input": "input_tokens",
+    "output": "output_tokens",
+    "cache_read": "cache_read_input_tokens",
+    "cache_write": "cache_creation_input_tokens",
+}
+MAX_USD = 1_000_000.0  # no single run costs this: a figure past it is not believed
+MAX_COUNT = 10**12
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One run's figures (or a sum of runs'). ``cost_usd`` in US dollars."""
+
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    turns: int = 0
+    api_ms: int = 0
+
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(
+            **{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(Spend)}
+        )
+
+    def tokens(self, direction: str) -> int:
+        return int(getattr(self, f"{direction}_tokens"))
+
+    def record(self, pack_tokens: int | None = None) -> dict[str, Any]:
+        """The ledger's form: the figures, and the pack's tokens (memory's share of input)."""
+        out: dict[str, Any] = {"reported": True, "cost_usd": round(self.cost_usd, 6)}
+        out |= {f.name: getattr(self, f.name) for f in fields(Spend) if f.name != "cost_usd"}
+        if pack_tokens is not None:
+            out["pack_tokens"] = pack_tokens
+        return out
+
+
+def logged(spend: Spend | None, *, paid: bool) -> dict[str, Any]:
+    """A run's log-line field: ``cost_usd`` of a paid run (null: not reported), none else."""
+    return {"cost_usd": spend.cost_usd if spend is not None else None} if paid else {}
+
+
+def not_reported(pack_tokens: int | None = None) -> dict[str, Any]:
+    """The ledger's form of a paid run that ended without its result line."""
+    out: dict[str, Any] = {"reported": False}
+    if pack_tokens is not None:
+        out["pack_tokens"] = pack_tokens
+    return out
+
+
+def _usd(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and 0 <= number <= MAX_USD else None
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    number = float(value)
+    return int(number) if math.isfinite(number) and 0 <= number <= MAX_COUNT else 0
+
+
+def of_result(
+    cost: object, usage: object = None, turns: object = None, api_ms: object = None
+) -> Spend | None:
+    """A result's figures; None when it names no cost (then the run's spend is not reported)."""
+    usd = _usd(cost)
+    if usd is None:
+        return None
+    counts = usage if isinstance(usage, Mapping) else {}
+    return Spend(
+        cost_usd=usd,
+        **{f"{d}_tokens": _count(counts.get(key)) for d, key in _USAGE.items()},
+        turns=_count(turns),
+        api_ms=_count(api_ms),
+    )
+
+
+def of_line(line: Mapping[str, Any]) -> Spend | None:
+    """The figures of a stream-json ``result`` line."""
+    return of_result(
+        line.get("total_cost_usd"),
+        line.get("usage"),
+        line.get("num_turns"),
+        line.get("duration_api_ms"),
+    )
+
+
+def of_record(value: object) -> Spend | None:
+    """A ledger record's ``spend`` read back; None when it was not reported (or is not one)."""
+    if not isinstance(value, Mapping) or value.get("reported") is not True:
+        return None
+    usd = _usd(value.get("cost_usd"))
+    if usd is None:
+        return None
+    kept = {f.name: _count(value.get(f.name)) for f in fields(Spend) if f.name != "cost_usd"}
+    return Spend(cost_usd=usd, **kept)
+
+
+def total(spends: Iterable[Spend | None]) -> Spend:
+    out = Spend()
+    for one in spends:
+        if one is not None:
+            out = out + one
+    return out
+
+
+def usd(amount: float | None) -> str:
+    """A figure as the operator reads it: ``$0.0123``; ``not reported`` for None."""
+    if amount is None:
+        return "not reported"
+    return f"${amount:.4f}" if amount < 1 else f"${amount:,.2f}"
+
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def chart(values: list[float]) -> str:
+    """A small bar chart of ``values``, one character each (the largest a full block)."""
+    top = max(values, default=0.0)
+    if top <= 0:
+        return _BARS[0] * len(values)
+    last = len(_BARS) - 1
+    return "".join(_BARS[min(last, int(v / top * last + 0.5))] for v in values)
