@@ -242,7 +242,7 @@ class Settings(
     claude_bin: str = Field(
         "claude",
         validation_alias="EXECUTIVE_CLAUDE_BIN",
-        description="the Claude Code CLI used by claude workers",
+        description="the Claude Code CLI that claude workers and the LLM engine run; left at claude: claude on PATH, else the one claude-agent-sdk bundles (`executive doctor` names which)",
     )
     worker_env: str = Field(
         "",

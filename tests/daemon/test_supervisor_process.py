@@ -93,10 +93,15 @@ def test_every_stdout_line_is_json_and_no_secret_leaks(home, idle_env):
 def test_run_once_runs_one_iteration_and_exits(home):
     from tests.conftest import run_cli
 
-    result = run_cli("--home", str(home), "run", "--once")
+    # A misspelt key in the supervisor's environment is named at start, with the real name.
+    result = run_cli("--home", str(home), "run", "--once", env={"V3_MEM_HOOK_FAILDIAG": "true"})
     assert result.returncode == 0, result.stderr
     records = json_lines(result.stdout)
     assert len(events(records, "daemon.starting")) == 1
+    [typo] = events(records, "config.unknown_key")
+    assert typo["key"] == "V3_MEM_HOOK_FAILDIAG"
+    assert typo["did_you_mean"] == "V3_MEM_HOOK_FAIL_DIAG"
+    assert typo["source"] == "environment"
     assert events(records, "daemon.stopped")
     status = json.loads((home / ".state" / "status.json").read_text())
     assert status["recent_iterations"][0]["iteration"] == 1

@@ -345,7 +345,9 @@ def _no_credentials(tmp_path: Path) -> dict[str, str]:
 
 
 def _bundled(monkeypatch, path: Path | None) -> None:
-    monkeypatch.setattr(preflight, "bundled_cli", lambda: path)
+    from executive.workers import claude_cli
+
+    monkeypatch.setattr(claude_cli, "bundled_cli", lambda: path)
 
 
 def engine_cli_missing_at_connect(tmp_path, monkeypatch):
