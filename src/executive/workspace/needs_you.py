@@ -7,7 +7,7 @@ from pathlib import Path
 
 from executive.dates import now_iso
 from executive.redact import scrub
-from executive.untrusted import fence, one_line
+from executive.untrusted import ending, fence, one_line
 
 # How much of a failure a person needs to see to act, without pasting a whole log.
 ERROR_TAIL_LINES = 12
@@ -37,7 +37,7 @@ def add_entry(
 def error_tail(error: str) -> str:
     """The last lines of an error: where the cause usually is."""
     lines = error.rstrip().splitlines()[-ERROR_TAIL_LINES:]
-    return "\n".join(lines)[-ERROR_TAIL_CHARS:]
+    return ending("\n".join(lines), ERROR_TAIL_CHARS)
 
 
 def _line(text: str) -> str:
