@@ -36,6 +36,20 @@ def test_a_failing_bundle_backs_off_while_the_others_run(tmp_path):
     assert len(events(home, "STEP_FAILED", bundle="flaky")) == 1
     listed = json.loads(bundle(home, "list", "--json").stdout)
     assert {r["slug"]: r["retry_after"] != "" for r in listed} == {"flaky": True, "steady": False}
+    [flaky] = [r for r in listed if r["slug"] == "flaky"]
+    assert 3500 < flaky["wait_seconds"] <= 3600
+    text = bundle(home, "list").stdout
+    assert "waits 59m" in text or "waits 1h00m" in text
+    assert "completed completed" not in text  # the folder says it; the state adds nothing
+    # A wait whose time has passed is no wait: it is never shown as a time gone by.
+    path = home / "workspace/in-progress/P1/flaky/STEPS.json"
+    state = json.loads(path.read_text())
+    state["steps"][0]["retry_after"] = "2020-01-01T00:00:00Z"
+    path.write_text(json.dumps(state))
+    [flaky] = [r for r in json.loads(bundle(home, "list", "--json").stdout) if r["slug"] == "flaky"]
+    assert (flaky["wait_seconds"], flaky["retry_after"]) == (0, "")
+    assert "waits" not in bundle(home, "list").stdout
+    assert "waits" not in bundle(home, "show", "flaky").stdout
 
 
 def test_retry_starts_a_blocked_bundle_from_zero_attempts(tmp_path):
@@ -81,7 +95,22 @@ def test_the_running_daemon_applies_a_cancel_before_its_next_iteration(tmp_path)
         daemon.wait_for("worker.started", bundle="busy")
         add_bundle(home, "unwanted", "echo ok > out.txt\n", priority="P0")
         result = bundle(home, "cancel", "unwanted")
-        assert "before its next iteration" in result.stdout
+        assert "cancel pending" in result.stdout and "before its next iteration" in result.stdout
+        # The running step is in view: its bundle, step, attempt and how long it has run.
+        status = run_cli("--home", str(home), "status")
+        [line] = [x for x in status.stdout.splitlines() if x.startswith("running  ")]
+        assert line.startswith("running  busy (P3) step 1/1 ") and ", attempt 1, for " in line
+        listed = {r["slug"]: r for r in json.loads(bundle(home, "list", "--json").stdout)}
+        assert listed["busy"]["status"] == "running"
+        assert listed["busy"]["running_seconds"] >= 0
+        assert listed["unwanted"]["cancel_pending"] and not listed["busy"]["cancel_pending"]
+        text = bundle(home, "list").stdout
+        assert "attempt 1 running for " in text and "CANCEL PENDING" in text
+        # A cancel of the running bundle says it is pending, and status shows it so.
+        running = bundle(home, "cancel", "busy")
+        assert "cancel pending: busy is running step 1 (attempt 1)" in running.stdout
+        status = run_cli("--home", str(home), "status", "--json")
+        assert json.loads(status.stdout)["running"][0]["cancel_pending"] is True
         (outputs(home) / "busy" / "go").touch()
         daemon.wait_for("bundle.cancelled", bundle="unwanted")
         daemon.wait_for("goal.completed", bundle="busy")

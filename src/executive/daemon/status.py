@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from executive.memory.store.base import Filter, StoreReader
 from executive.memory.taxonomy import MemoryType
 from executive.memory.write.ledger import HarvestLedger
 from executive.settings import Settings, value_sources
+from executive.workspace.progress import duration, running
 
 
 def hook_states(
@@ -133,6 +134,8 @@ def gather(settings: Settings) -> dict[str, Any]:
         },
         "hooks": hook_states(settings, value_sources(home.env_file)),
         "queue": home.queue_counts(),
+        # A step under way, only while a daemon runs it (with none, it was interrupted).
+        "running": [r.as_dict() for r in running(home, datetime.now(UTC))] if pid else [],
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
@@ -163,7 +166,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
     health = report.get("health")
     if health:
         state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
-        lines.append(f"health   {state}: {health['detail']}")
+        lines.append(f"health   {state}{_detail(health['detail'], state)}")
     mem = report["memory"]
     lines.append(
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
@@ -185,6 +188,13 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
         f"completed={queue['completed']} blocked={queue['blocked']}"
     )
+    for run in report.get("running") or []:
+        pending = "; CANCEL PENDING (applied when this step ends)" if run["cancel_pending"] else ""
+        lines.append(
+            f"running  {run['slug']} ({run['priority']}) step {run['step']}/{run['steps']} "
+            f"{run['title']!r}, attempt {run['attempt']}, for {duration(run['seconds'])} "
+            f"(since {run['started_at']}){pending}"
+        )
     lines.append(
         f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)"
     )
@@ -200,6 +210,13 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
             f"at {it['finished_at']}{error}"
         )
     return lines
+
+
+def _detail(detail: str, state: str) -> str:
+    """The health's detail after its state, without saying it twice ("health ok: ok")."""
+    rest = detail.removeprefix("ok").lstrip(";: ") if detail.startswith("ok") else detail
+    rest = rest.removeprefix(f"{state.lower()}: ")
+    return "" if not rest else f" {rest}" if rest.startswith("(") else f": {rest}"
 
 
 def _duration(seconds: int) -> str:

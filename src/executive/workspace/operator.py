@@ -123,18 +123,29 @@ def cancel(home: Home, slug: str, reason: str = "cancelled by the operator") -> 
 # --- requests for the running daemon --------------------------------------------------------
 
 
-def request_cancel(home: Home, slug: str) -> Path:
-    find(home, slug)  # refuse a name that matches nothing now, not at the next iteration
-    folder = home.state / "requests" / "cancel"
+def request_cancel(home: Home, slug: str) -> Located:
+    """Leave a cancel for the running daemon; the bundle as it is now (running or queued)."""
+    found = find(home, slug)  # refuse a name that matches nothing now, not at the next iteration
+    if found.where in ("completed", "blocked"):
+        raise OperatorError(f"{slug} is already {found.where}")
+    folder = _requests(home)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / slug
-    path.write_text(now_iso() + "\n")
-    return path
+    (folder / slug).write_text(now_iso() + "\n")
+    return found
+
+
+def cancel_pending(home: Home, slug: str) -> bool:
+    """Whether a cancel of ``slug`` waits for the daemon (it applies it between iterations)."""
+    return (_requests(home) / slug).is_file()
+
+
+def _requests(home: Home) -> Path:
+    return home.state / "requests" / "cancel"
 
 
 def apply_requests(home: Home) -> list[str]:
     """Carry out the cancels the CLI left; called by the loop between iterations."""
-    folder = home.state / "requests" / "cancel"
+    folder = _requests(home)
     try:
         names = sorted(entry.name for entry in os.scandir(folder))
     except FileNotFoundError:
