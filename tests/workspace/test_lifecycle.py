@@ -27,8 +27,18 @@ def test_a_slug_clash_is_quarantined_not_overwritten(tmp_path):
     workspace.ingest()
     add_bundle(home, "same", "true\n")
     assert workspace.ingest() == []
-    assert (home / "workspace" / "blocked" / "same").is_dir()
-    assert "already exists" in (home / "workspace" / "needs-you.md").read_text()
+    # Kept under a name no bundle has, so show and retry reach this copy, not the other.
+    assert (home / "workspace" / "blocked" / "same-2").is_dir()
+    assert not (home / "workspace" / "blocked" / "same").exists()
+    needs_you = (home / "workspace" / "needs-you.md").read_text()
+    assert "name in use: same" in needs_you
+    assert "already exists at workspace/in-progress/P3/same" in needs_you
+    assert "bundle retry same-2" in needs_you and "move the folder back" not in needs_you
+    from executive.workspace import operator
+
+    operator.retry(Home(home), "same-2")
+    [active] = workspace.ingest()
+    assert active.bundle.slug == "same-2"
 
 
 def test_a_bundle_whose_prompt_breaks_in_progress_is_quarantined(tmp_path):

@@ -102,8 +102,14 @@ def _queue(
 ) -> Path:
     """The bundle's folder on deck with its PROMPT.md, read back as the daemon will read it."""
     folder = home.ondeck / name
-    if folder.exists():
-        fail(f"{folder} already exists; choose another --slug")
+    taken = operator.in_use(home, name)
+    if taken is not None or folder.exists():
+        where = taken.folder if taken is not None else folder
+        free = operator.free_name(home, name)
+        fail(
+            f"a bundle named {name} is already in {where.relative_to(home.root)}: "
+            f"choose another name (--slug {free} is free)"
+        )
     folder.mkdir(parents=True)
     (folder / bundles.PROMPT_FILE).write_text(bundles.render(spec, prose))
     bundles.load(folder, default_vendor=default_vendor)  # what we wrote must parse

@@ -66,6 +66,22 @@ def find(home: Home, slug: str) -> Located:
     raise OperatorError(f"no bundle named {slug} in {home.workspace}")
 
 
+def in_use(home: Home, slug: str) -> Located | None:
+    """The bundle already named ``slug`` anywhere in the workspace, or None when it is free."""
+    try:
+        return find(home, slug)
+    except OperatorError:
+        return None
+
+
+def free_name(home: Home, slug: str) -> str:
+    """``slug`` when no bundle in the workspace has it, else the first free ``slug-2``, ..."""
+    name, n = slug, 2
+    while in_use(home, name) is not None or any((root / name).exists() for _, root in places(home)):
+        name, n = f"{slug}-{n}", n + 1
+    return name
+
+
 def retry(home: Home, slug: str) -> Path:
     """Move a blocked bundle back to ``ondeck/`` with its attempts reset; the loop picks it up."""
     found = find(home, slug)
