@@ -315,7 +315,7 @@ class Settings(
     snapshot_commit: Flag = Field(
         True,
         validation_alias=alias("EXECUTIVE_GIT_COMMIT", "EXECUTIVE_SNAPSHOT_COMMIT"),
-        description="commit ledgers, retrospectives and snapshots to the home repository after each outcome and snapshot (never pushes)",
+        description="commit ledgers, retrospectives, snapshots and the workspace (bundles, needs-you.md) to the home repository after each outcome and snapshot (never pushes)",
     )
     # --- retention (the daily prune; 0 keeps everything) ------------------------------------
     retain_worker_logs_days: int = Field(

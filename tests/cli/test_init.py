@@ -185,3 +185,27 @@ def test_a_command_prints_its_answer_on_stdout_and_no_log_line_there(tmp_path):
     result = run_cli("--home", str(home), "bundle", "retry", "stuck")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["queued workspace/ondeck/stuck again (attempts reset)"]
+
+
+def test_init_into_a_repository_with_commits_of_its_own_asks_for_force(tmp_path):
+    import subprocess
+
+    code = tmp_path / "code"
+    code.mkdir()
+    git = ["git", "-C", str(code), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (code / "main.py").write_text("print('hi')\n")
+    subprocess.run([*git, "add", "main.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "code"], check=True)
+    refused = run_cli("init", str(code))
+    assert refused.returncode == 1
+    assert "is a git repository with 1 commit(s) of its own" in refused.stderr
+    assert "--force" in refused.stderr
+    assert not (code / "workspace").exists() and not (code / ".env.executive").exists()
+    log = subprocess.run([*git, "log", "--format=%s"], capture_output=True, text=True)
+    assert log.stdout == "code\n"
+    forced = run_cli("init", "--force", str(code))
+    assert forced.returncode == 0, forced.stderr
+    assert (code / ".env.executive").is_file()
+    # An agent home is no foreign repository: init again completes it, no --force needed.
+    assert run_cli("init", str(code)).returncode == 0

@@ -62,8 +62,12 @@ def test_retry_starts_a_blocked_bundle_from_zero_attempts(tmp_path):
     assert "error: the mirror is down" in shown.stdout
     assert "bundle retry doomed" in shown.stdout
 
+    needs_you = home / "workspace" / "needs-you.md"
+    assert "RESOLVED" not in needs_you.read_text()
     retried = bundle(home, "retry", "doomed")
     assert retried.returncode == 0, retried.stderr
+    [heading] = [x for x in needs_you.read_text().splitlines() if x.endswith("blocked: doomed")]
+    assert "RESOLVED" in heading and ", retried · " in heading
     [event] = events(home, "BUNDLE_RETRIED", bundle="doomed")
     assert event["attempts_reset"] == 2
     once(home)

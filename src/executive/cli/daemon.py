@@ -17,7 +17,7 @@ from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
 from executive.logs import configure_logging
 from executive.settings import Settings
-from executive.workspace.scaffold import scaffold
+from executive.workspace.scaffold import ForeignRepository, scaffold
 
 
 @app.command()
@@ -28,10 +28,17 @@ def init(
         bool,
         typer.Option(help="Memory on (go-live state) and demo bundles for the command vendor."),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(help="Make an existing git repository with commits an agent home."),
+    ] = False,
 ) -> None:
     """Scaffold an agent home: a git repository with the workspace, ledgers and config."""
     target = directory or home_option(ctx) or Path.cwd()
-    result = scaffold(target, demo=demo)
+    try:
+        result = scaffold(target, demo=demo, force=force)
+    except ForeignRepository as exc:
+        fail(str(exc))
     typer.echo(f"agent home: {result.home}")
     for name in result.created:
         typer.echo(f"  created {name}")

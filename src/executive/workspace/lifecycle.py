@@ -24,7 +24,7 @@ from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
 from executive.workspace import bundle as bundles
 from executive.workspace.bundle import Bundle, BundleError
-from executive.workspace.needs_you import add_entry
+from executive.workspace.needs_you import add_entry, resolve
 from executive.workspace.operator import free_name, places
 from executive.workspace.state import (
     LOG_FILE,
@@ -166,7 +166,9 @@ class Workspace:
         active.state.finished_at = now_iso()
         self.save(active)
         log_progress(active.bundle.folder, "completed")
-        return self._move(active.bundle.folder, self.home.completed)
+        target = self._move(active.bundle.folder, self.home.completed)
+        resolve(self.home.needs_you, active.bundle.slug, "completed")
+        return target
 
     def block(
         self,
@@ -229,7 +231,7 @@ class Workspace:
         rel, other = target.relative_to(self.home.root), clash.relative_to(self.home.root)
         add_entry(
             self.home.needs_you,
-            f"name in use: {slug}",
+            f"name in use: {target.name}",
             [
                 f"a bundle named {slug} already exists at {other}; this one is kept as {rel}",
                 f"to run it under that name: `executive --home {self.home.root} bundle retry "

@@ -17,7 +17,7 @@ from executive.dates import now_iso
 from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
 from executive.workspace.ledger import WorkLedger
-from executive.workspace.needs_you import add_entry
+from executive.workspace.needs_you import add_entry, resolve
 from executive.workspace.state import BundleState, log_progress, read_state, write_state
 
 log = get_logger(__name__)
@@ -103,6 +103,7 @@ def retry(home: Home, slug: str) -> Path:
     _log(found.folder, "retried by the operator: attempts reset")
     home.ondeck.mkdir(parents=True, exist_ok=True)
     found.folder.rename(target)
+    resolve(home.needs_you, slug, "retried")
     WorkLedger(home.work_ledger).append("BUNDLE_RETRIED", bundle=slug, attempts_reset=reset)
     log.info("bundle.retried", bundle=slug, attempts_reset=reset)
     return target
