@@ -114,8 +114,21 @@ def test_a_second_daemon_on_the_same_home_is_refused(home, idle_env):
         from tests.conftest import run_cli
 
         second = run_cli("--home", str(home), "run", "--once")
-        assert second.returncode == 1
-        assert "another executive daemon" in second.stderr
+        # Its own code (PM2's stop_exit_codes, systemd's RestartPreventExitStatus): no loop.
+        assert second.returncode == 4
+        assert "another executive daemon" in second.stderr and "exits 4" in second.stderr
+        # A bad value written into the file later hides nothing: the running daemon is shown,
+        # then the problem, and the exit (2, documented) says the next start would fail.
+        set_env(home, MAX_RETRIES="ten")
+        for args in (["status"], ["status", "--probe"]):
+            shown = run_cli("--home", str(home), *args)
+            assert shown.returncode == 2, shown.stdout + shown.stderr
+            assert "daemon   running, pid" in shown.stdout
+            assert "config   INVALID now" in shown.stdout
+            assert "MAX_RETRIES='ten' (from " in shown.stdout
+        as_json = json.loads(run_cli("--home", str(home), "status", "--json").stdout)
+        assert as_json["source"] == "daemon"
+        assert [p["variable"] for p in as_json["configuration_errors"]] == ["MAX_RETRIES"]
         first.signal(signal.SIGTERM)
         assert first.wait(timeout=10) == 0
     finally:

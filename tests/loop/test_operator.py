@@ -26,8 +26,9 @@ def test_a_failing_bundle_backs_off_while_the_others_run(tmp_path):
     home = make_home(tmp_path, EXECUTIVE_RETRY_BACKOFF_SECONDS="3600")
     add_bundle(home, "flaky", FAILS, priority="P1")
     add_bundle(home, "steady", "echo ok > out.txt\n", priority="P2")
-    once(home)  # flaky fails, and waits an hour before its next attempt
+    failed = once(home)  # flaky fails, and waits an hour before its next attempt
     assert len(events(home, "STEP_FAILED", bundle="flaky")) == 1
+    _the_watch_recipe_shows_why(failed.stdout)
     state = json.loads((home / "workspace/in-progress/P1/flaky/STEPS.json").read_text())
     assert state["steps"][0]["retry_after"]
     once(home)  # the lower-priority bundle runs meanwhile
@@ -50,6 +51,26 @@ def test_a_failing_bundle_backs_off_while_the_others_run(tmp_path):
     assert (flaky["wait_seconds"], flaky["retry_after"]) == (0, "")
     assert "waits" not in bundle(home, "list").stdout
     assert "waits" not in bundle(home, "show", "flaky").stdout
+
+
+def _the_watch_recipe_shows_why(log: str) -> None:
+    """The README's watch recipe, run with jq on a real run's log: a failure keeps its reason."""
+    import re
+    import shutil
+    import subprocess
+
+    from tests.conftest import REPO
+
+    recipe = re.search(r"make run \| jq -c '([^']+)'", (REPO / "README.md").read_text())
+    assert recipe is not None and "signal" in recipe[1] and "reason" in recipe[1]
+    if shutil.which("jq") is None:
+        return  # its words are checked; running it needs jq
+    shown = subprocess.run(
+        ["jq", "-c", recipe[1]], input=log, capture_output=True, text=True, check=True
+    ).stdout
+    [line] = [json.loads(x) for x in shown.splitlines() if '"step.failed"' in x]
+    assert line["bundle"] == "flaky" and line["attempt"] == 1
+    assert "the mirror is down" in line["signal"]
 
 
 def test_retry_starts_a_blocked_bundle_from_zero_attempts(tmp_path):
