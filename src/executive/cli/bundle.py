@@ -48,8 +48,7 @@ def add(
         list[str] | None, typer.Option("--verify", help="A verifier command (repeatable).")
     ] = None,
     output_exists: Annotated[
-        list[str] | None,
-        typer.Option(help="A file the worker must produce, not empty (repeatable)."),
+        list[str] | None, typer.Option(help="A non-empty file the worker must write (repeatable).")
     ] = None,
     step: Annotated[
         list[str] | None, typer.Option("--step", help="A step title, in order (repeatable).")

@@ -188,13 +188,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
         f"completed={queue['completed']} blocked={queue['blocked']}"
     )
-    for run in report.get("running") or []:
-        pending = "; CANCEL PENDING (applied when this step ends)" if run["cancel_pending"] else ""
-        lines.append(
-            f"running  {run['slug']} ({run['priority']}) step {run['step']}/{run['steps']} "
-            f"{run['title']!r}, attempt {run['attempt']}, for {duration(run['seconds'])} "
-            f"(since {run['started_at']}){pending}"
-        )
+    lines += [_running(run) for run in report.get("running") or []]
     lines.append(
         f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)"
     )
@@ -210,6 +204,16 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
             f"at {it['finished_at']}{error}"
         )
     return lines
+
+
+def _running(run: dict[str, Any]) -> str:
+    """The step under way: which, its attempt, how long it has run, a cancel waiting for it."""
+    pending = "; CANCEL PENDING (applied when this step ends)" if run["cancel_pending"] else ""
+    return (
+        f"running  {run['slug']} ({run['priority']}) step {run['step']}/{run['steps']} "
+        f"{run['title']!r}, attempt {run['attempt']}, for {duration(run['seconds'])} "
+        f"(since {run['started_at']}){pending}"
+    )
 
 
 def _detail(detail: str, state: str) -> str:
