@@ -23,13 +23,21 @@ SETUP_TORCH := $(shell grep -o -m1 'torch==[0-9.]*' pyproject.toml)
 
 .PHONY: setup sandbox-tool browser run test docs lint format bench clean lock
 
+# pip, with one harmless warning left out: a pip configuration whose index names a folder per
+# package (file:///opt/pypi/simple) warns "Location '...' is ignored: it is neither a file nor a
+# directory" for every package the folder lacks (146 lines on a set-up here), drowning what
+# matters. Everything else pip says is shown (after it ends), and its exit status is kept.
+IGNORED_LOCATION := ^WARNING: Location '[^']*' is ignored: it is neither a file nor a directory\.$$
+pip = log=$$(mktemp) && { $(PY) -m pip $(1) >&2 2>"$$log"; status=$$?; \
+	grep -v "$(IGNORED_LOCATION)" "$$log" >&2; rm -f "$$log"; exit $$status; }
+
 $(VENV)/.installed: pyproject.toml $(LOCK)
-	@echo "setting up $(VENV) (about two minutes, then the embedding model: under a minute)" >&2
+	@echo "setting up $(VENV) (about two minutes, then the embedding model: under a minute; 2.5 GB)" >&2
 	@$(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install --quiet --upgrade pip >&2
-	@$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)" >&2
-	@$(PY) -m pip install --quiet -r $(LOCK) >&2
-	@$(PY) -m pip install --quiet --no-deps -e . >&2
+	@$(call pip,install --quiet --upgrade pip)
+	@$(call pip,install --quiet $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH)")
+	@$(call pip,install --quiet -r $(LOCK))
+	@$(call pip,install --quiet --no-deps -e .)
 	@$(PY) -m pip check >&2
 	@touch $@
 

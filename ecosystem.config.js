@@ -64,7 +64,11 @@ module.exports = {
         PYTHONUNBUFFERED: "1",
         // The agent home (a git repository made by `executive init`). Read from the shell
         // that runs `pm2 start`; the fallback is a scratch home inside the checkout for tries.
-        // Secrets belong in <home>/.env.executive (mode 0600), never in this file.
+        // Never a secret in this file (it lives in the git checkout). The executive's own
+        // (store key or URL, dashboard token) go in <home>/.env.executive (mode 0600); the
+        // Claude CLI's credentials (ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN) are read from
+        // the process environment: export them in the shell that runs `pm2 start` (PM2 passes
+        // its environment on), or log in once with `claude` as the daemon's user.
         EXECUTIVE_HOME: process.env.EXECUTIVE_HOME || `${__dirname}/demo-home`,
       },
 
@@ -75,8 +79,10 @@ module.exports = {
       autorestart: true,
       // Exit 2 is a configuration error (a bad flag, a misspelt value): restarting cannot fix
       // it, so PM2 stops instead of looping; the error is the last line of executive.out.log
-      // (one JSON object, event "configuration.invalid").
-      stop_exit_codes: [2],
+      // (one JSON object, event "configuration.invalid"). Exit 4: another daemon already
+      // runs on this home (its pid is in the message on executive.err.log); a restart would
+      // meet it again.
+      stop_exit_codes: [2, 4],
       // Exits sooner than this count as unstable (start-up, memory store and embedding model
       // included, takes about two seconds).
       min_uptime: "30s",

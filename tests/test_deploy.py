@@ -129,8 +129,11 @@ def test_ecosystem_restart_policy():
     assert app["autorestart"] is True
     # SIGUSR2 makes the daemon exit 0 so that PM2 restarts it: 0 must not be a "stop" code.
     assert 0 not in (app.get("stop_exit_codes") or [])
-    # Exit 2 is a configuration error: a restart cannot fix it, so PM2 must not loop on it.
-    assert app["stop_exit_codes"] == [2]
+    # Exit 2 is a configuration error, 4 another daemon on the home (the CLI's own constant):
+    # a restart cannot fix either, so PM2 must not loop on them.
+    from executive.cli.daemon import ALREADY_RUNNING
+
+    assert app["stop_exit_codes"] == [2, ALREADY_RUNNING]
     assert isinstance(app["max_restarts"], int) and app["max_restarts"] > 0
     # PM2 7 leaves an app that exited with a stop code "waiting restart" (not "stopped")
     # when either restart delay is set (God.js, handleExit).
@@ -230,8 +233,8 @@ def test_unit_readiness_watchdog_and_restart(unit):
     assert seconds(one(service, "TimeoutStartSec")) >= 6 * STARTUP_SECONDS
     assert one(service, "Restart") == "on-failure"
     assert seconds(one(service, "RestartSec")) > 0
-    # Exit 2 is a configuration error: no restart loop.
-    assert one(service, "RestartPreventExitStatus") == "2"
+    # Exit 2 is a configuration error, 4 another daemon on the home: no restart loop.
+    assert one(service, "RestartPreventExitStatus") == "2 4"
     # The start limit belongs in [Unit]; in [Service] systemd ignores it.
     for key in ("StartLimitIntervalSec", "StartLimitBurst"):
         assert values(unit["Unit"], key), f"{key}= missing from [Unit]"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from executive.envfile import render_env, unknown_keys
+from executive.envfile import render_env, unknown_environment_keys, unknown_keys
 from executive.settings import variable_names
 from tests.conftest import REPO
 
@@ -45,3 +45,18 @@ def test_misspelt_keys_of_ours_are_found_with_the_closest_name(tmp_path):
         ("V3_ZZZ", None),
     ]
     assert unknown_keys(tmp_path / "missing") == []
+
+
+def test_misspelt_keys_in_the_process_environment_are_found_and_names_read_elsewhere_are_not():
+    environ = {
+        "V3_MEM_HOOK_FAILDIAG": "true",
+        "EXECUTIVE_HOME": "/srv/agent",  # read before the settings, by every command
+        "EXECUTIVE_MODELS_DIR": "/opt/models",  # the embedder's
+        "EXECUTIVE_HOEM": "/srv/agent",
+        "V3_MEMORY_ENABLED": "true",
+        "PATH": "/usr/bin",
+    }
+    assert unknown_environment_keys(environ) == [
+        ("EXECUTIVE_HOEM", "EXECUTIVE_HOME"),
+        ("V3_MEM_HOOK_FAILDIAG", "V3_MEM_HOOK_FAIL_DIAG"),
+    ]

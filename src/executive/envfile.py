@@ -7,8 +7,9 @@ a variable cannot be added to the code and forgotten in the template (a test com
 from __future__ import annotations
 
 import difflib
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
 from executive.config.sections import Budget, SharedStore, WorkerLimits
-from executive.config.sources import aliases
+from executive.config.sources import READ_ELSEWHERE, aliases
 from executive.hookspecs import ROLL_OUT, SPECS
 from executive.settings import Settings, variable_names
 
@@ -126,10 +127,25 @@ def unknown_keys(env_file: Path) -> list[tuple[str, str | None]]:
 
     if not env_file.is_file():
         return []
+    return _unknown(dotenv_values(env_file))
+
+
+def unknown_environment_keys(
+    environ: Mapping[str, str] | None = None,
+) -> list[tuple[str, str | None]]:
+    """The same check on the process environment (a supervisor's ``env`` or ``Environment=``),
+    where a typo hides as well: ``V3_MEM_HOOK_FAILDIAG=true`` leaves Hook D off. Names read
+    outside the settings (``EXECUTIVE_HOME``, ...) are no typo."""
+    env = os.environ if environ is None else environ
+    return _unknown(sorted(key for key in env if key not in READ_ELSEWHERE))
+
+
+def _unknown(keys: Iterable[str]) -> list[tuple[str, str | None]]:
     known = variable_names()
+    candidates = [*known, *READ_ELSEWHERE]
     unknown = []
-    for key in dotenv_values(env_file):
+    for key in keys:
         if _OURS.match(key) and key not in known:
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
             unknown.append((key, close[0] if close else None))
     return unknown

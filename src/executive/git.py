@@ -51,6 +51,12 @@ def is_repo(path: Path) -> bool:
     return proc.returncode == 0 and Path(proc.stdout.strip()).resolve() == path.resolve()
 
 
+def commit_count(path: Path) -> int:
+    """How many commits the repository at ``path`` has on its current branch (0: none yet)."""
+    done = run(["rev-list", "--count", "HEAD"], path, check=False)
+    return int(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else 0
+
+
 def init(path: Path) -> None:
     run(["init", "-q", "-b", "main"], path)
 

@@ -49,6 +49,12 @@ class HookSpec:
         return f"memory-hook-{self.name.value}"
 
     @property
+    def quotes_memory(self) -> bool:
+        """Whether its answer quotes memory (a pack, a synthesis, a diagnosis): the reader's
+        hooks, D included though it may write one memory. Such an answer is logged at debug."""
+        return self.downstream == "memory-reader"
+
+    @property
     def field(self) -> str:
         """The settings field its flag is read into: ``V3_MEM_HOOK_POST_RUN`` -> ``hook_post_run``."""
         return self.flag.removeprefix(_FLAG_PREFIX).lower()

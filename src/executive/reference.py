@@ -39,8 +39,10 @@ process environment, then `<home>/.env.executive`; the environment wins, and
 - **An invalid value stops start-up** with one message naming each bad variable, its value
   and why, and exit code 2. Secret values are never echoed.
 - **A misspelt key is named**: a key in our namespaces (`V3_*`, `EXECUTIVE_*`) that no
-  setting reads is reported by `executive doctor` and at start-up (`config.unknown_key`),
-  with the closest real name.
+  setting reads, in `.env.executive` or in the process environment (PM2's `env`, systemd's
+  `Environment=`), is reported by `executive doctor` and at start-up (`config.unknown_key`,
+  one line each, with `file` or `source: environment`), with the closest real name.
+  `EXECUTIVE_HOME` and `EXECUTIVE_MODELS_DIR` are read before the settings and are no typo.
 - **Worker isolation and limits** (`EXECUTIVE_WORKER_*`, `EXECUTIVE_SANDBOX_*`): what each
   mode and limit does is in [Security](security.md).
 

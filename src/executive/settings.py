@@ -250,7 +250,7 @@ class Settings(
     claude_bin: str = Field(
         "claude",
         validation_alias="EXECUTIVE_CLAUDE_BIN",
-        description="the Claude Code CLI used by claude workers",
+        description="the Claude Code CLI that claude workers and the LLM engine run; left at claude: claude on PATH, else the one claude-agent-sdk bundles (`executive doctor` names which)",
     )
     worker_env: str = Field(
         "",
@@ -323,7 +323,7 @@ class Settings(
     snapshot_commit: Flag = Field(
         True,
         validation_alias=alias("EXECUTIVE_GIT_COMMIT", "EXECUTIVE_SNAPSHOT_COMMIT"),
-        description="commit ledgers, retrospectives and snapshots to the home repository after each outcome and snapshot (never pushes)",
+        description="commit ledgers, retrospectives, snapshots and the workspace (bundles, needs-you.md) to the home repository after each outcome and snapshot (never pushes)",
     )
     # --- retention (the daily prune; 0 keeps everything) ------------------------------------
     retain_worker_logs_days: int = Field(

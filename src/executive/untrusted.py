@@ -52,3 +52,16 @@ def opening(text: str, limit: int) -> str:
     if end < limit // 2:
         end = head.rfind(" ")
     return head[: end + 1 if end > 0 else len(head)].rstrip() + " …"
+
+
+def ending(text: str, limit: int) -> str:
+    """The end of ``text`` in at most ``limit`` characters, from the start of a word (or a
+    line), marked ``…`` when cut: a tail a person reads starts where a word does, never in the
+    middle of one (a word longer than half the limit is cut all the same)."""
+    if len(text) <= limit:
+        return text
+    start = len(text) - (limit - 2)  # room for the mark and its space
+    if not text[start - 1].isspace():
+        space = next((i for i in range(start, len(text) - limit // 2) if text[i].isspace()), None)
+        start = start if space is None else space + 1
+    return "… " + text[start:].lstrip()

@@ -8,6 +8,7 @@ import pytest
 
 from executive.daemon.lock import daemon_lock
 from executive.home import Home
+from executive.untrusted import ending
 from tests.conftest import run_cli
 from tests.hooks.conftest import pre_spawn
 
@@ -56,7 +57,7 @@ def test_a_gated_hook_is_skipped_and_force_audits_it(home, context_file):
     assert (result["outcome"], result["engine"], result["forced"]) == ("ok", "builtin", True)
     assert result["memory_pack"].startswith("## Memory Pack")
     assert result["histogram"].get("memory.search", 0) >= 1
-    assert result["tail"] == result["final_text"][-400:]
+    assert result["tail"] == ending(result["final_text"], 400)  # from the start of a word
     ledger = (Home(home).work_ledger).read_text().splitlines()
     assert json.loads(ledger[-1])["event"] == "EXECUTIVE_SKILL_USED"
 

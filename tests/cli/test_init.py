@@ -9,20 +9,36 @@ from tests.conftest import run_cli
 
 
 def test_init_makes_a_home_that_doctor_accepts(tmp_path):
+    from executive.workers.claude_cli import bundled_cli
+
     home = tmp_path / "agent"
     created = run_cli("init", str(home))
     assert created.returncode == 0, created.stderr
-    # A fresh home's workers are Claude Code: with no CLI here, doctor fails and says how.
-    refused = run_cli("--home", str(home), "doctor")
-    assert refused.returncode == 1
-    assert "[FAIL] claude worker CLI: claude not on PATH" in refused.stdout
-    assert "EXECUTIVE_CLAUDE_BIN" in refused.stdout and "WORKER_VENDOR=command" in refused.stdout
-    doctor = run_cli("--home", str(home), "doctor", "--json", env={"WORKER_VENDOR": "command"})
-    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    # No `claude` on this PATH: a fresh home's claude workers run the SDK's bundled CLI, and
+    # doctor says which CLI it found.
+    plain = {"PATH": "/usr/local/bin:/usr/bin:/bin"}
+    doctor = run_cli("--home", str(home), "doctor", "--json", env=plain)
     checks = json.loads(doctor.stdout)
-    assert all(c["ok"] or c["warning"] for c in checks)
+    cli = next(c for c in checks if c["name"] == "claude worker CLI")
+    if bundled_cli() is not None:
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        assert all(c["ok"] or c["warning"] for c in checks)
+        assert cli["detail"] == f"{bundled_cli()} (from claude-agent-sdk's bundled CLI)"
     for name in ["home layout", "home is a git repository", ".env.executive is private"]:
         assert any(c["name"] == name and c["ok"] for c in checks), name
+    # A configured CLI that is not there fails, and says how to get one.
+    missing = {**plain, "EXECUTIVE_CLAUDE_BIN": str(tmp_path / "no-claude")}
+    refused = run_cli("--home", str(home), "doctor", env=missing)
+    assert refused.returncode == 1
+    assert (
+        f"[FAIL] claude worker CLI: no Claude Code CLI: EXECUTIVE_CLAUDE_BIN={tmp_path / 'no-claude'}"
+        in refused.stdout
+    )
+    assert "WORKER_VENDOR=command" in refused.stdout
+    commanded = run_cli(
+        "--home", str(home), "doctor", "--json", env={**missing, "WORKER_VENDOR": "command"}
+    )
+    assert commanded.returncode == 0, commanded.stdout + commanded.stderr
 
 
 def test_init_layout_git_and_private_env(tmp_path):
@@ -149,6 +165,15 @@ def test_doctor_warns_about_a_misspelt_key_and_names_the_real_one(tmp_path):
     assert "did you mean V3_MEM_HOOK_POST_RUN?" in result.stdout
 
 
+def test_doctor_warns_about_a_misspelt_key_in_the_process_environment(tmp_path):
+    home = tmp_path / "agent"
+    run_cli("init", str(home))
+    result = run_cli("--home", str(home), "doctor", env={"V3_MEM_HOOK_FAILDIAG": "true"})
+    assert "[warn] unknown key V3_MEM_HOOK_FAILDIAG: the process environment sets" in result.stdout
+    assert "did you mean V3_MEM_HOOK_FAIL_DIAG?" in result.stdout
+    assert "PM2's env, systemd's Environment=" in result.stdout
+
+
 def test_a_command_prints_its_answer_on_stdout_and_no_log_line_there(tmp_path):
     from tests.loop.homes import add_bundle, make_home
 
@@ -160,3 +185,27 @@ def test_a_command_prints_its_answer_on_stdout_and_no_log_line_there(tmp_path):
     result = run_cli("--home", str(home), "bundle", "retry", "stuck")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["queued workspace/ondeck/stuck again (attempts reset)"]
+
+
+def test_init_into_a_repository_with_commits_of_its_own_asks_for_force(tmp_path):
+    import subprocess
+
+    code = tmp_path / "code"
+    code.mkdir()
+    git = ["git", "-C", str(code), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (code / "main.py").write_text("print('hi')\n")
+    subprocess.run([*git, "add", "main.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "code"], check=True)
+    refused = run_cli("init", str(code))
+    assert refused.returncode == 1
+    assert "is a git repository with 1 commit(s) of its own" in refused.stderr
+    assert "--force" in refused.stderr
+    assert not (code / "workspace").exists() and not (code / ".env.executive").exists()
+    log = subprocess.run([*git, "log", "--format=%s"], capture_output=True, text=True)
+    assert log.stdout == "code\n"
+    forced = run_cli("init", "--force", str(code))
+    assert forced.returncode == 0, forced.stderr
+    assert (code / ".env.executive").is_file()
+    # An agent home is no foreign repository: init again completes it, no --force needed.
+    assert run_cli("init", str(code)).returncode == 0

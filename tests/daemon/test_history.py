@@ -70,6 +70,14 @@ def test_the_daemon_commits_the_outcome_of_a_bundle_by_default(tmp_path):
     assert result.returncode == 0, result.stderr
     assert any("poem completed" in line for line in git_log(home))
     assert "ledgers/work-ledger.jsonl" in tracked(home)
+    # The workspace is committed with the outcome: the bundle where it now is, and the home
+    # is clean afterwards (nothing of it left untracked or modified).
+    assert "workspace/completed/poem/STEPS.json" in tracked(home)
+    assert "workspace/ondeck/poem/PROMPT.md" not in tracked(home)
+    status = subprocess.run(
+        ["git", "-C", str(home), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert status.stdout == ""
 
 
 def test_commits_are_off_by_a_setting(tmp_path):

@@ -93,10 +93,15 @@ def test_every_stdout_line_is_json_and_no_secret_leaks(home, idle_env):
 def test_run_once_runs_one_iteration_and_exits(home):
     from tests.conftest import run_cli
 
-    result = run_cli("--home", str(home), "run", "--once")
+    # A misspelt key in the supervisor's environment is named at start, with the real name.
+    result = run_cli("--home", str(home), "run", "--once", env={"V3_MEM_HOOK_FAILDIAG": "true"})
     assert result.returncode == 0, result.stderr
     records = json_lines(result.stdout)
     assert len(events(records, "daemon.starting")) == 1
+    [typo] = events(records, "config.unknown_key")
+    assert typo["key"] == "V3_MEM_HOOK_FAILDIAG"
+    assert typo["did_you_mean"] == "V3_MEM_HOOK_FAIL_DIAG"
+    assert typo["source"] == "environment"
     assert events(records, "daemon.stopped")
     status = json.loads((home / ".state" / "status.json").read_text())
     assert status["recent_iterations"][0]["iteration"] == 1
@@ -109,8 +114,21 @@ def test_a_second_daemon_on_the_same_home_is_refused(home, idle_env):
         from tests.conftest import run_cli
 
         second = run_cli("--home", str(home), "run", "--once")
-        assert second.returncode == 1
-        assert "another executive daemon" in second.stderr
+        # Its own code (PM2's stop_exit_codes, systemd's RestartPreventExitStatus): no loop.
+        assert second.returncode == 4
+        assert "another executive daemon" in second.stderr and "exits 4" in second.stderr
+        # A bad value written into the file later hides nothing: the running daemon is shown,
+        # then the problem, and the exit (2, documented) says the next start would fail.
+        set_env(home, MAX_RETRIES="ten")
+        for args in (["status"], ["status", "--probe"]):
+            shown = run_cli("--home", str(home), *args)
+            assert shown.returncode == 2, shown.stdout + shown.stderr
+            assert "daemon   running, pid" in shown.stdout
+            assert "config   INVALID now" in shown.stdout
+            assert "MAX_RETRIES='ten' (from " in shown.stdout
+        as_json = json.loads(run_cli("--home", str(home), "status", "--json").stdout)
+        assert as_json["source"] == "daemon"
+        assert [p["variable"] for p in as_json["configuration_errors"]] == ["MAX_RETRIES"]
         first.signal(signal.SIGTERM)
         assert first.wait(timeout=10) == 0
     finally:

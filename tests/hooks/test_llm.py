@@ -31,6 +31,7 @@ from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.memory.runtime import MemoryRuntime
 from executive.surface import control
 from executive.surface.operations import MemorySurface
+from executive.untrusted import ending
 from executive.workspace.ledger import WorkLedger
 from tests.conftest import events
 from tests.hooks.claude_script import Call, Crash, Hang, Result, Turn
@@ -131,7 +132,8 @@ async def test_a_read_hook_records_every_tool_call_and_the_answer_tail(
     assert (result.outcome, result.engine, result.error) == ("ok", "claude", None)
     assert result.tool_calls == ["memory.search"] * 3 + ["memory.get", "memory.search"]
     assert result.histogram == {"memory.search": 4, "memory.get": 1}
-    assert result.final_text == ANSWER and result.tail == ANSWER[-400:]
+    assert result.final_text == ANSWER and result.tail == ending(ANSWER, 400)
+    assert result.tail.startswith("… ") and ANSWER.endswith(result.tail[2:])
     assert result.memory_pack is None and result.writes == Writes()
     assert result.details["turns"] == 2 and result.details["model"] == "claude-fake-1"
     # Every call was asked about twice (the hook had no opinion, the callback allowed) and ran.
@@ -345,7 +347,9 @@ def _no_credentials(tmp_path: Path) -> dict[str, str]:
 
 
 def _bundled(monkeypatch, path: Path | None) -> None:
-    monkeypatch.setattr(preflight, "bundled_cli", lambda: path)
+    from executive.workers import claude_cli
+
+    monkeypatch.setattr(claude_cli, "bundled_cli", lambda: path)
 
 
 def engine_cli_missing_at_connect(tmp_path, monkeypatch):

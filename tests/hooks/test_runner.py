@@ -183,7 +183,9 @@ async def test_the_work_ledger_is_optional_and_unwritable_ledgers_do_not_raise(e
     assert result.outcome == "ok"
 
 
-async def test_a_read_hooks_answer_is_its_size_and_hash_at_info_and_its_tail_at_debug(env):
+@pytest.mark.parametrize("hook", [HookName.PRE_SPAWN, HookName.FAIL_DIAG])
+async def test_a_read_hooks_answer_is_its_size_and_hash_at_info_and_its_tail_at_debug(env, hook):
+    """D may write a reflective memory, but its diagnosis quotes memory as B's pack does."""
     import io
     import json
     import logging
@@ -195,7 +197,7 @@ async def test_a_read_hooks_answer_is_its_size_and_hash_at_info_and_its_tail_at_
     buffer = io.StringIO()
     configure_logging(fmt="json", level="debug", stream=buffer)
     try:
-        result = await run_memory_hook("pre-spawn-pack", pre_spawn(), env)
+        result = await run_memory_hook(hook.value, CONTEXTS[hook](), env)
     finally:
         structlog.reset_defaults()
         logging.getLogger().handlers.clear()

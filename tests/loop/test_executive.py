@@ -212,6 +212,16 @@ def test_a_bundle_added_from_the_cli_runs(tmp_path):
     assert (outputs(home) / "write-a-poem" / "poem.txt").read_text() == "roses\n"
     bad = run_cli("--home", str(home), "bundle", "add", "X", "--priority", "P9")
     assert bad.returncode == 1 and "priority" in bad.stderr
+    # The name is the completed bundle's: refused, with where it is and a free name.
+    again = run_cli(
+        "--home", str(home), "bundle", "add", "Write a poem", "--command", "sh -c 'echo x > y'"
+    )
+    assert again.returncode == 1
+    assert "a bundle named write-a-poem is already in workspace/completed/write-a-poem" in (
+        again.stderr
+    )
+    assert "--slug write-a-poem-2 is free" in again.stderr
+    assert not (home / "workspace" / "ondeck" / "write-a-poem").exists()
 
 
 def test_what_the_workers_did_is_in_the_ledger_and_in_memory(scenario):

@@ -26,8 +26,9 @@ def test_a_failing_bundle_backs_off_while_the_others_run(tmp_path):
     home = make_home(tmp_path, EXECUTIVE_RETRY_BACKOFF_SECONDS="3600")
     add_bundle(home, "flaky", FAILS, priority="P1")
     add_bundle(home, "steady", "echo ok > out.txt\n", priority="P2")
-    once(home)  # flaky fails, and waits an hour before its next attempt
+    failed = once(home)  # flaky fails, and waits an hour before its next attempt
     assert len(events(home, "STEP_FAILED", bundle="flaky")) == 1
+    _the_watch_recipe_shows_why(failed.stdout)
     state = json.loads((home / "workspace/in-progress/P1/flaky/STEPS.json").read_text())
     assert state["steps"][0]["retry_after"]
     once(home)  # the lower-priority bundle runs meanwhile
@@ -36,6 +37,40 @@ def test_a_failing_bundle_backs_off_while_the_others_run(tmp_path):
     assert len(events(home, "STEP_FAILED", bundle="flaky")) == 1
     listed = json.loads(bundle(home, "list", "--json").stdout)
     assert {r["slug"]: r["retry_after"] != "" for r in listed} == {"flaky": True, "steady": False}
+    [flaky] = [r for r in listed if r["slug"] == "flaky"]
+    assert 3500 < flaky["wait_seconds"] <= 3600
+    text = bundle(home, "list").stdout
+    assert "waits 59m" in text or "waits 1h00m" in text
+    assert "completed completed" not in text  # the folder says it; the state adds nothing
+    # A wait whose time has passed is no wait: it is never shown as a time gone by.
+    path = home / "workspace/in-progress/P1/flaky/STEPS.json"
+    state = json.loads(path.read_text())
+    state["steps"][0]["retry_after"] = "2020-01-01T00:00:00Z"
+    path.write_text(json.dumps(state))
+    [flaky] = [r for r in json.loads(bundle(home, "list", "--json").stdout) if r["slug"] == "flaky"]
+    assert (flaky["wait_seconds"], flaky["retry_after"]) == (0, "")
+    assert "waits" not in bundle(home, "list").stdout
+    assert "waits" not in bundle(home, "show", "flaky").stdout
+
+
+def _the_watch_recipe_shows_why(log: str) -> None:
+    """The README's watch recipe, run with jq on a real run's log: a failure keeps its reason."""
+    import re
+    import shutil
+    import subprocess
+
+    from tests.conftest import REPO
+
+    recipe = re.search(r"make run \| jq -c '([^']+)'", (REPO / "README.md").read_text())
+    assert recipe is not None and "signal" in recipe[1] and "reason" in recipe[1]
+    if shutil.which("jq") is None:
+        return  # its words are checked; running it needs jq
+    shown = subprocess.run(
+        ["jq", "-c", recipe[1]], input=log, capture_output=True, text=True, check=True
+    ).stdout
+    [line] = [json.loads(x) for x in shown.splitlines() if '"step.failed"' in x]
+    assert line["bundle"] == "flaky" and line["attempt"] == 1
+    assert "the mirror is down" in line["signal"]
 
 
 def test_retry_starts_a_blocked_bundle_from_zero_attempts(tmp_path):
@@ -48,8 +83,12 @@ def test_retry_starts_a_blocked_bundle_from_zero_attempts(tmp_path):
     assert "error: the mirror is down" in shown.stdout
     assert "bundle retry doomed" in shown.stdout
 
+    needs_you = home / "workspace" / "needs-you.md"
+    assert "RESOLVED" not in needs_you.read_text()
     retried = bundle(home, "retry", "doomed")
     assert retried.returncode == 0, retried.stderr
+    [heading] = [x for x in needs_you.read_text().splitlines() if x.endswith("blocked: doomed")]
+    assert "RESOLVED" in heading and ", retried · " in heading
     [event] = events(home, "BUNDLE_RETRIED", bundle="doomed")
     assert event["attempts_reset"] == 2
     once(home)
@@ -81,7 +120,22 @@ def test_the_running_daemon_applies_a_cancel_before_its_next_iteration(tmp_path)
         daemon.wait_for("worker.started", bundle="busy")
         add_bundle(home, "unwanted", "echo ok > out.txt\n", priority="P0")
         result = bundle(home, "cancel", "unwanted")
-        assert "before its next iteration" in result.stdout
+        assert "cancel pending" in result.stdout and "before its next iteration" in result.stdout
+        # The running step is in view: its bundle, step, attempt and how long it has run.
+        status = run_cli("--home", str(home), "status")
+        [line] = [x for x in status.stdout.splitlines() if x.startswith("running  ")]
+        assert line.startswith("running  busy (P3) step 1/1 ") and ", attempt 1, for " in line
+        listed = {r["slug"]: r for r in json.loads(bundle(home, "list", "--json").stdout)}
+        assert listed["busy"]["status"] == "running"
+        assert listed["busy"]["running_seconds"] >= 0
+        assert listed["unwanted"]["cancel_pending"] and not listed["busy"]["cancel_pending"]
+        text = bundle(home, "list").stdout
+        assert "attempt 1 running for " in text and "CANCEL PENDING" in text
+        # A cancel of the running bundle says it is pending, and status shows it so.
+        running = bundle(home, "cancel", "busy")
+        assert "cancel pending: busy is running step 1 (attempt 1)" in running.stdout
+        status = run_cli("--home", str(home), "status", "--json")
+        assert json.loads(status.stdout)["running"][0]["cancel_pending"] is True
         (outputs(home) / "busy" / "go").touch()
         daemon.wait_for("bundle.cancelled", bundle="unwanted")
         daemon.wait_for("goal.completed", bundle="busy")

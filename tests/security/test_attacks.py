@@ -220,7 +220,19 @@ def test_every_attack_is_refused_contained_or_redacted(scene):
     needles = hostile.needles(scene["shapes"], scene["secrets"])
     subprocess.run(["git", "-C", str(home), "add", "-A"], check=True, capture_output=True)
     subprocess.run(
-        ["git", "-C", str(home), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        [
+            "git",
+            "-C",
+            str(home),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--allow-empty",
+            "-qm",
+            "x",
+        ],
         check=True,
         capture_output=True,
     )

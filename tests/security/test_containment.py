@@ -239,7 +239,19 @@ def test_a_peers_token_is_redacted_everywhere_it_could_be_recorded(scene):
     assert all("[REDACTED]" in e["error"] for e in failed)  # the copy found elsewhere
     subprocess.run(["git", "-C", str(home), "add", "-A"], check=True, capture_output=True)
     subprocess.run(
-        ["git", "-C", str(home), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+        [
+            "git",
+            "-C",
+            str(home),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "--allow-empty",
+            "-qm",
+            "x",
+        ],
         check=True,
         capture_output=True,
     )

@@ -110,7 +110,7 @@ def test_the_filters_call_numbers_are_the_kernels():
 def test_a_missing_program_is_named_and_exits_127():
     spec = json.dumps({"forwards": [], "confine": False})
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", sandbox.LAUNCHER, spec, "/nonexistent/worker"],
+        [sys.executable, "-I", "-S", str(sandbox.LAUNCHER_FILE), spec, "/nonexistent/worker"],
         capture_output=True,
         text=True,
         check=False,
@@ -210,7 +210,7 @@ def _pairs_in_a_sandbox(host: tuple[socket.socket, socket.socket], confined: boo
     datagram, stream = (sock.getsockname() for sock in host)
     spec = json.dumps({"forwards": [], "confine": confined})
     python = sandbox.choose("sandbox").launcher
-    inner = [python, "-I", "-S", "-c", sandbox.LAUNCHER, spec]
+    inner = [python, "-I", "-S", str(sandbox.LAUNCHER_FILE), spec]
     done = _in_a_sandbox(
         [*inner, sys.executable, "-c", PAIRS, datagram, stream], Path(datagram).parent / "out"
     )

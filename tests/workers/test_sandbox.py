@@ -276,23 +276,15 @@ def test_a_worker_program_under_the_hosts_tmp_is_bound_back_and_runs(tree_root):
         shutil.rmtree(program_dir, ignore_errors=True)
 
 
-SAMPLE = '''
-"""The module's notes."""
-def f(x):
-    """The function's notes."""
-    # why, above
-    if x:
-        return "    # not a comment"  # why, beside
-    return {"a": [1,
-                  2]}
-'''
-
-
-def test_the_launchers_command_line_is_its_code_alone():
-    text = sandbox.compact(SAMPLE)
-    scope: dict = {}
-    exec(text, scope)
-    assert scope["f"](1) == "    # not a comment" and scope["f"](0) == {"a": [1, 2]}
-    assert "notes" not in text and "why" not in text
-    # What `ps` shows of every sandboxed worker: its documentation stays in launcher.py.
-    assert len(sandbox.LAUNCHER) < 0.7 * len(Path(launcher.__file__).read_text())
+def test_the_launchers_command_line_is_short_and_names_it_and_the_worker(tmp_path):
+    """What `ps` shows of every sandboxed worker: the launcher's file, then the worker."""
+    argv = sandbox.launch("/usr/bin/python3", ["claude", "-p", "the goal"])
+    line = " ".join(argv)
+    assert argv[:4] == ["/usr/bin/python3", "-I", "-S", str(Path(launcher.__file__).resolve())]
+    assert line.endswith("claude -p the goal")
+    assert "executive/workers/launcher.py" in line and len(line) < 300
+    # Bound back only where the sandbox would hide it.
+    assert sandbox.launcher_hidden([]) == (
+        [sandbox.LAUNCHER_FILE] if sandbox.LAUNCHER_FILE.is_relative_to("/tmp") else []
+    )
+    assert sandbox.launcher_hidden([sandbox.LAUNCHER_FILE.parent]) == [sandbox.LAUNCHER_FILE]

@@ -27,8 +27,20 @@ def test_a_slug_clash_is_quarantined_not_overwritten(tmp_path):
     workspace.ingest()
     add_bundle(home, "same", "true\n")
     assert workspace.ingest() == []
-    assert (home / "workspace" / "blocked" / "same").is_dir()
-    assert "already exists" in (home / "workspace" / "needs-you.md").read_text()
+    # Kept under a name no bundle has, so show and retry reach this copy, not the other.
+    assert (home / "workspace" / "blocked" / "same-2").is_dir()
+    assert not (home / "workspace" / "blocked" / "same").exists()
+    needs_you = (home / "workspace" / "needs-you.md").read_text()
+    assert "name in use: same" in needs_you
+    assert "already exists at workspace/in-progress/P3/same" in needs_you
+    assert "bundle retry same-2" in needs_you and "move the folder back" not in needs_you
+    from executive.workspace import operator
+
+    operator.retry(Home(home), "same-2")
+    [active] = workspace.ingest()
+    assert active.bundle.slug == "same-2"
+    assert "RESOLVED" in (home / "workspace" / "needs-you.md").read_text()
+    workspace.complete(active)  # nothing left open about it
 
 
 def test_a_bundle_whose_prompt_breaks_in_progress_is_quarantined(tmp_path):
@@ -54,3 +66,17 @@ def test_an_oversized_step_is_flagged_for_a_person_and_still_runs(tmp_path):
         "step 2 “Huge” is estimated at 250 turns, over BREAKDOWN_THRESHOLD_TURNS (100)" in needs_you
     )
     assert workspace.select().bundle.slug == "big"
+
+
+def test_a_bundle_that_completes_has_its_needs_you_entries_resolved(tmp_path):
+    from executive.workspace.needs_you import add_entry
+
+    home = make_home(tmp_path)
+    add_bundle(home, "moved-back", "true\n")
+    needs_you = home / "workspace" / "needs-you.md"
+    add_entry(needs_you, "malformed bundle: moved-back", ["fixed by hand since"])
+    workspace = Workspace(Home(home), "command")
+    [active] = workspace.ingest()
+    workspace.complete(active)
+    [heading] = [x for x in needs_you.read_text().splitlines() if x.endswith(": moved-back")]
+    assert "RESOLVED" in heading and ", completed · malformed bundle: moved-back" in heading

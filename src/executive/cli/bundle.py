@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 from executive.cli.root import JsonFlag, app, emit_json, fail, load
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
+from executive.dates import parse_instant
 from executive.home import Home
 from executive.memory.read.pack import HEADING as PACK_HEADING
 from executive.memory.taxonomy import slugify
@@ -19,6 +21,7 @@ from executive.spend import usd
 from executive.workspace import bundle as bundles
 from executive.workspace import operator, spending
 from executive.workspace.needs_you import error_tail
+from executive.workspace.progress import duration, running_step, wait_seconds
 
 group = typer.Typer(help="Queue and inspect goal bundles.", no_args_is_help=True)
 app.add_typer(group, name="bundle")
@@ -46,7 +49,7 @@ def add(
         list[str] | None, typer.Option("--verify", help="A verifier command (repeatable).")
     ] = None,
     output_exists: Annotated[
-        list[str] | None, typer.Option(help="A file the worker must produce (repeatable).")
+        list[str] | None, typer.Option(help="A non-empty file the worker must write (repeatable).")
     ] = None,
     step: Annotated[
         list[str] | None, typer.Option("--step", help="A step title, in order (repeatable).")
@@ -100,8 +103,14 @@ def _queue(
 ) -> Path:
     """The bundle's folder on deck with its PROMPT.md, read back as the daemon will read it."""
     folder = home.ondeck / name
-    if folder.exists():
-        fail(f"{folder} already exists; choose another --slug")
+    taken = operator.in_use(home, name)
+    if taken is not None or folder.exists():
+        where = taken.folder if taken is not None else folder
+        free = operator.free_name(home, name)
+        fail(
+            f"a bundle named {name} is already in {where.relative_to(home.root)}: "
+            f"choose another name (--slug {free} is free)"
+        )
     folder.mkdir(parents=True)
     (folder / bundles.PROMPT_FILE).write_text(bundles.render(spec, prose))
     bundles.load(folder, default_vendor=default_vendor)  # what we wrote must parse
@@ -115,19 +124,34 @@ def list_(
 ) -> None:
     """Every bundle, where it is, its step and attempts, and when a backing-off one runs next."""
     home = _home(load(ctx))
-    rows = [_summary(found) for found in operator.list_bundles(home)]
+    live = status_mod.daemon_pid(home) is not None
+    now = datetime.now(UTC)
+    rows = [_summary(home, found, now, live) for found in operator.list_bundles(home)]
     if as_json:
         emit_json(rows)
         return
     if not rows:
         typer.echo("no bundles")
     for row in rows:
-        wait = f"  waits until {row['retry_after']}" if row["retry_after"] else ""
-        problem = f"  STEPS.json unreadable: {row['state_error']}" if row["state_error"] else ""
-        typer.echo(
-            f"{row['slug']:<32} {row['where']:<9} {row['status']:<9} "
-            f"step {row['step']}/{row['steps']}  failed attempts {row['attempts']}{wait}{problem}"
-        )
+        typer.echo(_list_line(row))
+
+
+def _list_line(row: dict[str, Any]) -> str:
+    # The state, where it says more than the folder ("completed completed" said nothing).
+    state = "" if row["status"] == row["where"] else row["status"]
+    line = (
+        f"{row['slug']:<32} {row['where']:<9} {state:<11} step {row['step']}/{row['steps']}  "
+        f"failed attempts {row['attempts']}"
+    )
+    if row["running_seconds"] is not None:
+        line += f"  attempt {row['attempts'] + 1} running for {duration(row['running_seconds'])}"
+    if row["wait_seconds"]:
+        line += f"  waits {duration(row['wait_seconds'])} more (until {row['retry_after']})"
+    if row["cancel_pending"]:
+        line += "  CANCEL PENDING (the daemon applies it when the running step ends)"
+    if row["state_error"]:
+        line += f"  STEPS.json unreadable: {row['state_error']}"
+    return line
 
 
 @group.command("show")
@@ -145,18 +169,30 @@ def show(
         fail(str(exc))
     pack = _last_pack(settings.outputs / slug / "CLAUDE.md")
     steps = [s.model_dump() for s in found.state.steps] if found.state else []
-    report = {**_summary(found), "folder": str(found.folder), "steps_detail": steps, "pack": pack}
+    now = datetime.now(UTC)
+    live = status_mod.daemon_pid(home) is not None
+    report = {
+        **_summary(home, found, now, live),
+        "folder": str(found.folder),
+        "steps_detail": steps,
+        "pack": pack,
+    }
     report["spend"] = _spend(settings, found.slug)
     if as_json:
         emit_json(report)
         return
-    typer.echo(f"{found.slug}  ({found.where}, {report['status']})  {found.folder}")
+    said = found.where if report["status"] == found.where else f"{found.where}, {report['status']}"
+    typer.echo(f"{found.slug}  ({said})  {found.folder}")
+    if report["running_seconds"] is not None:
+        typer.echo(f"running for {duration(report['running_seconds'])}")
+    if report["cancel_pending"]:
+        typer.echo("cancel pending: the daemon applies it when the running step ends")
     if found.state_error:
         typer.echo(f"STEPS.json cannot be read: {found.state_error}")
     for step in found.state.steps if found.state else []:
         status = "blocked" if found.where == "blocked" and step.attempts else step.status
-        waits = step.retry_after and found.where != "blocked"
-        wait = f", retry after {step.retry_after}" if waits else ""
+        left = wait_seconds(step.retry_after, now) if found.where != "blocked" else 0
+        wait = f", waits {duration(left)} more (until {step.retry_after})" if left else ""
         typer.echo(
             f"  step {step.number} {step.title!r}: {status}, failed attempts {step.attempts}{wait}"
         )
@@ -225,11 +261,8 @@ def cancel(
     home = _home(load(ctx))
     try:
         if status_mod.daemon_pid(home) is not None:
-            operator.request_cancel(home, slug)
-            typer.echo(
-                f"the running daemon cancels {slug} before its next iteration "
-                "(a step already running finishes first)"
-            )
+            found = operator.request_cancel(home, slug)
+            typer.echo(_cancel_pending(found))
             return
         with daemon_lock(home):
             target = operator.cancel(home, slug)
@@ -247,17 +280,42 @@ def _home(settings: Settings, folder: str = "workspace") -> Home:
     return home
 
 
-def _summary(found: operator.Located) -> dict[str, Any]:
+def _cancel_pending(found: operator.Located) -> str:
+    step = running_step(found)
+    if step is None:
+        return f"cancel pending: the running daemon cancels {found.slug} before its next iteration"
+    return (
+        f"cancel pending: {found.slug} is running step {step.number} (attempt "
+        f"{step.attempts + 1}), which finishes first; then the daemon parks the bundle in "
+        "blocked/ (unless that step was its last and passed: then it completes). `executive "
+        "status` and `bundle list` show the cancel pending until then"
+    )
+
+
+def _summary(home: Home, found: operator.Located, now: datetime, live: bool) -> dict[str, Any]:
+    """One bundle for ``list`` and ``show``: ``live`` says whether a daemon runs (with none, a
+    step that began and never ended was interrupted, not running)."""
     state = found.state
     step = state.next_step() if state else None
+    under_way = running_step(found)
+    started = parse_instant(under_way.started_at) if under_way else None
+    status = state.status if state else "unknown"
+    if under_way is not None:
+        status = "running" if live else "interrupted"
+    waits = wait_seconds(step.retry_after, now) if step and found.where != "blocked" else 0
     return {
         "slug": found.slug,
         "where": found.where,
-        "status": state.status if state else "unknown",
+        "status": status,
         "steps": len(state.steps) if state else 0,
         "step": step.number if step else (len(state.steps) if state else 0),
         "attempts": step.attempts if step else 0,
-        "retry_after": step.retry_after if step and found.where != "blocked" else "",
+        "running_seconds": (
+            max(0, round((now - started).total_seconds())) if started and live else None
+        ),
+        "retry_after": step.retry_after if waits else "",
+        "wait_seconds": waits,
+        "cancel_pending": operator.cancel_pending(home, found.slug),
         "state_error": found.state_error,
     }
 

@@ -11,13 +11,26 @@ from typing import Annotated, Any, NoReturn
 import anyio
 import typer
 
-from executive.cli.root import JsonFlag, app, emit_json, fail, home_option, load, load_quiet
+from executive.cli.root import (
+    JsonFlag,
+    app,
+    configuration_error,
+    emit_json,
+    fail,
+    home_option,
+    load,
+    load_quiet,
+)
+from executive.config.sources import resolve_home
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.home import Home, UnsafeHome
 from executive.logs import configure_logging
-from executive.settings import Settings
-from executive.workspace.scaffold import scaffold
+from executive.settings import Settings, SettingsError, load_settings
+from executive.workspace.scaffold import ForeignRepository, scaffold
+
+# `executive run`'s exit when another daemon holds the home (docs/commands.md lists every code).
+ALREADY_RUNNING = 4
 
 
 @app.command()
@@ -28,10 +41,17 @@ def init(
         bool,
         typer.Option(help="Memory on (go-live state) and demo bundles for the command vendor."),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(help="Make an existing git repository with commits an agent home."),
+    ] = False,
 ) -> None:
     """Scaffold an agent home: a git repository with the workspace, ledgers and config."""
     target = directory or home_option(ctx) or Path.cwd()
-    result = scaffold(target, demo=demo)
+    try:
+        result = scaffold(target, demo=demo, force=force)
+    except ForeignRepository as exc:
+        fail(str(exc))
     typer.echo(f"agent home: {result.home}")
     for name in result.created:
         typer.echo(f"  created {name}")
@@ -65,7 +85,11 @@ def run(
     try:
         with daemon_lock(home):
             code = anyio.run(supervisor.run_once if once else supervisor.run)
-    except (AlreadyRunning, UnsafeHome) as exc:
+    except AlreadyRunning as exc:
+        # Not a crash: a restart would meet the same daemon. Its own code, which PM2's
+        # stop_exit_codes and systemd's RestartPreventExitStatus name, so neither loops.
+        fail(f"{exc}; this one exits {ALREADY_RUNNING} (stop that one first)", ALREADY_RUNNING)
+    except UnsafeHome as exc:
         fail(str(exc))
     _exit_now(code)
 
@@ -96,8 +120,13 @@ def status(
     Asked of the daemon over its control socket; with no daemon, the files' view. Exits 1 when
     the daemon runs but is unhealthy (its last iterations all failed), 3 when it runs degraded
     (a part of it failed, such as a dashboard that cannot bind: a restart does not cure that),
-    0 otherwise; with ``--probe`` also 1 when no daemon answers (for a supervisor's check).
+    2 when the configuration is invalid now (a running daemon is still shown: it started with
+    the values it had; a restart would fail), 0 otherwise; with ``--probe`` also 1 when no
+    daemon answers (for a supervisor's check).
     """
+    invalid = _invalid_configuration(ctx)
+    if invalid is not None:
+        _status_of_a_daemon_whose_file_is_invalid(ctx, invalid, as_json)
     settings = load(ctx)
     home = Home(settings.home)
     report, note = _status_report(settings, home)
@@ -110,6 +139,50 @@ def status(
         raise typer.Exit(1)
     if status_mod.degraded(report):
         raise typer.Exit(3)
+
+
+def _invalid_configuration(ctx: typer.Context) -> SettingsError | None:
+    """What is wrong with the configuration now, in a home; None when it loads (or when the
+    folder is no home: ``load`` says that)."""
+    if Home(resolve_home(home_option(ctx))).not_a_home() is not None:
+        return None
+    try:
+        load_settings(home_option(ctx))
+    except SettingsError as exc:
+        return exc
+    return None
+
+
+def _status_of_a_daemon_whose_file_is_invalid(
+    ctx: typer.Context, invalid: SettingsError, as_json: bool
+) -> None:
+    """A typo in ``.env.executive`` must not hide a daemon that runs: it started with valid
+    values and still answers. Its view, then the problems (exit 2: the next start fails)."""
+    from executive.surface.control import RemoteSurface, daemon_listening
+    from executive.surface.operations import SurfaceError
+
+    root = resolve_home(home_option(ctx))
+    home = Home(root)
+    if not daemon_listening(home.socket):
+        configuration_error(invalid, root)  # no daemon to show: the error alone, exit 2
+    try:
+        report = anyio.run(RemoteSurface(home.socket).call, "status")
+    except SurfaceError:
+        configuration_error(invalid, root)
+    problems = [
+        {"variable": v, "value": value, "why": why, "source": invalid.sources.get(v)}
+        for v, value, why in invalid.problems
+    ]
+    if as_json:
+        emit_json({**report, "configuration_errors": problems})
+    else:
+        for line in status_mod.render(report):
+            typer.echo(line)
+        typer.echo("config   INVALID now: the running daemon keeps the values it started with; a")
+        typer.echo("         restart would fail until this is fixed:")
+        for line in str(invalid).splitlines()[1:]:
+            typer.echo(f"         {line.strip()}")
+    raise typer.Exit(2)
 
 
 def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]:

@@ -19,6 +19,14 @@ from executive.home import Home
 
 ENV_FILE_NAME = ".env.executive"
 
+# Variables in our namespaces that are read outside the settings, so a process environment
+# holding one is no typo. ``tests/config/test_sources.py`` finds every such name the code,
+# the deploy files and the docs use, and fails on one that is neither a setting nor here.
+READ_ELSEWHERE = {
+    "EXECUTIVE_HOME": "the agent home, read before any setting (resolve_home)",
+    "EXECUTIVE_MODELS_DIR": "where the embedding model is (memory/store/embedder.py)",
+}
+
 
 def alias(*names: str) -> Any:
     """A field's variable: one name, or several where an older name still works."""

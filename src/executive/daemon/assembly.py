@@ -17,7 +17,7 @@ from executive.daemon.live import LiveStatus
 from executive.daemon.notify import Notifier
 from executive.daemon.schedule import Job, daily
 from executive.daemon.supervisor import Service, Supervisor
-from executive.envfile import unknown_keys
+from executive.envfile import unknown_environment_keys, unknown_keys
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
@@ -78,6 +78,8 @@ def _learn_secrets(home: Home, settings: Settings) -> None:
     recorded; so are the peer homes' (a worker may come across one of their tokens)."""
     for key, close in unknown_keys(home.env_file):
         log.warning("config.unknown_key", key=key, did_you_mean=close, file=str(home.env_file))
+    for key, close in unknown_environment_keys():
+        log.warning("config.unknown_key", key=key, did_you_mean=close, source="environment")
     for peer in settings.peer_home_list:
         env_file = Home(peer).env_file
         if env_file.exists() and not os.access(env_file, os.R_OK):

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import stat
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import anyio
 
 from executive import git
+from executive.daemon.doctor_check import Check, CheckFn
+from executive.daemon.provenance import check_environment_keys, check_workers
 from executive.daemon.status import memory_counts
 from executive.envfile import unknown_keys
 from executive.home import Home
@@ -23,28 +22,6 @@ from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
 from executive.workers import cgroup, egress, environment, limits, sandbox
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    # A warning is reported but does not fail the run (exit code stays 0).
-    warning: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
-CheckFn = Callable[[Settings], list[Check]]
-
-
-CLAUDE_MISSING_FIX = (
-    "install Claude Code and set EXECUTIVE_CLAUDE_BIN to its path, or set "
-    "WORKER_VENDOR=command (or `vendor: command` in a bundle's PROMPT.md)"
-)
 
 
 def check_home(settings: Settings) -> list[Check]:
@@ -137,21 +114,6 @@ def check_postgres(settings: Settings) -> list[Check]:
         return [Check("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
     state = "installed" if found["pgvector"] else "available, created on first start"
     return [Check("postgres", True, f"{where}: pgvector {version} ({state})")]
-
-
-def check_workers(settings: Settings) -> list[Check]:
-    if settings.worker_vendor != "claude":
-        return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
-    found = shutil.which(settings.claude_bin)
-    # Every bundle that names no vendor would be blocked at its first spawn: a failure.
-    return [
-        Check(
-            "claude worker CLI",
-            found is not None,
-            found or f"{settings.claude_bin} not on PATH (WORKER_VENDOR=claude, the default)",
-            "" if found else CLAUDE_MISSING_FIX,
-        )
-    ]
 
 
 def check_llm_engine(settings: Settings) -> list[Check]:
@@ -386,6 +348,7 @@ _COMPONENT_FIX = {
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
+    check_environment_keys,
     check_memory_config,
     check_postgres,
     check_store,

@@ -2,8 +2,10 @@
 
 The harvest ledger is the canonical memory log, so it must reach git, not sit untracked.
 After an iteration that recorded outcomes (a goal completed or blocked, a step passed or
-failed, a retrospective written) one commit takes the ledgers and retrospectives, its
-message naming the outcomes. Outcomes of one iteration share a commit (batched), and an
+failed, a retrospective written) one commit takes the ledgers, retrospectives, snapshots
+and the workspace (each bundle's PROMPT.md, STEPS.json and PROGRESS_LOG.md where it now is,
+and needs-you.md: the queue and what became of each goal), its message naming the outcomes;
+so a home is clean after each outcome, and dirty only while a step runs or a person edits. Outcomes of one iteration share a commit (batched), and an
 iteration without outcomes commits nothing. The work ledger is read on from its end at start
 (its lines counted, never parsed), then from where the last look stopped; a ledger replaced
 or truncated by hand is read again from its start.
@@ -39,7 +41,13 @@ class History:
 
     def paths(self) -> list[Path]:
         home = self._home
-        return [home.work_ledger, home.harvest_runs, home.retrospectives, home.snapshots]
+        return [
+            home.work_ledger,
+            home.harvest_runs,
+            home.retrospectives,
+            home.snapshots,
+            home.workspace,
+        ]
 
     async def start(self) -> bool:
         """Commit what an earlier run left uncommitted; then follow the ledger from its end."""

@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from executive.memory.write.ledger import HarvestLedger
 from executive.settings import Settings, value_sources
 from executive.spend import chart
 from executive.workspace import spending
+from executive.workspace.progress import duration, running
 
 
 def hook_states(
@@ -135,6 +136,8 @@ def gather(settings: Settings) -> dict[str, Any]:
         },
         "hooks": hook_states(settings, value_sources(home.env_file)),
         "queue": home.queue_counts(),
+        # A step under way, only while a daemon runs it (with none, it was interrupted).
+        "running": [r.as_dict() for r in running(home, datetime.now(UTC))] if pid else [],
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
@@ -147,27 +150,13 @@ def gather(settings: Settings) -> dict[str, Any]:
 
 def render(report: dict[str, Any], note: str = "") -> list[str]:
     """``executive status`` for a person: the daemon's view when it answered, else the files'."""
-    daemon = report["daemon"]
-    lines = [f"home     {report['home']}"]
-    if report.get("source") == "daemon":
-        lines.append(
-            f"daemon   running, pid {daemon['pid']}, version {daemon['version']}, "
-            f"up {_duration(daemon['uptime_seconds'])} (since {daemon['started_at']})"
-        )
-        if daemon.get("restart_needed"):
-            lines.append(
-                "         .env.executive changed after the daemon started: restart needed "
-                "(the values below are the running ones)"
-            )
-    else:
-        state = f"running, pid {daemon['pid']}" if daemon["running"] else "not running"
-        lines.append(f"daemon   {state}")
+    lines = [f"home     {report['home']}", *_daemon_lines(report)]
     if note:
         lines.append(f"         ({note})")
     health = report.get("health")
     if health:
         state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
-        lines.append(f"health   {state}: {health['detail']}")
+        lines.append(f"health   {state}{_detail(health['detail'], state)}")
     mem = report["memory"]
     lines.append(
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
@@ -189,6 +178,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
         f"completed={queue['completed']} blocked={queue['blocked']}"
     )
+    lines += [_running(run) for run in report.get("running") or []]
     lines.append(
         f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)"
     )
@@ -203,6 +193,24 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(
             f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms "
             f"at {it['finished_at']}{error}"
+        )
+    return lines
+
+
+def _daemon_lines(report: dict[str, Any]) -> list[str]:
+    """Whether a daemon runs, and when it answered itself, since when and on what settings."""
+    daemon = report["daemon"]
+    if report.get("source") != "daemon":
+        state = f"running, pid {daemon['pid']}" if daemon["running"] else "not running"
+        return [f"daemon   {state}"]
+    lines = [
+        f"daemon   running, pid {daemon['pid']}, version {daemon['version']}, "
+        f"up {_duration(daemon['uptime_seconds'])} (since {daemon['started_at']})"
+    ]
+    if daemon.get("restart_needed"):
+        lines.append(
+            "         .env.executive changed after the daemon started: restart needed "
+            "(the values below are the running ones)"
         )
     return lines
 
@@ -232,6 +240,23 @@ def spend_lines(spend: dict[str, Any] | None) -> list[str]:
             costly = ", ".join(f"{e[key]} ${e['cost_usd']:.4f}" for e in spend[what][:3])
             lines.append(f"         costliest {what}: {costly}")
     return lines
+
+
+def _running(run: dict[str, Any]) -> str:
+    """The step under way: which, its attempt, how long it has run, a cancel waiting for it."""
+    pending = "; CANCEL PENDING (applied when this step ends)" if run["cancel_pending"] else ""
+    return (
+        f"running  {run['slug']} ({run['priority']}) step {run['step']}/{run['steps']} "
+        f"{run['title']!r}, attempt {run['attempt']}, for {duration(run['seconds'])} "
+        f"(since {run['started_at']}){pending}"
+    )
+
+
+def _detail(detail: str, state: str) -> str:
+    """The health's detail after its state, without saying it twice ("health ok: ok")."""
+    rest = detail.removeprefix("ok").lstrip(";: ") if detail.startswith("ok") else detail
+    rest = rest.removeprefix(f"{state.lower()}: ")
+    return "" if not rest else f" {rest}" if rest.startswith("(") else f": {rest}"
 
 
 def _duration(seconds: int) -> str:

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from executive.untrusted import ending
+
 TAIL_CHARS = 400
 
 
@@ -50,4 +52,4 @@ class HookResult(BaseModel):
 
     @property
     def tail(self) -> str:
-        return self.final_text[-TAIL_CHARS:]
+        return ending(self.final_text, TAIL_CHARS)

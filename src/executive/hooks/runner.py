@@ -162,11 +162,12 @@ def _failed(
 
 
 def _answer(result: HookResult) -> dict[str, object]:
-    """The answer's tail, or what stands for it. A write hook answers with its harvest summary
-    (ids, types, statuses): its tail is logged. A read hook's answer quotes memory (a pack, a
-    synthesis): the info line carries its size and a hash, and its tail goes to a debug line,
-    so a log shipped off the host holds no memory text and no line weighs a pack."""
-    if spec_of(result.hook).writes:
+    """The answer's tail, or what stands for it. A harvesting hook (C, E) answers with its
+    harvest summary (ids, types, statuses): its tail is logged. A reading hook's answer quotes
+    memory (A's synthesis, B's pack, D's diagnosis, though D may also write): the info line
+    carries its size and a hash, and its tail goes to a debug line, so a log shipped off the
+    host holds no memory text and no line weighs a pack."""
+    if not spec_of(result.hook).quotes_memory:
         return {"tail": result.tail}
     digest = hashlib.sha256(result.final_text.encode("utf-8", "replace")).hexdigest()[:16]
     log.debug("hook.answer", tail=result.tail)

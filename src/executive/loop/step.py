@@ -27,6 +27,7 @@ from executive.settings import Settings
 from executive.spend import Spend, logged
 from executive.untrusted import clean, fence, one_line
 from executive.workers import (
+    claude_cli,
     claude_md,
     egress,
     environment,
@@ -265,8 +266,9 @@ def _argv(
 ) -> list[str]:
     if vendor == "command":
         return vendors.fill(bundle.spec.command or [], values)
+    cli = claude_cli.resolve(settings.claude_bin)
     return vendors.claude_argv(
-        settings.claude_bin,
+        cli.path or settings.claude_bin,  # none anywhere: the spawn says "not found"
         goal,
         max_turns=bundle.spec.max_turns or settings.max_turns_per_step,
         model=bundle.spec.model or settings.model,

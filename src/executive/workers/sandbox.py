@@ -23,7 +23,6 @@ probe runs bwrap itself (verified on this machine: see the team's sandboxing not
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
 import json
@@ -54,27 +53,10 @@ PROBE_TIMEOUT_SECONDS = 10.0
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def compact(source: str) -> str:
-    """``source`` without its docstrings or comments, one space to a level: the launcher's
-    text is its ``-c`` argument, which ``ps`` shows for every sandboxed worker."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and _docstring(body[0]):
-            node.body = body[1:] or [ast.Pass()]
-    lines = ast.unparse(tree).splitlines()
-    return "\n".join(" " * ((len(x) - len(x.lstrip(" "))) // 4) + x.lstrip(" ") for x in lines)
-
-
-def _docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
-
-
-LAUNCHER = compact(Path(launcher.__file__).read_text())
+# The launcher runs as its file: ``ps`` shows ``python3 -I -S …/workers/launcher.py {spec}``
+# and the worker's command after it, not the module's text (``-I -S``: no site-packages, so
+# ``-m executive.workers.launcher`` would not import; the file imports the standard library only).
+LAUNCHER_FILE = Path(launcher.__file__).resolve()
 # Unix sockets are filtered where the launcher knows the machine's system calls.
 CONFINED = os.uname().machine in launcher.CONFINABLE
 
@@ -107,14 +89,22 @@ class Isolation:
         assert self.bwrap is not None and self.launcher is not None
         forwards = self.route.forwards() if self.route is not None else []
         inner = launch(self.launcher, argv, forwards)
-        mounts = mount_args(self, workdir=workdir, readonly=readonly)
+        shown = [*readonly, *launcher_hidden(self.hidden)]
+        mounts = mount_args(self, workdir=workdir, readonly=shown)
         return [self.bwrap, *namespace_args(), *mounts, "--", *inner]
 
 
 def launch(python: str, argv: Sequence[str], forwards: Sequence[Forward] = ()) -> list[str]:
     """``argv`` behind the launcher: the run's ports, the confinement, then ``argv`` (exec)."""
     spec = {"forwards": list(forwards), "confine": CONFINED}
-    return [python, "-I", "-S", "-c", LAUNCHER, json.dumps(spec), *argv]
+    return [python, "-I", "-S", str(LAUNCHER_FILE), json.dumps(spec), *argv]
+
+
+def launcher_hidden(hidden: Sequence[Path]) -> list[Path]:
+    """The launcher's file, to be bound back read-only where the sandbox hides its folder
+    (a checkout under /tmp, or under a folder the operator hides); else nothing."""
+    covered = any(LAUNCHER_FILE.is_relative_to(folder) for folder in (*hidden, *PRIVATE))
+    return [LAUNCHER_FILE] if covered else []
 
 
 def interpreter(hidden: Sequence[Path]) -> str | None:

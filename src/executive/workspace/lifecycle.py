@@ -24,8 +24,8 @@ from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
 from executive.workspace import bundle as bundles
 from executive.workspace.bundle import Bundle, BundleError
-from executive.workspace.needs_you import add_entry
-from executive.workspace.operator import places
+from executive.workspace.needs_you import add_entry, resolve
+from executive.workspace.operator import free_name, places
 from executive.workspace.state import (
     LOG_FILE,
     STATE_FILE,
@@ -119,9 +119,7 @@ class Workspace:
                 bundle = self.load(folder)
                 clash = self._existing(bundle.slug)
                 if clash is not None:
-                    self.quarantine(
-                        folder, f"a bundle named {bundle.slug} already exists at {clash}"
-                    )
+                    self._set_aside(folder, bundle.slug, clash)
                     continue
                 state = read_state(folder) or _new_state(bundle)
                 write_state(folder, state)
@@ -168,7 +166,9 @@ class Workspace:
         active.state.finished_at = now_iso()
         self.save(active)
         log_progress(active.bundle.folder, "completed")
-        return self._move(active.bundle.folder, self.home.completed)
+        target = self._move(active.bundle.folder, self.home.completed)
+        resolve(self.home.needs_you, active.bundle.slug, "completed")
+        return target
 
     def block(
         self,
@@ -218,6 +218,27 @@ class Workspace:
         )
         log.warning("bundle.quarantined", bundle=folder.name, error=error, moved_to=str(rel))
         return target
+
+    def _set_aside(self, folder: Path, slug: str, clash: Path) -> None:
+        """A queued bundle whose name another bundle has: parked in ``blocked/`` under a free
+        name, so that ``bundle show`` and ``bundle retry`` reach this copy, not the other."""
+        name = free_name(self.home, slug)
+        try:
+            target = self._move(folder, self.home.blocked, name)
+        except OSError as exc:
+            log.error("bundle.quarantine_failed", bundle=folder.name, error=str(exc))
+            return
+        rel, other = target.relative_to(self.home.root), clash.relative_to(self.home.root)
+        add_entry(
+            self.home.needs_you,
+            f"name in use: {target.name}",
+            [
+                f"a bundle named {slug} already exists at {other}; this one is kept as {rel}",
+                f"to run it under that name: `executive --home {self.home.root} bundle retry "
+                f"{target.name}` (`bundle show {target.name}` shows it first)",
+            ],
+        )
+        log.warning("bundle.name_in_use", bundle=slug, existing=str(other), moved_to=str(rel))
 
     def _existing(self, slug: str) -> Path | None:
         found = (root / slug for where, root in places(self.home) if where != "ondeck")

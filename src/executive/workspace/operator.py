@@ -17,7 +17,7 @@ from executive.dates import now_iso
 from executive.home import PRIORITIES, Home
 from executive.logs import get_logger
 from executive.workspace.ledger import WorkLedger
-from executive.workspace.needs_you import add_entry
+from executive.workspace.needs_you import add_entry, resolve
 from executive.workspace.state import BundleState, log_progress, read_state, write_state
 
 log = get_logger(__name__)
@@ -66,6 +66,22 @@ def find(home: Home, slug: str) -> Located:
     raise OperatorError(f"no bundle named {slug} in {home.workspace}")
 
 
+def in_use(home: Home, slug: str) -> Located | None:
+    """The bundle already named ``slug`` anywhere in the workspace, or None when it is free."""
+    try:
+        return find(home, slug)
+    except OperatorError:
+        return None
+
+
+def free_name(home: Home, slug: str) -> str:
+    """``slug`` when no bundle in the workspace has it, else the first free ``slug-2``, ..."""
+    name, n = slug, 2
+    while in_use(home, name) is not None or any((root / name).exists() for _, root in places(home)):
+        name, n = f"{slug}-{n}", n + 1
+    return name
+
+
 def retry(home: Home, slug: str) -> Path:
     """Move a blocked bundle back to ``ondeck/`` with its attempts reset; the loop picks it up."""
     found = find(home, slug)
@@ -87,6 +103,7 @@ def retry(home: Home, slug: str) -> Path:
     _log(found.folder, "retried by the operator: attempts reset")
     home.ondeck.mkdir(parents=True, exist_ok=True)
     found.folder.rename(target)
+    resolve(home.needs_you, slug, "retried")
     WorkLedger(home.work_ledger).append("BUNDLE_RETRIED", bundle=slug, attempts_reset=reset)
     log.info("bundle.retried", bundle=slug, attempts_reset=reset)
     return target
@@ -123,18 +140,29 @@ def cancel(home: Home, slug: str, reason: str = "cancelled by the operator") -> 
 # --- requests for the running daemon --------------------------------------------------------
 
 
-def request_cancel(home: Home, slug: str) -> Path:
-    find(home, slug)  # refuse a name that matches nothing now, not at the next iteration
-    folder = home.state / "requests" / "cancel"
+def request_cancel(home: Home, slug: str) -> Located:
+    """Leave a cancel for the running daemon; the bundle as it is now (running or queued)."""
+    found = find(home, slug)  # refuse a name that matches nothing now, not at the next iteration
+    if found.where in ("completed", "blocked"):
+        raise OperatorError(f"{slug} is already {found.where}")
+    folder = _requests(home)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / slug
-    path.write_text(now_iso() + "\n")
-    return path
+    (folder / slug).write_text(now_iso() + "\n")
+    return found
+
+
+def cancel_pending(home: Home, slug: str) -> bool:
+    """Whether a cancel of ``slug`` waits for the daemon (it applies it between iterations)."""
+    return (_requests(home) / slug).is_file()
+
+
+def _requests(home: Home) -> Path:
+    return home.state / "requests" / "cancel"
 
 
 def apply_requests(home: Home) -> list[str]:
     """Carry out the cancels the CLI left; called by the loop between iterations."""
-    folder = home.state / "requests" / "cancel"
+    folder = _requests(home)
     try:
         names = sorted(entry.name for entry in os.scandir(folder))
     except FileNotFoundError:

@@ -37,9 +37,28 @@ def _templates() -> resources.abc.Traversable:
     return resources.files("executive.workspace") / "templates"
 
 
-def scaffold(root: Path, *, demo: bool = False) -> Scaffolded:
-    """Create (or complete) an agent home, mode 0700. Existing files are never overwritten."""
+class ForeignRepository(Exception):
+    """The folder is a repository with a history of its own; the message says why that
+    matters and what to do."""
+
+
+def scaffold(root: Path, *, demo: bool = False, force: bool = False) -> Scaffolded:
+    """Create (or complete) an agent home, mode 0700. Existing files are never overwritten.
+
+    A git repository with commits that is not an agent home yet (a code repository, say) is
+    refused unless ``force``: the home's folders, its ``.gitignore`` and every outcome after
+    would be committed into that repository's history, and the folder made private (0700).
+    """
     root = root.expanduser().resolve()
+    if not force and Home(root).not_a_home() is not None and git.is_repo(root):
+        count = git.commit_count(root)
+        if count:
+            raise ForeignRepository(
+                f"{root} is a git repository with {count} commit(s) of its own: init would "
+                "commit the agent's folders into its history (and every outcome after), and "
+                "make the folder private (mode 0700). Make the home in a new folder, or give "
+                "--force to make this repository an agent home"
+            )
     root.mkdir(parents=True, exist_ok=True)
     # Private: ledgers and memory texts are the executive's, never a worker account's to
     # read (user mode runs workers as another account; doctor fails if it can reach in).

@@ -35,6 +35,7 @@ from executive.hooks.tools import HookTools
 from executive.hookspecs import HookName, HookSpec
 from executive.redact import learn, scrub
 from executive.spend import not_reported, of_result
+from executive.untrusted import ending
 
 MAX_TURNS = 30
 # Results the CLI reports when the account, not the run, is the problem: cannot run here.
@@ -219,7 +220,7 @@ def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
         if error is None:
             error = transcript.write_error()
     if error is not None:
-        details["last_text"] = scrub(transcript.last_text[-400:])
+        details["last_text"] = scrub(ending(transcript.last_text, 400))
     return EngineOutput(
         final_text,
         memory_pack=pack,

@@ -1,8 +1,8 @@
 """Can the LLM engine run here, and what the Claude CLI may see. Never imports the SDK.
 
 Three things must hold: the ``claude-agent-sdk`` package is installed (the ``claude``
-extra), a Claude Code CLI exists (the SDK bundles one; else ``EXECUTIVE_CLAUDE_BIN`` on the
-``PATH``), and the daemon's user has credentials. Credentials are looked for where the CLI
+extra), a Claude Code CLI exists (the one a claude worker runs: ``EXECUTIVE_CLAUDE_BIN``,
+``claude`` on the ``PATH``, else the SDK's bundled one; :mod:`executive.workers.claude_cli`), and the daemon's user has credentials. Credentials are looked for where the CLI
 looks, without running it: an API key or token variable, a cloud provider switch, or the
 login file ``claude`` writes (``~/.claude/.credentials.json``; on macOS the login lives in
 the keychain, so ``~/.claude.json`` naming an account counts). What is found is named,
@@ -11,16 +11,18 @@ never shown. A key the CLI then rejects is caught at run time (``authentication_
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from executive.settings import Settings
+from executive.workers import claude_cli
+from executive.workers.claude_cli import bundled_cli, sdk_dir
+
+__all__ = ["Readiness", "bundled_cli", "cli_env", "credential_source", "readiness", "sdk_dir"]
 
 SDK_MISSING = "claude-agent-sdk is not installed: pip install 'executive[claude]'"
 _API_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -44,7 +46,7 @@ class Readiness:
         if not self.sdk:
             return SDK_MISSING
         if self.cli is None:
-            return "no Claude Code CLI: the SDK bundles none for this platform and none is on PATH"
+            return "no Claude Code CLI: none configured, none on PATH, none bundled with the SDK"
         if self.credential is None:
             return "no Claude credentials for this user (no ANTHROPIC_API_KEY, token or login)"
         return None
@@ -66,25 +68,6 @@ class Readiness:
         if self.problem is not None:
             return self.problem
         return f"CLI {self.cli}; credentials from {self.credential}"
-
-
-def sdk_dir() -> Path | None:
-    """Where ``claude_agent_sdk`` is installed, found without importing it."""
-    try:
-        spec = importlib.util.find_spec("claude_agent_sdk")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def bundled_cli() -> Path | None:
-    root = sdk_dir()
-    if root is None:
-        return None
-    path = root / "_bundled" / ("claude.exe" if sys.platform == "win32" else "claude")
-    return path if path.is_file() else None
 
 
 def credential_source(environ: Mapping[str, str]) -> str | None:
@@ -113,9 +96,8 @@ def readiness(settings: Settings, environ: Mapping[str, str] | None = None) -> R
     env = os.environ if environ is None else environ
     if sdk_dir() is None:
         return Readiness(sdk=False, cli=None, credential=None)
-    # The SDK's bundled CLI (the version it was built with), else EXECUTIVE_CLAUDE_BIN.
-    bundled = bundled_cli()
-    cli = str(bundled) if bundled is not None else shutil.which(settings.claude_bin)
+    # The same CLI a claude worker runs (workers/claude_cli.py says which, and why).
+    cli = claude_cli.resolve(settings.claude_bin).path
     return Readiness(sdk=True, cli=cli, credential=credential_source(env))
 
 

@@ -1,0 +1,48 @@
+"""``executive doctor``'s checks of where things come from: the keys of the process
+environment (a supervisor's ``env``, a unit's ``Environment=``), and which Claude Code CLI a
+claude worker runs. ``doctor.py`` lists them with the others."""
+
+from __future__ import annotations
+
+from executive.daemon.doctor_check import Check
+from executive.envfile import unknown_environment_keys
+from executive.settings import Settings
+from executive.workers import claude_cli
+
+CLAUDE_MISSING_FIX = (
+    "install Claude Code (npm install -g @anthropic-ai/claude-code, or pip install "
+    "'executive[claude]', whose SDK bundles one) or set EXECUTIVE_CLAUDE_BIN to its path, or "
+    "set WORKER_VENDOR=command (or `vendor: command` in a bundle's PROMPT.md)"
+)
+
+
+def check_environment_keys(settings: Settings) -> list[Check]:
+    """Misspelt keys in the process environment: a warning naming the closest real variable."""
+    return [
+        Check(
+            f"unknown key {key}",
+            False,
+            f"the process environment sets {key}, which no setting reads"
+            + (f"; did you mean {close}?" if close else ""),
+            (f"rename it to {close}" if close else "remove it")
+            + " where the daemon's environment is set (PM2's env, systemd's Environment=, the shell)",
+            warning=True,
+        )
+        for key, close in unknown_environment_keys()
+    ]
+
+
+def check_workers(settings: Settings) -> list[Check]:
+    """The Claude Code CLI a claude worker runs (the LLM engine runs the same one), and why."""
+    if settings.worker_vendor != "claude":
+        return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
+    cli = claude_cli.resolve(settings.claude_bin)
+    # Every bundle that names no vendor would be blocked at its first spawn: a failure.
+    return [
+        Check(
+            "claude worker CLI",
+            cli.path is not None,
+            cli.describe() + ("" if cli.path else " (WORKER_VENDOR=claude, the default)"),
+            "" if cli.path else CLAUDE_MISSING_FIX,
+        )
+    ]
