@@ -111,8 +111,9 @@ class _Collector(Collector):
         workers = CounterMetricFamily(
             "executive_worker_runs", "Worker runs by outcome", labels=["outcome"]
         )
-        for outcome, n in sorted(o.worker_counts.items()):
-            workers.add_metric([outcome], n)
+        # Every outcome from the start, at 0: a rate over "no runs yet" must be 0, not absent.
+        for outcome in sorted({"passed", "failed", "fatal", *o.worker_counts}):
+            workers.add_metric([outcome], o.worker_counts.get(outcome, 0))
         yield workers
 
     def _health(self) -> Iterator[Metric]:
@@ -135,6 +136,12 @@ class _Collector(Collector):
             "executive_seconds_since_last_iteration",
             "Seconds since an iteration last started or finished",
             value=time.monotonic() - ticked if ticked is not None else self._o.uptime_seconds,
+        )
+        yield GaugeMetricFamily(
+            "executive_seconds_without_progress",
+            "Seconds the loop made no progress: no iteration started or finished, and no"
+            " heartbeat found it awaiting a worker within that worker's time limit",
+            value=self._o.seconds_without_progress(),
         )
         info = GaugeMetricFamily(
             "executive_build_info", "The running version (always 1)", labels=["version", "python"]

@@ -294,7 +294,11 @@ class Executive:
         if isinstance(prepared, steps.Attempt):
             return prepared
         worker.prepared = prepared
-        return await steps.spawn(self.settings, self.home, bundle, prepared)
+        if self.observer is None:
+            return await steps.spawn(self.settings, self.home, bundle, prepared)
+        limit = bundle.spec.timeout_seconds or self.settings.worker_timeout_ms / 1000
+        with self.observer.waiting_on_worker(limit):
+            return await steps.spawn(self.settings, self.home, bundle, prepared)
 
     def _policy(self, bundle: Bundle) -> machine.Policy:
         return machine.Policy(
