@@ -35,6 +35,8 @@ class StoreFigures:
     pending_writes: int | None = None
     by_type: dict[str, int] = field(default_factory=dict)
     queue: dict[str, int] = field(default_factory=dict)  # bundles by state, from the folders
+    store_up: bool | None = None  # the store answered this scrape's count (None: not asked)
+    store_missing: int | None = None  # memories the ledgers confirm and the store lacks
 
 
 def _bound(value: float) -> str:
@@ -77,6 +79,19 @@ class _Collector(Collector):
                 "executive_pending_writes",
                 "Writes the store never confirmed (replayed from the ledger)",
                 value=self._f.pending_writes,
+            )
+        if self._f.store_up is not None:
+            yield GaugeMetricFamily(
+                "executive_store_up",
+                "1 when the memory store answered this scrape, 0 when it did not",
+                value=int(self._f.store_up),
+            )
+        if self._f.store_missing is not None:
+            yield GaugeMetricFamily(
+                "executive_store_memories_missing",
+                "Memories the harvest ledgers confirm that the store does not hold"
+                " (fix: executive mem rebuild)",
+                value=self._f.store_missing,
             )
         memories = GaugeMetricFamily(
             "executive_memories", "Memories in the store by type", labels=["type"]

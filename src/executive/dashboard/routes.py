@@ -79,6 +79,10 @@ async def _figures(ctx: Context) -> StoreFigures:
             )
         except Exception:
             figures.by_type = {}
+    found = await ctx.cached("store_health", lambda: health.store_health(ctx.settings, ctx.runtime))
+    if found is not None:
+        figures.store_up = found.state not in ("down", "error")
+        figures.store_missing = found.missing
     return figures
 
 

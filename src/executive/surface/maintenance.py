@@ -63,9 +63,10 @@ class Maintenance:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         home = self.runtime.home
-        result = await snapshots.take(
-            await self.runtime.store(), home.snapshots, user_id=self.runtime.settings.user_id
-        )
+        with _as_surface_error():
+            result = await snapshots.take(
+                await self.runtime.store(), home.snapshots, user_id=self.runtime.settings.user_id
+            )
         if self.runtime.settings.snapshot_commit:
             result["committed"] = self._commit(Path(result["path"]))
         return result

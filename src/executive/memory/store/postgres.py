@@ -37,15 +37,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import psycopg
 from psycopg import sql
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from executive.logs import get_logger
 from executive.memory.store import mem0_door, mem0_memory, pgreads, pgschema
-from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    NewMemory,
+    StoreError,
+    StoreUnavailable,
+    WriteReceipt,
+)
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
 from executive.memory.store.pghistory import PgHistory
-from executive.memory.store.pgpool import make_pool, redacted, vector_text
+from executive.memory.store.pgpool import make_pool, redacted, vector_text, why_unreachable
 from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.pgwords import PgWords
 from executive.memory.store.records import record_from_payload
@@ -169,6 +176,13 @@ class PostgresStore:
             return await asyncio.wrap_future(self._executor.submit(run))
         except StoreError:
             raise
+        except PoolTimeout as exc:
+            cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
+            if cause:
+                raise StoreUnavailable(
+                    f"{what}: the Postgres server at {self._where} does not answer: {cause}"
+                ) from exc
+            raise StoreError(f"{what}: no free connection to {self._where}: {exc}") from exc
         except Exception as exc:
             raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
 
