@@ -88,7 +88,8 @@ def confirmed_live(ledger: HarvestLedger, user_id: str | None) -> int:
         cached = (signature, counts)
         _cache[ledger.folder] = cached
     counts = cached[1]
-    return counts.get(user_id, 0) + (counts.get(None, 0) if user_id is not None else 0)
+    # No installation id: the store is counted whole, and so is the ledger.
+    return sum(counts.values()) if user_id is None else counts.get(user_id, 0)
 
 
 def describe(exc: BaseException) -> str:

@@ -9,7 +9,8 @@ run leaves the previous file as it was.
 An empty store never buries a good copy: when this installation's memories are none but the
 newest snapshot holds some (the store's folder was lost, or the store wiped), the run is
 refused with its reason (:class:`SnapshotRefused`) and nothing is written or committed; a
-rebuild (``executive mem rebuild``) comes first.
+rebuild (``executive mem rebuild``) comes first. Only the ledgers can say an empty store is
+right (every memory purged): when they confirm none, the empty snapshot is written.
 """
 
 from __future__ import annotations
@@ -100,12 +101,19 @@ def overdue(folder: Path, today: date | None = None) -> bool:
 
 
 async def take(
-    store: StoreReader, folder: Path, *, user_id: str | None, now: datetime | None = None
+    store: StoreReader,
+    folder: Path,
+    *,
+    user_id: str | None,
+    now: datetime | None = None,
+    expected: int | None = None,
 ) -> dict[str, Any]:
     """Write today's snapshot; returns ``{ok, path, total, history_failures, bytes, ms}``.
 
     This installation's memories (``user_id``) only: a shared store holds others' as well,
-    which are neither this home's to keep in its history nor its to restore.
+    which are neither this home's to keep in its history nor its to restore. ``expected``:
+    the memories the harvest ledgers confirm (None: not known), which alone can make an
+    empty snapshot after a non-empty one right.
     """
     started = time.monotonic()
     moment = now or datetime.now(UTC)
@@ -116,7 +124,7 @@ async def take(
         raise SnapshotError(
             f"the listing returned {len(records)} memories but the store counts {counted}"
         )
-    if not records:
+    if not records and expected != 0:
         await anyio.to_thread.run_sync(_refuse_burying, folder)
     memories: list[dict[str, Any]] = []
     failures = 0
