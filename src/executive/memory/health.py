@@ -25,7 +25,7 @@ from executive.settings import Settings
 from executive.untrusted import one_line
 
 # A store call made to tell health: bounded well inside a probe's patience.
-ANSWER_SECONDS = 10.0
+ANSWER_SECONDS = 15.0
 
 REBUILD_FIX = (
     "executive --home HOME mem rebuild (writes every memory the harvest ledgers hold back "

@@ -76,6 +76,10 @@ def make_pool(url: str, *, size: int = 4, timeout: float = 30.0) -> ConnectionPo
         min_size=1,
         max_size=size,
         timeout=min(timeout, CONNECT_SECONDS),
+        # A connection attempt backs off (1, 2, 4 s...) and, by default, for 5 minutes: a
+        # server back after a minute down would wait up to a minute more for the pool's next
+        # try. Given up after 10 s, the next call starts a fresh attempt at once.
+        reconnect_timeout=2 * CONNECT_SECONDS,
         check=ConnectionPool.check_connection,
         configure=_configure,
         kwargs={

@@ -62,6 +62,9 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
+# Calls that change nothing: safe to ask again.
+_READS = frozenset({"search", "prepare", "words", "get", "history", "list", "count", "revision"})
+
 T = TypeVar("T")
 DUPLICATE = "DUPLICATE"
 _TABLE = sql.Identifier(pgschema.TABLE)
@@ -172,19 +175,26 @@ class PostgresStore:
                     raise StoreError(f"{what}: {self._refusal}")
             return fn(*args, **kwargs)
 
-        try:
-            return await asyncio.wrap_future(self._executor.submit(run))
-        except StoreError:
-            raise
-        except PoolTimeout as exc:
-            cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
-            if cause:
-                raise StoreUnavailable(
-                    f"{what}: the Postgres server at {self._where} does not answer: {cause}"
-                ) from exc
-            raise StoreError(f"{what}: no free connection to {self._where}: {exc}") from exc
-        except Exception as exc:
-            raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
+        for tries_left in (1, 0):
+            try:
+                return await asyncio.wrap_future(self._executor.submit(run))
+            except StoreError:
+                raise
+            except PoolTimeout as exc:
+                cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
+                if cause:
+                    raise StoreUnavailable(
+                        f"{what}: the Postgres server at {self._where} does not answer: {cause}"
+                    ) from exc
+                if tries_left and what in _READS:
+                    # The server answers again and the pool's next attempt is seconds away
+                    # (pgpool.make_pool): a read is asked once more, never a write.
+                    log.info("store.pool_reconnecting", call=what, where=self._where)
+                    continue
+                raise StoreError(f"{what}: no free connection to {self._where}: {exc}") from exc
+            except Exception as exc:
+                raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
+        raise AssertionError("unreachable: the last try returns or raises")
 
     @contextmanager
     def _autocommit(self) -> Iterator[Any]:
