@@ -67,10 +67,15 @@ async def test_a_postgres_server_that_does_not_answer_is_down_with_its_cause_in_
         url = f"postgresql://executive:secret@127.0.0.1:{port}/memory"
         settings = load_settings(tmp_path, store_backend="postgres", store_url=url, user_id="me")
         store = await PostgresStore.open(url, tmp_path / "mem0")
+        ledger = HarvestLedger(tmp_path / "harvest-runs")
         try:
-            found = await health.check(settings, store, HarvestLedger(tmp_path / "harvest-runs"))
+            found = await health.check(settings, store, ledger)
+            # Known down: the next call asks the server directly, not the pool, and says
+            # the same.
+            again = await health.check(settings, store, ledger)
         finally:
             await store.close()
+    assert again.state == "down" and again.detail == found.detail
     assert found.state == "down"
     assert "refused" in found.detail.lower() and "secret" not in found.detail
     assert found.fix.startswith("start the database server") and "rebuild" not in found.fix

@@ -101,6 +101,7 @@ class PostgresStore:
         self._refusal: str | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._down = False  # the last call found the server down (not only the pool empty)
 
     @classmethod
     async def open(
@@ -175,6 +176,13 @@ class PostgresStore:
                     raise StoreError(f"{what}: {self._refusal}")
             return fn(*args, **kwargs)
 
+        if self._down:
+            # Found down before: a direct connection says whether it still is, at once,
+            # rather than every caller (a probe, a scrape, a hook) waiting on the pool.
+            cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
+            if cause:
+                raise StoreUnavailable(self._unavailable(what, cause))
+            self._down = False
         for tries_left in (1, 0):
             try:
                 return await asyncio.wrap_future(self._executor.submit(run))
@@ -183,9 +191,8 @@ class PostgresStore:
             except PoolTimeout as exc:
                 cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
                 if cause:
-                    raise StoreUnavailable(
-                        f"{what}: the Postgres server at {self._where} does not answer: {cause}"
-                    ) from exc
+                    self._down = True
+                    raise StoreUnavailable(self._unavailable(what, cause)) from exc
                 if tries_left and what in _READS:
                     # The server answers again and the pool's next attempt is seconds away
                     # (pgpool.make_pool): a read is asked once more, never a write.
@@ -195,6 +202,9 @@ class PostgresStore:
             except Exception as exc:
                 raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
         raise AssertionError("unreachable: the last try returns or raises")
+
+    def _unavailable(self, what: str, cause: str) -> str:
+        return f"{what}: the Postgres server at {self._where} does not answer: {cause}"
 
     @contextmanager
     def _autocommit(self) -> Iterator[Any]:
