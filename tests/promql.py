@@ -4,8 +4,10 @@ of promtool's ``test rules`` files on it.
 CI has no promtool, so the suite checks every alert rule with this: the same test file,
 the same semantics as Prometheus 2.x for what it supports (instant selectors with a 5-minute
 lookback, range selectors closed at both ends, ``increase``/``delta``/``rate`` with
-Prometheus' extrapolation, ``sum [by (...)]``, ``vector(s)``, comparisons against a number,
-``and``/``or``/``unless`` with ``on(...)``/``ignoring(...)``, alerting rules with ``for``).
+Prometheus' extrapolation, ``sum [by (...)]``, ``vector(s)``, ``+ - * /`` between a vector and
+a number or two vectors matched one to one (``on``/``ignoring``), comparisons against a
+number, ``and``/``or``/``unless`` with ``on(...)``/``ignoring(...)``, alerting rules with
+``for``).
 Anything else is refused with :class:`Unsupported` naming it: a rule written with a
 construct this evaluator does not know fails the suite rather than passing unchecked.
 """
@@ -71,13 +73,15 @@ _TOKEN = re.compile(
     (?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
     |(?P<duration>\[[0-9a-z]+\])
     |(?P<string>"(?:[^"\\]|\\.)*")
-    |(?P<op>==|!=|>=|<=|=~|!~|>|<|=|\(|\)|\{|\}|,)
+    |(?P<op>==|!=|>=|<=|=~|!~|>|<|=|\(|\)|\{|\}|,|\+|-|\*|/)
     |(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)
     )""",
     re.VERBOSE,
 )
 
 _COMPARISONS = {"==", "!=", ">", "<", ">=", "<="}
+_ADDITIVE = {"+", "-"}
+_MULTIPLICATIVE = {"*", "/"}
 _SET_OPS = {"and", "or", "unless"}
 _RANGE_FUNCTIONS = {"increase", "delta", "rate"}
 
@@ -147,12 +151,23 @@ class _Parser:
         return tuple(names)
 
     def comparison(self) -> Any:
-        node = self.primary()
+        node = self.arithmetic(_ADDITIVE)
         while (tok := self.peek()) is not None and tok[1] in _COMPARISONS:
             self.take()
             if self.peek() is not None and self.peek()[1] == "bool":  # type: ignore[index]
                 raise Unsupported(f"'bool' comparisons in {self.expr!r}")
-            node = ("compare", tok[1], node, self.primary())
+            matching = self.matching()
+            node = ("compare", tok[1], matching, node, self.arithmetic(_ADDITIVE))
+        return node
+
+    def arithmetic(self, ops: set[str]) -> Any:
+        tighter = ops is _ADDITIVE
+        node = self.arithmetic(_MULTIPLICATIVE) if tighter else self.primary()
+        while (tok := self.peek()) is not None and tok[1] in ops:
+            self.take()
+            matching = self.matching()
+            right = self.arithmetic(_MULTIPLICATIVE) if tighter else self.primary()
+            node = ("arith", tok[1], matching, node, right)
         return node
 
     def primary(self) -> Any:
@@ -299,11 +314,25 @@ def evaluate(node: Any, series: list[Series], t: float) -> list[Sample] | float:
             sums[key] = sums.get(key, 0.0) + sample.value
         return [Sample(k, v) for k, v in sums.items()]
     if kind == "compare":
-        _, op, left, right = node
-        lhs, rhs = evaluate(left, series, t), evaluate(right, series, t)
-        if not isinstance(rhs, float):
-            raise Unsupported("a comparison between two vectors")
-        return [s for s in _vector(lhs) if _COMPARE[op](s.value, rhs)]
+        _, op, matching, left, right = node
+        lhs, rhs = _vector(evaluate(left, series, t)), evaluate(right, series, t)
+        if isinstance(rhs, float):
+            return [s for s in lhs if _COMPARE[op](s.value, rhs)]
+        # Two vectors: a left sample stays (as it is) when its match on the right holds.
+        by_key = {_signature(s.labels, matching): s for s in rhs}
+        if len(by_key) != len(rhs):
+            raise Unsupported("many-to-one matching (group_left/group_right)")
+        return [
+            s
+            for s in lhs
+            if (m := by_key.get(_signature(s.labels, matching))) is not None
+            and _COMPARE[op](s.value, m.value)
+        ]
+    if kind == "arith":
+        _, op, matching, left, right = node
+        return _arithmetic(
+            _ARITH[op], matching, evaluate(left, series, t), evaluate(right, series, t)
+        )
     if kind == "set":
         _, op, matching, left, right = node
         lhs, rhs = _vector(evaluate(left, series, t)), _vector(evaluate(right, series, t))
@@ -315,6 +344,47 @@ def evaluate(node: Any, series: list[Series], t: float) -> list[Sample] | float:
         left_keys = {_signature(s.labels, matching) for s in lhs}
         return lhs + [s for s in rhs if _signature(s.labels, matching) not in left_keys]
     raise Unsupported(f"node {kind}")
+
+
+_ARITH = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b if b else math.copysign(math.inf, a) if a else math.nan,
+}
+
+
+def _arithmetic(
+    fn: Any,
+    matching: tuple[str, tuple[str, ...]] | None,
+    lhs: list[Sample] | float,
+    rhs: list[Sample] | float,
+) -> list[Sample] | float:
+    """Arithmetic drops the metric name; two vectors match one to one on their signature."""
+    if isinstance(lhs, float) and isinstance(rhs, float):
+        return float(fn(lhs, rhs))
+    if isinstance(rhs, float):
+        return [Sample(without_name(s.labels), fn(s.value, rhs)) for s in _vector(lhs)]
+    if isinstance(lhs, float):
+        return [Sample(without_name(s.labels), fn(lhs, s.value)) for s in rhs]
+    right: dict[Labels, Sample] = {}
+    for sample in rhs:
+        key = _signature(sample.labels, matching)
+        if key in right:
+            raise Unsupported("many-to-one matching (group_left/group_right)")
+        right[key] = sample
+    keys = [_signature(s.labels, matching) for s in lhs]
+    if len(set(keys)) != len(keys):
+        raise Unsupported("duplicate series on the left of a one-to-one match")
+    out = []
+    for sample in lhs:
+        match = right.get(_signature(sample.labels, matching))
+        if match is not None:
+            labels = (
+                _signature(sample.labels, matching) if matching else without_name(sample.labels)
+            )
+            out.append(Sample(labels, fn(sample.value, match.value)))
+    return out
 
 
 def _vector(value: list[Sample] | float) -> list[Sample]:
@@ -334,7 +404,7 @@ def names(node: Any) -> set[str]:
     )
 
 
-_NODES = {"number", "vector", "select", "range", "sum", "compare", "set"}
+_NODES = {"number", "vector", "select", "range", "sum", "compare", "set", "arith"}
 
 
 # --------------------------------------------------------------------------- alerting rules

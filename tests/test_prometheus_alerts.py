@@ -102,10 +102,34 @@ def test_the_evaluator_refuses_what_it_does_not_implement():
         "rate(x[5m]) > bool 1",
         'x{job=~"e.*"} > 0',
         "histogram_quantile(0.9, x) > 1",
-        "x > y",
+        "x > on(job) group_left y",
+        "-x > 0",
     ):
         with pytest.raises(promql.Unsupported):
             promql.evaluate(promql.parse(expr), [], 0.0)
+
+
+def test_arithmetic_and_comparisons_between_vectors_match_one_to_one():
+    """What a ratio rule needs (a budget spent over its cap, say): ``a / b > 0.8``."""
+    target = {"job": "executive", "instance": "agent:8765"}
+    series = [
+        promql.Series(promql.labels_of({"__name__": "spent", **target}), [(0.0, 9.0)]),
+        promql.Series(promql.labels_of({"__name__": "cap", **target}), [(0.0, 10.0)]),
+        promql.Series(
+            promql.labels_of({"__name__": "spent", "job": "executive", "instance": "b"}),
+            [(0.0, 1.0)],
+        ),
+    ]
+    [ratio] = promql.evaluate(promql.parse("spent / cap > 0.8"), series, 60.0)
+    assert ratio == promql.Sample(promql.labels_of(target), 0.9)
+    assert promql.evaluate(promql.parse("spent > 0.95 * cap"), series, 60.0) == []
+    [over] = promql.evaluate(promql.parse("spent >= on(instance) cap - 1"), series, 60.0)
+    assert dict(over.labels)["__name__"] == "spent"
+    mine = 'spent{instance="agent:8765"} / on(job) sum by (job) (cap)'
+    [shared] = promql.evaluate(promql.parse(mine), series, 60.0)
+    assert dict(shared.labels) == {"job": "executive"} and shared.value == 0.9
+    with pytest.raises(promql.Unsupported, match="duplicate"):
+        promql.evaluate(promql.parse("spent / on(job) sum by (job) (cap)"), series, 60.0)
 
 
 def test_increase_extrapolates_as_prometheus_does():
