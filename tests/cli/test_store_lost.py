@@ -2,7 +2,7 @@
 
 The real embedded store, the real daemon and CLI: three memories written and snapshotted,
 the store's folder removed; the files' view of ``status``, ``doctor``, the daemon's start,
-its ``status`` and its snapshot job each name it with its fix, the good snapshot stays, and
+its ``status``, ``/healthz``, ``/metrics`` and its snapshot job each name it with its fix, the good snapshot stays, and
 ``mem rebuild`` brings the memories back.
 """
 
@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.conftest import run_cli, set_env
-from tests.daemonproc import Daemon
+from tests.dashboard.conftest import start
 from tests.memory.payloads import partial
 
 pytestmark = pytest.mark.store
@@ -64,7 +64,8 @@ def test_a_lost_store_is_named_everywhere_and_the_good_snapshot_stays(home):
     assert "mem rebuild" in store["fix"]
     assert not (home / ".state" / "store").exists(), "doctor must not make an empty store"
 
-    daemon = Daemon(home)
+    served = start(home)  # the daemon, with its dashboard
+    daemon = served.daemon
     try:
         short = daemon.wait_for("store.short", timeout=120)
         assert (short["total"], short["expected"]) == (0, 3)
@@ -82,6 +83,10 @@ def test_a_lost_store_is_named_everywhere_and_the_good_snapshot_stays(home):
         assert "mem rebuild" in report["health"]["degraded"]["store"]
         via = {c["name"]: c for c in json.loads(cli(home, "doctor", "--json").stdout)}
         assert not via["memory store (via the daemon)"]["ok"]
+        healthz = served.get("/healthz")
+        assert healthz.status_code == 200 and healthz.json()["status"] == "degraded"
+        assert "mem rebuild" in healthz.json()["degraded"]["store"]
+        assert "executive_store_memories_missing 3.0" in served.get("/metrics").text
 
         by_hand = cli(home, "mem", "snapshot")
         assert by_hand.returncode != 0 and "mem rebuild" in by_hand.stdout + by_hand.stderr

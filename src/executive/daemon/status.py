@@ -192,17 +192,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
         f"engine={mem['engine']} env={mem['env']}"
     )
-    store = report.get("store")
-    if store and "total" in store:
-        kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
-        lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
-    found = (store or {}).get("health")
-    if found and not found["ok"]:
-        state = {"short": "MISSING MEMORIES", "down": "DOES NOT ANSWER"}.get(
-            found["state"], "ERROR"
-        )
-        lines.append(f"store    {state}: {found['detail']}")
-        lines.append(f"         fix: {found['fix']}")
+    lines.extend(_store_lines(report.get("store") or {}))
     for hook, info in report["hooks"].items():
         where = ""
         if "source" in info:
@@ -229,6 +219,22 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
             f"  iteration {it['iteration']}: {it['pace']} in {it['duration_ms']} ms "
             f"at {it['finished_at']}{error}"
         )
+    return lines
+
+
+def _store_lines(store: dict[str, Any]) -> list[str]:
+    """The store's count, and what is wrong with it (its health) with the fix."""
+    lines = []
+    if "total" in store:
+        kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
+        lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
+    found = store.get("health")
+    if found and not found["ok"]:
+        state = {"short": "MISSING MEMORIES", "down": "DOES NOT ANSWER"}.get(
+            found["state"], "ERROR"
+        )
+        lines.append(f"store    {state}: {found['detail']}")
+        lines.append(f"         fix: {found['fix']}")
     return lines
 
 

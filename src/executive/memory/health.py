@@ -105,8 +105,12 @@ async def check(settings: Settings, store: StoreReader, ledger: HarvestLedger) -
     try:
         with anyio.fail_after(ANSWER_SECONDS):
             total = await store.count(Filter(user_id=settings.user_id))
+    except StoreUnavailable as exc:
+        # "count: the Postgres server at … does not answer: <cause>": said once, no call name.
+        said = one_line(str(exc)).split(": ", 1)[-1]
+        return StoreHealth("down", said, down_fix(settings))
     except Exception as exc:
-        down = isinstance(exc, StoreUnavailable | TimeoutError)
+        down = isinstance(exc, TimeoutError)
         return StoreHealth(
             "down" if down else "error",
             f"the {settings.store_backend} store does not answer: {describe(exc)}",
