@@ -57,6 +57,21 @@ def test_foreign_loggers_go_through_the_same_pipeline(stream):
         "py.warnings",
     ]
     assert all("timestamp" in r and "level" in r for r in records)
+    # A stable event name; the library's own sentence beside it.
+    assert {r["event"] for r in records} == {"foreign.log"}
+    assert records[0]["message"] == "spaCy is not installed"
+    assert "a library warning" in records[2]["message"]
+
+
+def test_psycopg_pool_warnings_get_a_stable_event_name(stream):
+    import psycopg_pool  # noqa: F401  (its logger is the one the pool warns through)
+
+    pool_log = logging.getLogger("psycopg.pool")
+    pool_log.warning("error connecting in %r: %s", "pool-1", "connection refused")
+    [record] = lines(stream)
+    assert record["event"] == "foreign.log"
+    assert record["logger"] == "psycopg.pool"
+    assert record["message"] == "error connecting in 'pool-1': connection refused"
 
 
 def test_secrets_are_redacted_wherever_they_appear(stream):
@@ -103,7 +118,7 @@ def test_libraries_speak_at_warning_unless_the_operator_asks_for_debug(level, li
         logging.getLogger("apscheduler.executors.default").info("Running job")
         logging.getLogger("apscheduler.scheduler").warning("job missed")
         get_logger("executive.loop").info("loop.idle")
-        events = [record["event"] for record in lines(out)]
+        events = [record.get("message") or record["event"] for record in lines(out)]
     finally:
         structlog.reset_defaults()
         logging.getLogger().handlers.clear()

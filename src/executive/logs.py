@@ -2,8 +2,10 @@
 
 Everything goes through one pipeline: our own structlog loggers and the stdlib loggers of
 mem0, httpx, qdrant and APScheduler (through ``ProcessorFormatter``), and Python warnings.
-The redaction is :mod:`executive.redact`'s process-wide redactor, the last step before
-rendering. PM2 or journald own the files and their rotation.
+A foreign line's ``event`` is always ``foreign.log`` (the library's own sentence goes in
+``message``, its logger in ``logger``): a library's text changes with its version and may
+quote anything, so searches and alerts key on stable names. The redaction is
+:mod:`executive.redact`'s process-wide redactor, the last step before rendering. PM2 or journald own the files and their rotation.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from collections.abc import Iterable
 from typing import TextIO
 
 import structlog
-from structlog.typing import Processor
+from structlog.typing import EventDict, Processor, WrappedLogger
 
 from executive import redact
 
 __all__ = ["bound", "configure_logging", "get_logger"]
+
+FOREIGN_EVENT = "foreign.log"
 
 _NOISY = {"httpx": logging.WARNING, "httpcore": logging.WARNING, "urllib3": logging.WARNING}
 
@@ -61,7 +65,7 @@ def configure_logging(
         cache_logger_on_first_use=False,
     )
     formatter = structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared,
+        foreign_pre_chain=[*shared, _foreign_event],
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             *([] if console else [structlog.processors.dict_tracebacks]),
@@ -70,6 +74,14 @@ def configure_logging(
         ],
     )
     _route_stdlib(logging.StreamHandler(out), formatter, level)
+
+
+def _foreign_event(_: WrappedLogger, __: str, event_dict: EventDict) -> EventDict:
+    """A stdlib record (psycopg, mem0, APScheduler, warnings): a stable event name, the
+    library's sentence as ``message``."""
+    event_dict["message"] = event_dict.get("event")
+    event_dict["event"] = FOREIGN_EVENT
+    return event_dict
 
 
 def _route_stdlib(handler: logging.Handler, formatter: logging.Formatter, level: str) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter, deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -60,6 +62,10 @@ class _Result(Protocol):
 
     @property
     def writes(self) -> Any: ...
+
+
+# How long past its limit a worker's kill may take before the wait is no longer progress.
+_KILL_SECONDS = 60.0
 
 
 def _now() -> str:
@@ -157,6 +163,10 @@ class Observer:
         self.pack_entries = Histogram()
         self.last_tick: float | None = None
         self.in_flight: tuple[int, float] | None = None
+        # Progress beside the ticks: the heartbeat's last beat while a worker ran within its
+        # limit, and that worker's (start, limit in seconds).
+        self.last_progress: float | None = None
+        self.worker_running: tuple[float, float] | None = None
         self.stopping = False
         # Iterations that raised, in a row: a good one sets it back to zero.
         self.failed_in_a_row = 0
@@ -183,6 +193,34 @@ class Observer:
         else:
             self.failed_in_a_row += 1
             self.last_failure = Failure(number, error, _now())
+
+    @contextmanager
+    def waiting_on_worker(self, limit_seconds: float, now: float | None = None) -> Iterator[None]:
+        """While the loop awaits a worker that has ``limit_seconds`` to finish."""
+        self.worker_running = (time.monotonic() if now is None else now, limit_seconds)
+        try:
+            yield
+        finally:
+            self.worker_running = None
+
+    def alive(self, now: float | None = None) -> None:
+        """The supervisor's heartbeat: its event loop still runs.
+
+        A loop awaiting a worker that is still within its own time limit is waiting, not
+        stalled (a Claude step may run 45 minutes), so a beat then counts as progress. A
+        worker past its limit (plus the minute its kill may take) no longer does: the loop
+        should have ended it.
+        """
+        now = time.monotonic() if now is None else now
+        running = self.worker_running
+        if running is not None and now - running[0] <= running[1] + _KILL_SECONDS:
+            self.last_progress = now
+
+    def seconds_without_progress(self, now: float | None = None) -> float:
+        """Seconds since an iteration started or ended, or a heartbeat found a worker in time."""
+        now = time.monotonic() if now is None else now
+        marks = [m for m in (self.last_tick, self.last_progress) if m is not None]
+        return now - max(marks) if marks else now - self.started_monotonic
 
     def failing(self, after: int) -> str | None:
         """Why the loop is unhealthy when its last ``after`` iterations (or more) all raised.

@@ -387,3 +387,46 @@ async def test_run_once_exits_1_when_its_iteration_failed(tmp_path, outcome, cod
     sup, _ = supervisor(tmp_path, Once())
     with anyio.fail_after(HANG):
         assert await sup.run_once() == code
+
+
+async def test_the_heartbeat_counts_a_workers_wait_as_progress_without_systemd(
+    tmp_path, monkeypatch
+):
+    """No watchdog configured (PM2, a shell): the heartbeat still tells the observer the
+    event loop is alive, and a beat during a worker's run is progress (/metrics'
+    executive_seconds_without_progress, the ExecutiveLoopStalled alert)."""
+    from executive.daemon import supervisor as supervisor_module
+    from executive.observe import Observer
+
+    monkeypatch.setattr(supervisor_module, "_ALIVE_SECONDS", 0.01)
+
+    class Beats(Observer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.progressed = anyio.Event()
+
+        def alive(self, now: float | None = None) -> None:
+            super().alive(now)
+            if self.last_progress is not None:
+                self.progressed.set()
+
+    observer = Beats()
+
+    class AWorkerRuns:
+        async def start(self) -> None:
+            return None
+
+        async def iterate(self, number: int) -> Pace:
+            with observer.waiting_on_worker(3600), anyio.fail_after(30):
+                await observer.progressed.wait()
+            os.kill(os.getpid(), signal.SIGTERM)
+            return Pace.BUSY
+
+        async def close(self) -> None:
+            return None
+
+    sup = Supervisor(
+        AWorkerRuns(), load_settings(tmp_path), notifier=Notifier({}), observer=observer
+    )
+    assert await sup.run() == 0
+    assert observer.last_progress is not None

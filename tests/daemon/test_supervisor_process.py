@@ -147,8 +147,14 @@ def test_ready_comes_after_the_store_opens_and_names_the_hooks(home, idle_env):
         daemon.kill()
     names = [r.get("event") for r in json_lines("".join(daemon.lines))]
     assert names.index("store.opened") < names.index("daemon.ready")
-    # The word index is built before READY (an empty store here), not on the first pack.
-    assert ready["store"] == {"backend": "local", "opened": True, "word_index": 0}
+    # The word index is built before READY (an empty store here), not on the first pack;
+    # the store's health is told (empty, and the ledgers confirm nothing: ok).
+    assert ready["store"] == {
+        "backend": "local",
+        "opened": True,
+        "word_index": 0,
+        "health": "ok",
+    }
     assert ready["hooks"]["pre-spawn-pack"] == "on"
     assert ready["hooks"]["post-run-harvest"] == "V3_MEM_HOOK_POST_RUN off"
     # Start-up's objects (modules, classes, the open store) are out of the collector's sight.

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests import promql
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
 from tests.dashboard.browser import chromium, console_errors
@@ -201,7 +202,13 @@ def test_a_taken_port_leaves_the_loop_running(tmp_path):
             daemon.kill()
 
 
-PROMQL_WORDS = {"up", "delta", "increase", "rate", "and", "or", "unless", "by", "sum", "e6", "job"}
+def scraped(text: str, **target: str) -> dict[promql.Labels, float]:
+    """A scrape as Prometheus stores it: each sample with the target's labels (job, instance)."""
+    return {
+        promql.labels_of({"__name__": s.name, **s.labels, **target}): s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+    }
 
 
 @pytest.mark.store  # the demo daemon opens the embedded store
@@ -219,11 +226,36 @@ def test_the_example_alert_rules_parse_and_name_only_metrics_the_daemon_exports(
     for rule in group["rules"]:
         assert set(rule) <= {"alert", "expr", "for", "labels", "annotations"}, rule
         assert rule["alert"] and rule["annotations"]["summary"]
-        expr = re.sub(r'\{[^}]*\}|\[[^\]]*\]|"[^"]*"', " ", rule["expr"])
-        names = set(re.findall(r"[a-z_][a-z0-9_]*", expr)) - PROMQL_WORDS
+        # "up" is Prometheus' own series for each target.
+        names = promql.names(promql.parse(rule["expr"])) - {"up"}
         assert names <= exported, (rule["alert"], names - exported)
     m = samples(demo.get("/metrics").text)
     assert value(m, "executive_bundles", state="blocked") >= 1
     assert value(m, "executive_failed_iterations_in_a_row") == 0
     assert value(m, "executive_build_info", python=platform.python_version()) == 1
     assert value(m, "process_resident_memory_bytes") > 10e6
+
+
+@pytest.mark.store  # the demo daemon opens the embedded store
+def test_every_alert_rule_on_a_real_daemons_metrics(demo):
+    """The scrape of a daemon that finished its bundles, held for three hours: no rule fires
+    but the queue's (only if bundles wait); its dashboard stops answering: ExecutiveDown."""
+    from tests.test_prometheus_alerts import rules
+
+    target = {"job": "executive", "instance": "demo:8765"}
+    text = demo.get("/metrics").text
+    m = samples(text)
+    three_hours = 3 * 3600.0
+    up = promql.labels_of({"__name__": "up", **target})
+    healthy = promql.held({**scraped(text, **target), up: 1.0}, three_hours)
+    fired = {
+        name for name, rule in rules().items() if promql.firing(rule, healthy, three_hours, 60.0)
+    }
+    waiting = value(m, "executive_bundles", state="ondeck") > 0
+    assert fired == ({"ExecutiveQueueNotMoving"} if waiting else set())
+    assert value(m, "executive_seconds_without_progress") < 900
+
+    down = [s for s in healthy if s.labels != up]
+    down.append(promql.Series(up, [(t * 60.0, 1.0 if t < 160 else 0.0) for t in range(181)]))
+    [alert] = promql.firing(rules()["ExecutiveDown"], down, three_hours, 60.0)
+    assert dict(alert.labels) == {**target, "alertname": "ExecutiveDown", "severity": "page"}

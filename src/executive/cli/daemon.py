@@ -206,14 +206,15 @@ def doctor(
     settings = load_quiet(ctx)  # opening the store logs; --json must stay one document
     from executive.daemon import doctor as doctor_mod  # its checks load the engines: only here
 
-    checks = doctor_mod.run_checks(settings)
+    def show(check: doctor_mod.Check) -> None:
+        mark = "ok  " if check.ok else ("warn" if check.warning else "FAIL")
+        typer.echo(f"[{mark}] {check.name}: {check.detail}")
+        if not check.ok and check.fix:
+            typer.echo(f"       fix: {check.fix}")
+
+    # Each line as its check ends: a slow check (a store that does not answer) is not silence.
+    checks = doctor_mod.run_checks(settings, report=None if as_json else show)
     if as_json:
         emit_json([c.as_dict() for c in checks])
-    else:
-        for check in checks:
-            mark = "ok  " if check.ok else ("warn" if check.warning else "FAIL")
-            typer.echo(f"[{mark}] {check.name}: {check.detail}")
-            if not check.ok and check.fix:
-                typer.echo(f"       fix: {check.fix}")
     if doctor_mod.failed(checks):
         raise typer.Exit(1)

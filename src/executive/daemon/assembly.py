@@ -21,14 +21,16 @@ from executive.envfile import unknown_environment_keys, unknown_keys
 from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
+from executive.memory import health as store_health
 from executive.memory.durability import snapshot as snapshots
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import StoreError
+from executive.memory.store.base import StoreError, StoreUnavailable
 from executive.observe import Observer
 from executive.settings import Settings
 from executive.surface import control
 from executive.surface.build import build_surface
 from executive.surface.maintenance import Maintenance
+from executive.surface.operations import SurfaceError
 
 log = get_logger(__name__)
 
@@ -142,9 +144,31 @@ async def _open_store(runtime: MemoryRuntime) -> dict[str, object]:
         indexed = await runtime.warm()
     except StoreError as exc:
         # Not fatal: every hook reports the failure as a value and the loop goes on.
-        log.error("store.unavailable", backend=settings.store_backend, error=str(exc))
+        log.error(
+            "store.unavailable",
+            backend=settings.store_backend,
+            error=str(exc),
+            fix=store_health.down_fix(settings)
+            if isinstance(exc, StoreUnavailable)
+            else "executive --home HOME doctor",
+        )
         return {**info, "error": str(exc)}
-    return {**info, "opened": True, "word_index": indexed}
+    found = await store_health.check(settings, await runtime.view(), runtime.ledger)
+    if found.state == "short":
+        # A lost folder or a wiped store: named at start, with its fix, before any pack is
+        # built from it (and before a snapshot could record it: memory/durability/snapshot.py).
+        log.error(
+            "store.short",
+            total=found.total,
+            expected=found.expected,
+            detail=found.detail,
+            fix=found.fix,
+        )
+    elif not found.ok:
+        log.error(
+            "store.unavailable", backend=settings.store_backend, error=found.detail, fix=found.fix
+        )
+    return {**info, "opened": True, "word_index": indexed, "health": found.state}
 
 
 async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
@@ -152,7 +176,14 @@ async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
     if reason is not None:
         log.info("snapshot.skipped", reason=reason)
         return {"skipped": True, "reason": reason}
-    return await maintenance.snapshot()
+    try:
+        return await maintenance.snapshot()
+    except SurfaceError as exc:
+        if not isinstance(exc.__cause__, snapshots.SnapshotRefused):
+            raise
+        # Refused, not failed: the good copy stays; job.finished says why (so does the
+        # snapshot.refused line before it).
+        return {"ok": False, "refused": str(exc)}
 
 
 async def _replay(maintenance: Maintenance) -> dict[str, object]:

@@ -5,19 +5,17 @@ from __future__ import annotations
 import os
 import socket
 import stat
-from typing import Any
+from collections.abc import Callable
 
 import anyio
 
 from executive import git
+from executive.daemon import doctor_store
 from executive.daemon.doctor_check import Check, CheckFn
 from executive.daemon.provenance import check_environment_keys, check_workers
-from executive.daemon.status import memory_counts
 from executive.envfile import unknown_keys
 from executive.home import Home
 from executive.hooks.llm import preflight
-from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
@@ -84,36 +82,7 @@ def check_memory_config(settings: Settings) -> list[Check]:
 
 
 def check_postgres(settings: Settings) -> list[Check]:
-    """The Postgres store's server: reachable, pgvector 0.8.0 or later (iterative scans)."""
-    if settings.store_backend != "postgres" or settings.store_url is None:
-        return []
-    from executive.memory.store.pgpool import probe, redacted
-    from executive.memory.store.pgschema import MIN_PGVECTOR, version_tuple
-
-    url = settings.store_url.get_secret_value()
-    try:
-        found = probe(url, timeout=min(settings.store_timeout_seconds, 10))
-    except Exception as exc:
-        return [
-            Check(
-                "postgres",
-                False,
-                f"cannot connect to {redacted(url)}: {exc}",
-                "start the server or correct EXECUTIVE_STORE_URL (host, port, user, database); "
-                "`psql` with the same URL shows the same error",
-            )
-        ]
-    where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
-    wanted = ".".join(map(str, MIN_PGVECTOR))
-    version = found["pgvector"] or found["pgvector_available"]
-    if version is None:
-        missing = f"{where}: the pgvector extension is not available"
-        return [Check("postgres", False, missing, "install pgvector on the server")]
-    if version_tuple(version) < MIN_PGVECTOR:
-        old = f"{where}: pgvector {version} is older than {wanted} (iterative index scans)"
-        return [Check("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
-    state = "installed" if found["pgvector"] else "available, created on first start"
-    return [Check("postgres", True, f"{where}: pgvector {version} ({state})")]
+    return [Check(f.name, f.ok, f.detail, f.fix) for f in doctor_store.postgres(settings)]
 
 
 def check_llm_engine(settings: Settings) -> list[Check]:
@@ -158,60 +127,7 @@ def check_env_keys(settings: Settings) -> list[Check]:
 
 
 def check_store(settings: Settings) -> list[Check]:
-    """Open the store (or ask the daemon that holds it), count memories, load the embedder."""
-    if not settings.surface_memory_on:
-        return [Check("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
-    home = Home(settings.home)
-    if daemon_listening(home.socket):
-        try:
-            report = anyio.run(RemoteSurface(home.socket).call, "status")
-        except SurfaceError as exc:
-            return [
-                Check(
-                    "memory store",
-                    False,
-                    f"the running daemon did not answer: {exc}",
-                    "see the daemon's log (`executive status` says whether it runs); restart it "
-                    "if it hangs",
-                )
-            ]
-        store = report.get("store", {})
-        if "total" not in store:
-            detail = store.get("error") or "the daemon has not opened it (memory hooks off)"
-            fix = "" if "error" not in store else "see the daemon's log; `executive mem rebuild`"
-            return [Check("memory store (via the daemon)", "error" not in store, detail, fix)]
-        return [Check("memory store (via the daemon)", True, _counts(store))]
-    try:
-        store = anyio.run(_open_and_count, settings)
-    except Exception as exc:
-        return [
-            Check(
-                "memory store",
-                False,
-                f"cannot open the {settings.store_backend} store: {exc}",
-                "executive mem rebuild rebuilds it from the ledgers",
-            )
-        ]
-    return [Check("memory store", True, _counts(store))]
-
-
-async def _open_and_count(settings: Settings) -> dict[str, Any]:
-    runtime = MemoryRuntime(settings)
-    try:
-        # A search embeds a question: the embedding model is loaded and run, not only found.
-        view = await runtime.view()
-        await view.search("doctor: is the embedder working?", Filter(user_id=settings.user_id), 1)
-        return {
-            "backend": settings.store_backend,
-            **await memory_counts(view, settings.user_id),
-        }
-    finally:
-        await runtime.close()
-
-
-def _counts(store: dict[str, Any]) -> str:
-    kinds = ", ".join(f"{n} {kind}" for kind, n in store["by_type"].items())
-    return f"{store['backend']} store opened, embedder loaded: {store['total']} memories ({kinds})"
+    return [Check(f.name, f.ok, f.detail, f.fix) for f in doctor_store.store(settings)]
 
 
 def check_isolation(settings: Settings) -> list[Check]:
@@ -364,19 +280,29 @@ def failed(checks: list[Check]) -> bool:
     return any(not c.ok and not c.warning for c in checks)
 
 
-def run_checks(settings: Settings, checks: list[CheckFn] | None = None) -> list[Check]:
-    """Every check's result; a failure always carries its fix."""
+def run_checks(
+    settings: Settings,
+    checks: list[CheckFn] | None = None,
+    report: Callable[[Check], None] | None = None,
+) -> list[Check]:
+    """Every check's result; a failure always carries its fix. ``report`` sees each result as
+    it comes (a person watching a slow check sees the ones before it)."""
     results = [Check("configuration", True, "all variables valid")]
+    if report is not None:
+        report(results[0])
     for fn in checks or DEFAULT_CHECKS:
         try:
-            results.extend(fn(settings))
+            found = fn(settings)
         except Exception as exc:  # a broken check is a failed check, not a crash
-            results.append(
+            found = [
                 Check(
                     fn.__name__,
                     False,
                     f"check raised {exc!r}",
                     "run `executive doctor` again; if it repeats, report it with this line",
                 )
-            )
+            ]
+        results.extend(found)
+        for check in found if report is not None else ():
+            report(check)
     return results

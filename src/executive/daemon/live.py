@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from executive.daemon.status import fingerprint, gather, hook_states, memory_counts
+from executive.daemon.status import fingerprint, gather, hook_states, memory_counts, with_store
 from executive.home import Home
 from executive.logs import get_logger
+from executive.memory import health as store_health
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import StoreError
 from executive.settings import value_sources
@@ -51,6 +52,7 @@ class LiveStatus:
         report["health"] = process.get("health")
         report["next_jobs"] = process.get("jobs", {})
         report["store"] = await self._store()
+        report["health"] = with_store(report.get("health"), report["store"].get("health"))
         return report
 
     async def _store(self) -> dict[str, Any]:
@@ -61,8 +63,16 @@ class LiveStatus:
         }
         if not runtime.opened:
             return info
+        view = await runtime.view()
+        found = await store_health.check(runtime.settings, view, runtime.ledger)
+        info["health"] = found.as_dict()
+        if found.state in ("down", "error"):
+            # Counting by type would wait on the same silent server again.
+            log.warning("status.store_failed", error=found.detail)
+            info["error"] = found.detail
+            return info
         try:
-            info |= await memory_counts(await runtime.view(), runtime.settings.user_id)
+            info |= await memory_counts(view, runtime.settings.user_id)
         except StoreError as exc:
             log.warning("status.store_failed", error=str(exc))
             info["error"] = str(exc)

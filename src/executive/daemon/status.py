@@ -13,6 +13,7 @@ from typing import Any
 
 from executive.home import Home
 from executive.hookspecs import SPECS
+from executive.memory import health as store_health
 from executive.memory.durability import snapshot as snapshots
 from executive.memory.store.base import Filter, StoreReader
 from executive.memory.taxonomy import MemoryType
@@ -117,11 +118,30 @@ def unhealthy(report: dict[str, Any]) -> bool:
     return isinstance(health, dict) and health.get("ok") is False
 
 
+def with_store(health: Any, store: Any) -> Any:
+    """The daemon's health with the store's (:mod:`executive.memory.health`) folded in: a store
+    that does not answer makes it unhealthy (``status`` exits 1, ``--probe`` too), one that
+    lacks memories degraded (exit 3), each with its cause and fix, as ``/healthz`` says."""
+    if not isinstance(health, dict) or not isinstance(store, dict) or store.get("ok"):
+        return health
+    said = f"store: {store['detail']}; fix: {store['fix']}"
+    if store.get("state") == "short":
+        degraded = {**(health.get("degraded") or {}), "store": said}
+        detail = (
+            health["detail"] if not health.get("ok") else f"{health['detail']}; degraded: {said}"
+        )
+        return {**health, "degraded": degraded, "detail": detail}
+    detail = said if health.get("detail") in (None, "ok") else f"{health['detail']}; {said}"
+    return {**health, "ok": False, "detail": detail}
+
+
 def gather(settings: Settings) -> dict[str, Any]:
     """The view from the files: what ``.env.executive`` says now, queue, ledgers."""
     home = Home(settings.home)
     pid = daemon_pid(home)
     last = snapshots.latest(home.snapshots)
+    ledger = HarvestLedger(home.harvest_runs)
+    lost = store_health.folder_lost(settings, home.store_dir, ledger)
     return {
         "source": "files",
         "home": str(home.root),
@@ -141,10 +161,13 @@ def gather(settings: Settings) -> dict[str, Any]:
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
-        "pending_writes": len(HarvestLedger(home.harvest_runs).state().pending()),
+        "pending_writes": len(ledger.state().pending()),
         "recent_iterations": recent_iterations(home),
         # What paid runs cost, from the work ledger: today, the week, the costliest, the caps.
         "spend": spending.budget_of(settings).summary(),
+        **(
+            {"store": {"backend": settings.store_backend, "health": lost.as_dict()}} if lost else {}
+        ),
     }
 
 
@@ -162,10 +185,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         f"memory   {'on' if mem['enabled'] else 'off'}  store={mem['store']} "
         f"engine={mem['engine']} env={mem['env']}"
     )
-    store = report.get("store")
-    if store and "total" in store:
-        kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
-        lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
+    lines.extend(_store_lines(report.get("store") or {}))
     for hook, info in report["hooks"].items():
         where = ""
         if "source" in info:
@@ -257,6 +277,22 @@ def _detail(detail: str, state: str) -> str:
     rest = detail.removeprefix("ok").lstrip(";: ") if detail.startswith("ok") else detail
     rest = rest.removeprefix(f"{state.lower()}: ")
     return "" if not rest else f" {rest}" if rest.startswith("(") else f": {rest}"
+
+
+def _store_lines(store: dict[str, Any]) -> list[str]:
+    """The store's count, and what is wrong with it (its health) with the fix."""
+    lines = []
+    if "total" in store:
+        kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
+        lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
+    found = store.get("health")
+    if found and not found["ok"]:
+        state = {"short": "MISSING MEMORIES", "down": "DOES NOT ANSWER"}.get(
+            found["state"], "ERROR"
+        )
+        lines.append(f"store    {state}: {found['detail']}")
+        lines.append(f"         fix: {found['fix']}")
+    return lines
 
 
 def _duration(seconds: int) -> str:

@@ -50,6 +50,8 @@ _RECENT = 10
 _ERROR_CHARS = 500
 # About how often an idle daemon says it is idle.
 _IDLE_REPORT_SECONDS = 300
+# How often the heartbeat tells the observer the event loop is alive.
+_ALIVE_SECONDS = 15.0
 
 
 def idle_report_every(idle_sleep_seconds: float) -> int:
@@ -315,12 +317,16 @@ class Supervisor:
         scope.cancel()
 
     async def _heartbeat(self) -> None:
-        # The watchdog proves the event loop is alive even while a long iteration runs
-        # (a worker may take 45 minutes; WatchdogSec is 90 s). It is the only sender of
-        # WATCHDOG=1: one ping per half interval, as sd_watchdog_enabled(3) advises.
+        # The heartbeat proves the event loop is alive even while a long iteration runs (a
+        # worker may take 45 minutes; WatchdogSec is 90 s): to systemd (WATCHDOG=1, one ping
+        # per half interval at most, as sd_watchdog_enabled(3) advises; this is its only
+        # sender) and to the observer, where a beat during a worker's run is progress
+        # (/metrics' executive_seconds_without_progress, the ExecutiveLoopStalled alert).
         interval = self._notifier.watchdog_seconds
-        if not self._notifier.enabled or interval is None:
-            return
+        watchdog = self._notifier.enabled and interval is not None
+        period = min(interval / 2, _ALIVE_SECONDS) if watchdog and interval else _ALIVE_SECONDS
         while True:
-            await anyio.sleep(interval / 2)
-            self._notifier.watchdog()
+            await anyio.sleep(period)
+            self.observer.alive()
+            if watchdog:
+                self._notifier.watchdog()

@@ -1,5 +1,10 @@
 """``/healthz``: is the loop ticking and succeeding, and does the store answer (when memory is on)?
 
+The store's part is :mod:`executive.memory.health`'s answer, the one ``status`` and
+``doctor`` give: a store that does not answer makes the daemon unhealthy (503, with the cause
+and the fix); one that answers but holds fewer memories than the ledgers confirm makes it
+degraded (200: the loop works, its packs are poorer).
+
 A loop that ticks but fails every iteration is not healthy: from
 ``EXECUTIVE_UNHEALTHY_AFTER_FAILURES`` failed iterations in a row it is unhealthy, with the
 last error, until one succeeds.
@@ -18,8 +23,9 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from executive.memory.health import StoreHealth
+from executive.memory.health import check as store_check
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter
 from executive.observe import Observer
 from executive.settings import Settings
 from executive.workspace import spending
@@ -76,24 +82,35 @@ def loop_state(
     return True, f"ticking: last tick {age:.1f}s ago"
 
 
-async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool, str]:
+async def store_health(settings: Settings, runtime: MemoryRuntime) -> StoreHealth | None:
+    """The store's health as every surface tells it (:mod:`executive.memory.health`); None
+    when not asked: memory off, or the store not opened yet (opening loads the embedding
+    model: a probe must not be what pays for that)."""
+    if not settings.hooks_master_on or not runtime.opened:
+        return None
+    return await store_check(settings, await runtime.view(), runtime.ledger)
+
+
+async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool, str, str]:
+    """Whether the store lets the daemon be healthy, what it says, and a shortfall's text
+    (a store that answers but lacks memories: degraded, the loop works)."""
     if not settings.hooks_master_on:
-        return True, "memory off"
-    if not runtime.opened:
-        # Opening loads the embedding model: a probe must not be what pays for that.
-        return True, "not opened yet (opens on first use)"
-    try:
-        with anyio.fail_after(min(settings.store_timeout_seconds, 5.0)):
-            count = await (await runtime.view()).count(Filter(user_id=settings.user_id))
-    except Exception as exc:
-        return False, f"store does not answer: {type(exc).__name__}: {exc}"
-    return True, f"answers ({count} memories)"
+        return True, "memory off", ""
+    found = await store_health(settings, runtime)
+    if found is None:
+        return True, "not opened yet (opens on first use)", ""
+    if found.state in ("down", "error"):
+        return False, f"{found.detail}; fix: {found.fix}", ""
+    if found.state == "short":
+        return True, found.detail, f"{found.detail}; fix: {found.fix}"
+    return True, found.detail, ""
 
 
 async def check(settings: Settings, observer: Observer, runtime: MemoryRuntime) -> Health:
     loop_ok, loop = loop_state(settings, observer)
-    store_ok, store = await store_state(settings, runtime)
+    store_ok, store, short = await store_state(settings, runtime)
+    degraded = observer.degraded() | ({"store": short} if short else {})
     # A paused day is healthy (the cap does its work), and said: paid work waits until then.
     pause = await anyio.to_thread.run_sync(spending.budget_of(settings).paused)
     said = pause.describe() if pause is not None else None
-    return Health(loop_ok and store_ok, loop, store, observer.degraded(), said)
+    return Health(loop_ok and store_ok, loop, store, degraded, said)

@@ -38,6 +38,8 @@ class StoreFigures:
     by_type: dict[str, int] = field(default_factory=dict)
     queue: dict[str, int] = field(default_factory=dict)  # bundles by state, from the folders
     spend: dict[str, Any] | None = None  # the work ledger's spend summary (status's "spend")
+    store_up: bool | None = None  # the store answered this scrape's count (None: not asked)
+    store_missing: int | None = None  # memories the ledgers confirm and the store lacks
 
 
 def _bound(value: float) -> str:
@@ -81,6 +83,19 @@ class _Collector(Collector):
                 "Writes the store never confirmed (replayed from the ledger)",
                 value=self._f.pending_writes,
             )
+        if self._f.store_up is not None:
+            yield GaugeMetricFamily(
+                "executive_store_up",
+                "1 when the memory store answered this scrape, 0 when it did not",
+                value=int(self._f.store_up),
+            )
+        if self._f.store_missing is not None:
+            yield GaugeMetricFamily(
+                "executive_store_memories_missing",
+                "Memories the harvest ledgers confirm that the store does not hold"
+                " (fix: executive mem rebuild)",
+                value=self._f.store_missing,
+            )
         memories = GaugeMetricFamily(
             "executive_memories", "Memories in the store by type", labels=["type"]
         )
@@ -116,8 +131,9 @@ class _Collector(Collector):
         workers = CounterMetricFamily(
             "executive_worker_runs", "Worker runs by outcome", labels=["outcome"]
         )
-        for outcome, n in sorted(o.worker_counts.items()):
-            workers.add_metric([outcome], n)
+        # Every outcome from the start, at 0: a rate over "no runs yet" must be 0, not absent.
+        for outcome in sorted({"passed", "failed", "fatal", *o.worker_counts}):
+            workers.add_metric([outcome], o.worker_counts.get(outcome, 0))
         yield workers
 
     def _health(self) -> Iterator[Metric]:
@@ -140,6 +156,12 @@ class _Collector(Collector):
             "executive_seconds_since_last_iteration",
             "Seconds since an iteration last started or finished",
             value=time.monotonic() - ticked if ticked is not None else self._o.uptime_seconds,
+        )
+        yield GaugeMetricFamily(
+            "executive_seconds_without_progress",
+            "Seconds the loop made no progress: no iteration started or finished, and no"
+            " heartbeat found it awaiting a worker within that worker's time limit",
+            value=self._o.seconds_without_progress(),
         )
         info = GaugeMetricFamily(
             "executive_build_info", "The running version (always 1)", labels=["version", "python"]

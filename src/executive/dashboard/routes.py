@@ -94,6 +94,10 @@ async def _figures(ctx: Context) -> StoreFigures:
             # A scrape still answers (queue, hooks, loop) when the store does not.
             log.warning("metrics.store_unreadable", error=f"{type(exc).__name__}: {exc}")
             figures.by_type = {}
+    found = await ctx.cached("store_health", lambda: health.store_health(ctx.settings, ctx.runtime))
+    if found is not None:
+        figures.store_up = found.state not in ("down", "error")
+        figures.store_missing = found.missing
     return figures
 
 

@@ -305,7 +305,12 @@ class Executive:
         if isinstance(prepared, steps.Attempt):
             return prepared
         worker.prepared = prepared
-        attempt = await steps.spawn(self.settings, self.home, bundle, prepared)
+        limit = bundle.spec.timeout_seconds or self.settings.worker_timeout_ms / 1000
+        if self.observer is None:
+            attempt = await steps.spawn(self.settings, self.home, bundle, prepared)
+        else:
+            with self.observer.waiting_on_worker(limit):
+                attempt = await steps.spawn(self.settings, self.home, bundle, prepared)
         return budget.over_run_cap(attempt, self.settings.budget_run_usd, spawn.pack)
 
     def _policy(self, bundle: Bundle) -> machine.Policy:

@@ -12,12 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from executive import git
 from executive.corpus import backfill
 from executive.logs import get_logger
 from executive.memory.durability import drift as drifting
 from executive.memory.durability import rebuild as rebuilding
 from executive.memory.durability import snapshot as snapshots
+from executive.memory.health import confirmed_live
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.write.principles import TrustedRules
 from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
@@ -63,9 +66,12 @@ class Maintenance:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         home = self.runtime.home
-        result = await snapshots.take(
-            await self.runtime.store(), home.snapshots, user_id=self.runtime.settings.user_id
-        )
+        user_id = self.runtime.settings.user_id
+        expected = await anyio.to_thread.run_sync(confirmed_live, self.runtime.ledger, user_id)
+        with _as_surface_error():
+            result = await snapshots.take(
+                await self.runtime.store(), home.snapshots, user_id=user_id, expected=expected
+            )
         if self.runtime.settings.snapshot_commit:
             result["committed"] = self._commit(Path(result["path"]))
         return result

@@ -191,3 +191,41 @@ async def test_the_listing_is_checked_against_the_count(store, tmp_path):
     with pytest.raises(snapshots.SnapshotError, match="returned 3 memories but the store counts 4"):
         await snapshots.take(Short(), folder, user_id="agent-test", now=datetime.now(UTC))
     assert not folder.exists()
+
+
+async def test_an_empty_store_never_buries_a_snapshot_that_holds_memories(filled, tmp_path):
+    """The store's folder lost: today's snapshot would be empty. It is refused, whether it
+    would replace the day's good file or follow an older one, and nothing is written."""
+    from executive.memory.store.inmemory import InMemoryStore
+
+    store, _ = filled
+    empty = await InMemoryStore.open(tmp_path / "empty-store")
+    folder = tmp_path / "snapshots"
+    today = datetime(2026, 12, 7, 4, 0, tzinfo=UTC)
+    good = await snapshots.take(store, folder, user_id="agent-test", now=today)
+    before = Path(good["path"]).read_bytes()
+    assert snapshots.recorded_total(Path(good["path"])) == COUNT
+
+    for when in (today, today.replace(day=8)):
+        with pytest.raises(snapshots.SnapshotRefused, match=f"2026-12-07.json holds {COUNT}"):
+            await snapshots.take(empty, folder, user_id="agent-test", now=when, expected=COUNT)
+    assert sorted(p.name for p in folder.iterdir()) == ["2026-12-07.json"]
+    assert Path(good["path"]).read_bytes() == before
+    # The ledgers' count unknown: refused as well.
+    with pytest.raises(snapshots.SnapshotRefused):
+        await snapshots.take(empty, folder, user_id="agent-test", now=today)
+
+
+async def test_an_empty_snapshot_is_written_when_the_ledgers_confirm_none(filled, tmp_path):
+    """Everything purged, and the purge recorded: an empty store is right, and so is its
+    snapshot. With no earlier snapshot, an empty store is snapshotted as well."""
+    from executive.memory.store.inmemory import InMemoryStore
+
+    store, _ = filled
+    empty = await InMemoryStore.open(tmp_path / "empty-store")
+    folder = tmp_path / "snapshots"
+    first = await snapshots.take(empty, folder, user_id="agent-test")
+    assert first["total"] == 0
+    await snapshots.take(store, folder, user_id="agent-test")
+    emptied = await snapshots.take(empty, folder, user_id="agent-test", expected=0)
+    assert emptied["total"] == 0 and snapshots.recorded_total(Path(emptied["path"])) == 0

@@ -5,11 +5,18 @@ fsync, rename) and readable by the owner only. The listing is checked against th
 own count, so a listing cap can never cut a snapshot short; a history that cannot be read is
 recorded per memory and counted, never fatal. A same-day rerun replaces the file; a failed
 run leaves the previous file as it was.
+
+An empty store never buries a good copy: when this installation's memories are none but the
+newest snapshot holds some (the store's folder was lost, or the store wiped), the run is
+refused with its reason (:class:`SnapshotRefused`) and nothing is written or committed; a
+rebuild (``executive mem rebuild``) comes first. Only the ledgers can say an empty store is
+right (every memory purged): when they confirm none, the empty snapshot is written.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -32,6 +39,15 @@ class SnapshotError(RuntimeError):
     pass
 
 
+class SnapshotRefused(SnapshotError):
+    """An empty snapshot would replace or follow a non-empty one: nothing was written."""
+
+
+# The head of a snapshot as take() writes it: the total comes before the memories.
+_TOTAL = re.compile(rb'^ "total": (\d+),$', re.MULTILINE)
+_HEAD_BYTES = 4096
+
+
 def latest(folder: Path) -> date | None:
     days = []
     for path in folder.glob("????-??-??.json") if folder.is_dir() else []:
@@ -42,6 +58,41 @@ def latest(folder: Path) -> date | None:
     return max(days, default=None)
 
 
+def newest(folder: Path) -> Path | None:
+    day = latest(folder)
+    return folder / f"{day.isoformat()}.json" if day is not None else None
+
+
+def recorded_total(path: Path) -> int:
+    """How many memories a snapshot holds: read from its head, not the whole file."""
+    with path.open("rb") as file:
+        found = _TOTAL.search(file.read(_HEAD_BYTES))
+    if found is not None:
+        return int(found.group(1))
+    return len(load(path)["memories"])  # written by hand or by another version: read it all
+
+
+def _refuse_burying(folder: Path) -> None:
+    """Raise when the newest snapshot holds memories (an empty one must not bury it)."""
+    previous = newest(folder)
+    if previous is None:
+        return
+    try:
+        held = recorded_total(previous)
+    except (OSError, SnapshotError) as exc:
+        log.warning("snapshot.previous_unreadable", path=str(previous), error=str(exc))
+        return
+    if held == 0:
+        return
+    reason = (
+        f"the store holds none of this installation's memories but {previous.name} holds "
+        f"{held}: an empty snapshot is not written over or after it (the store's folder "
+        "lost, or the store wiped?); run `executive mem rebuild`, then snapshot again"
+    )
+    log.error("snapshot.refused", previous=str(previous), previous_total=held, reason=reason)
+    raise SnapshotRefused(reason)
+
+
 def overdue(folder: Path, today: date | None = None) -> bool:
     """A run was missed: the latest snapshot is older than a day (or there is none)."""
     last = latest(folder)
@@ -50,12 +101,19 @@ def overdue(folder: Path, today: date | None = None) -> bool:
 
 
 async def take(
-    store: StoreReader, folder: Path, *, user_id: str | None, now: datetime | None = None
+    store: StoreReader,
+    folder: Path,
+    *,
+    user_id: str | None,
+    now: datetime | None = None,
+    expected: int | None = None,
 ) -> dict[str, Any]:
     """Write today's snapshot; returns ``{ok, path, total, history_failures, bytes, ms}``.
 
     This installation's memories (``user_id``) only: a shared store holds others' as well,
-    which are neither this home's to keep in its history nor its to restore.
+    which are neither this home's to keep in its history nor its to restore. ``expected``:
+    the memories the harvest ledgers confirm (None: not known), which alone can make an
+    empty snapshot after a non-empty one right.
     """
     started = time.monotonic()
     moment = now or datetime.now(UTC)
@@ -66,6 +124,8 @@ async def take(
         raise SnapshotError(
             f"the listing returned {len(records)} memories but the store counts {counted}"
         )
+    if not records and expected != 0:
+        await anyio.to_thread.run_sync(_refuse_burying, folder)
     memories: list[dict[str, Any]] = []
     failures = 0
     for record in records:

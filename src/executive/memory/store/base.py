@@ -20,6 +20,11 @@ class StoreError(RuntimeError):
     """The store failed or could not be reached. The message says which call and why."""
 
 
+class StoreUnavailable(StoreError):
+    """The store's server does not answer (down, unreachable, refusing connections): its data
+    is not in question, so the fix is to start or reach the server, never to rebuild."""
+
+
 class MemoryRecord(BaseModel):
     """A memory as a store returns it, whatever the backend."""
 

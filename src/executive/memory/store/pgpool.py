@@ -18,6 +18,12 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import JsonbBinaryLoader, JsonbLoader
 from psycopg_pool import ConnectionPool
 
+from executive.untrusted import one_line
+
+# How long a connection may take to open, and a call may wait for one from the pool: a
+# server that is down is reported in seconds, with its cause, not after the call's own limit.
+CONNECT_SECONDS = 5.0
+
 
 def redacted(url: str) -> str:
     """The URL with its password (and any password parameter) replaced: safe to log."""
@@ -69,13 +75,17 @@ def make_pool(url: str, *, size: int = 4, timeout: float = 30.0) -> ConnectionPo
         url,
         min_size=1,
         max_size=size,
-        timeout=timeout,
+        timeout=min(timeout, CONNECT_SECONDS),
+        # A connection attempt backs off (1, 2, 4 s...) and, by default, for 5 minutes: a
+        # server back after a minute down would wait up to a minute more for the pool's next
+        # try. Given up after 10 s, the next call starts a fresh attempt at once.
+        reconnect_timeout=2 * CONNECT_SECONDS,
         check=ConnectionPool.check_connection,
         configure=_configure,
         kwargs={
             "options": options,
             "prepare_threshold": None,
-            "connect_timeout": max(1, round(min(timeout, 10))),
+            "connect_timeout": max(1, round(min(timeout, CONNECT_SECONDS))),
         },
         name="executive-store",
         open=False,
@@ -84,7 +94,17 @@ def make_pool(url: str, *, size: int = 4, timeout: float = 30.0) -> ConnectionPo
     return pool
 
 
-def probe(url: str, timeout: float = 5.0) -> dict[str, Any]:
+def why_unreachable(pool: ConnectionPool) -> str:
+    """What a direct connection to the pool's server says now: the cause behind a pool that
+    lends no connection (the pool's own timeout names none). Empty when it connects."""
+    try:
+        with psycopg.connect(pool.conninfo, connect_timeout=round(CONNECT_SECONDS)):
+            return ""
+    except Exception as exc:
+        return one_line(str(exc)) or type(exc).__name__
+
+
+def probe(url: str, timeout: float = CONNECT_SECONDS) -> dict[str, Any]:
     """What ``executive doctor`` reports: the server, pgvector (installed or available), TLS."""
     with psycopg.connect(url, connect_timeout=max(1, round(timeout)), autocommit=True) as conn:
         installed = conn.execute(

@@ -37,15 +37,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import psycopg
 from psycopg import sql
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from executive.logs import get_logger
 from executive.memory.store import mem0_door, mem0_memory, pgreads, pgschema
-from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
+from executive.memory.store.base import (
+    Filter,
+    MemoryRecord,
+    NewMemory,
+    StoreError,
+    StoreUnavailable,
+    WriteReceipt,
+)
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
 from executive.memory.store.pgcache import Held
 from executive.memory.store.pghistory import PgHistory
-from executive.memory.store.pgpool import make_pool, redacted, vector_text
+from executive.memory.store.pgpool import make_pool, redacted, vector_text, why_unreachable
 from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.pgwords import PgWords
 from executive.memory.store.records import record_from_payload
@@ -54,6 +61,9 @@ if TYPE_CHECKING:
     from executive.memory.store.scope_index import ScopedIndex
 
 log = get_logger(__name__)
+
+# Calls that change nothing: safe to ask again.
+_READS = frozenset({"search", "prepare", "words", "get", "history", "list", "count", "revision"})
 
 T = TypeVar("T")
 DUPLICATE = "DUPLICATE"
@@ -91,6 +101,7 @@ class PostgresStore:
         self._refusal: str | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._down = False  # the last call found the server down (not only the pool empty)
 
     @classmethod
     async def open(
@@ -165,12 +176,35 @@ class PostgresStore:
                     raise StoreError(f"{what}: {self._refusal}")
             return fn(*args, **kwargs)
 
-        try:
-            return await asyncio.wrap_future(self._executor.submit(run))
-        except StoreError:
-            raise
-        except Exception as exc:
-            raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
+        if self._down:
+            # Found down before: a direct connection says whether it still is, at once,
+            # rather than every caller (a probe, a scrape, a hook) waiting on the pool.
+            cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
+            if cause:
+                raise StoreUnavailable(self._unavailable(what, cause))
+            self._down = False
+        for tries_left in (1, 0):
+            try:
+                return await asyncio.wrap_future(self._executor.submit(run))
+            except StoreError:
+                raise
+            except PoolTimeout as exc:
+                cause = await anyio.to_thread.run_sync(why_unreachable, self._pool)
+                if cause:
+                    self._down = True
+                    raise StoreUnavailable(self._unavailable(what, cause)) from exc
+                if tries_left and what in _READS:
+                    # The server answers again and the pool's next attempt is seconds away
+                    # (pgpool.make_pool): a read is asked once more, never a write.
+                    log.info("store.pool_reconnecting", call=what, where=self._where)
+                    continue
+                raise StoreError(f"{what}: no free connection to {self._where}: {exc}") from exc
+            except Exception as exc:
+                raise StoreError(f"{what} failed on the Postgres store: {exc!r}") from exc
+        raise AssertionError("unreachable: the last try returns or raises")
+
+    def _unavailable(self, what: str, cause: str) -> str:
+        return f"{what}: the Postgres server at {self._where} does not answer: {cause}"
 
     @contextmanager
     def _autocommit(self) -> Iterator[Any]:

@@ -1,0 +1,144 @@
+"""``executive doctor``'s store checks: the Postgres server, and the store itself.
+
+Both tell the store's health the way every other surface does (:mod:`executive.memory.health`):
+a store that does not answer is named with its cause and the fix for its kind (a database
+that is down is started, never rebuilt: a rebuild wipes this installation's rows and writes
+them again, which is no cure for a server that is merely stopped); a store holding fewer
+memories than the harvest ledgers confirm is named with ``mem rebuild``. Each answers within
+seconds: the Postgres connection and the pool's wait are bounded (``pgpool.CONNECT_SECONDS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from executive.daemon.status import memory_counts
+from executive.home import Home
+from executive.memory import health as store_health
+from executive.memory.runtime import MemoryRuntime
+from executive.memory.store.base import Filter
+from executive.settings import Settings
+from executive.surface.control import RemoteSurface, daemon_listening
+from executive.surface.operations import SurfaceError
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A check's result before doctor.py wraps it as its ``Check``."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def postgres(settings: Settings) -> list[Finding]:
+    """The Postgres store's server: reachable, pgvector 0.8.0 or later (iterative scans)."""
+    if settings.store_backend != "postgres" or settings.store_url is None:
+        return []
+    from executive.memory.store.pgpool import CONNECT_SECONDS, probe, redacted
+    from executive.memory.store.pgschema import MIN_PGVECTOR, version_tuple
+
+    url = settings.store_url.get_secret_value()
+    try:
+        found = probe(url, timeout=CONNECT_SECONDS)
+    except Exception as exc:
+        cause = store_health.describe(exc)
+        return [
+            Finding(
+                "postgres",
+                False,
+                f"the database server at {redacted(url)} does not answer: {cause}",
+                store_health.down_fix(settings) + "; `psql` with the same URL shows the same error",
+            )
+        ]
+    where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
+    wanted = ".".join(map(str, MIN_PGVECTOR))
+    version = found["pgvector"] or found["pgvector_available"]
+    if version is None:
+        missing = f"{where}: the pgvector extension is not available"
+        return [Finding("postgres", False, missing, "install pgvector on the server")]
+    if version_tuple(version) < MIN_PGVECTOR:
+        old = f"{where}: pgvector {version} is older than {wanted} (iterative index scans)"
+        return [Finding("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
+    state = "installed" if found["pgvector"] else "available, created on first start"
+    return [Finding("postgres", True, f"{where}: pgvector {version} ({state})")]
+
+
+def store(settings: Settings) -> list[Finding]:
+    """Open the store (or ask the daemon that holds it), count memories against the ledgers,
+    load the embedder."""
+    if not settings.surface_memory_on:
+        return [Finding("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
+    home = Home(settings.home)
+    if daemon_listening(home.socket):
+        return [_via_daemon(home)]
+    # Before opening: opening the embedded store makes its folder again, empty.
+    lost = store_health.folder_lost(settings, home.store_dir, MemoryRuntime(settings).ledger)
+    if lost is not None:
+        return [Finding("memory store", False, lost.detail, lost.fix)]
+    try:
+        health, counts = anyio.run(_open_and_count, settings)
+    except Exception as exc:
+        return [
+            Finding(
+                "memory store",
+                False,
+                f"cannot open the {settings.store_backend} store: {store_health.describe(exc)}",
+                "see the error above; executive --home HOME mem rebuild rebuilds the store "
+                "from the harvest ledgers once it opens",
+            )
+        ]
+    if not health.ok:
+        return [Finding("memory store", False, health.detail, health.fix)]
+    assert counts is not None  # a store that answered was counted
+    return [Finding("memory store", True, _counts(counts))]
+
+
+def _via_daemon(home: Home) -> Finding:
+    name = "memory store (via the daemon)"
+    try:
+        report = anyio.run(RemoteSurface(home.socket).call, "status")
+    except SurfaceError as exc:
+        return Finding(
+            "memory store",
+            False,
+            f"the running daemon did not answer: {exc}",
+            "see the daemon's log (`executive status` says whether it runs); restart it "
+            "if it hangs",
+        )
+    info = report.get("store", {})
+    found = info.get("health")
+    if isinstance(found, dict) and not found.get("ok"):
+        return Finding(name, False, str(found["detail"]), str(found["fix"]))
+    if "total" not in info:
+        detail = info.get("error") or "the daemon has not opened it (memory hooks off)"
+        fix = "" if "error" not in info else "see the daemon's log; executive --home HOME doctor"
+        return Finding(name, "error" not in info, detail, fix)
+    return Finding(name, True, _counts(info))
+
+
+async def _open_and_count(
+    settings: Settings,
+) -> tuple[store_health.StoreHealth, dict[str, Any] | None]:
+    runtime = MemoryRuntime(settings)
+    try:
+        view = await runtime.view()
+        # First the bounded count: a server that is down is told in seconds.
+        health = await store_health.check(settings, view, runtime.ledger)
+        if health.state in ("down", "error"):
+            return health, None
+        # A search embeds a question: the embedding model is loaded and run, not only found.
+        await view.search("doctor: is the embedder working?", Filter(user_id=settings.user_id), 1)
+        counts = {"backend": settings.store_backend, **await memory_counts(view, settings.user_id)}
+        return health, counts
+    finally:
+        await runtime.close()
+
+
+def _counts(store: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{n} {kind}" for kind, n in store["by_type"].items())
+    return f"{store['backend']} store opened, embedder loaded: {store['total']} memories ({kinds})"
