@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -61,12 +62,21 @@ def init(path: Path) -> None:
     run(["init", "-q", "-b", "main"], path)
 
 
-def commit(path: Path, paths: list[Path], message: str) -> bool:
-    """Stage ``paths`` and commit them if anything changed. Returns whether it committed."""
+def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path] = ()) -> bool:
+    """Stage ``paths`` and commit them if anything changed. Returns whether it committed.
+
+    In each folder of ``follow`` the index holds exactly the ``paths`` under it: a tracked
+    file that is gone, or no longer among them, leaves the index (a bundle moved on).
+    """
     existing = [str(p.relative_to(path)) for p in paths if p.exists()]
-    if not existing:
-        return False
-    run(["add", "--", *existing], path)
+    if existing:
+        run(["add", "--", *existing], path)
+    kept = set(existing)
+    for folder in follow:
+        listed = run(["ls-files", "-z", "--", str(folder.relative_to(path))], path).stdout
+        gone = [name for name in listed.split("\0") if name and name not in kept]
+        if gone:
+            run(["rm", "--cached", "-q", "--ignore-unmatch", "--", *gone], path)
     if run(["diff", "--cached", "--quiet"], path, check=False).returncode == 0:
         return False
     run(

@@ -85,3 +85,23 @@ def test_commits_are_off_by_a_setting(tmp_path):
     add_bundle(home, "poem", "echo roses > poem.txt\n")
     assert run_cli("--home", str(home), "run", "--once").returncode == 0
     assert "ledgers/work-ledger.jsonl" not in tracked(home)
+
+
+def test_a_large_file_beside_a_bundle_stays_out_of_the_history_and_a_moved_bundle_leaves_it(
+    tmp_path,
+):
+    from executive.workspace import kept
+
+    home = make_home(tmp_path)
+    folder = add_bundle(home, "poem", "echo roses > poem.txt\n")
+    with (folder / "data.bin").open("wb") as handle:
+        handle.truncate(kept.MAX_BYTES + 1)
+    assert run_cli("--home", str(home), "run", "--once").returncode == 0
+    files = tracked(home)
+    assert "workspace/completed/poem/PROMPT.md" in files
+    assert "workspace/completed/poem/data.bin" not in files
+    assert not any(name.startswith("workspace/ondeck/poem/") for name in files)
+    status = subprocess.run(
+        ["git", "-C", str(home), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert status.stdout == "?? workspace/completed/poem/data.bin\n"

@@ -3,9 +3,10 @@
 The harvest ledger is the canonical memory log, so it must reach git, not sit untracked.
 After an iteration that recorded outcomes (a goal completed or blocked, a step passed or
 failed, a retrospective written) one commit takes the ledgers, retrospectives, snapshots
-and the workspace (each bundle's PROMPT.md, STEPS.json and PROGRESS_LOG.md where it now is,
-and needs-you.md: the queue and what became of each goal), its message naming the outcomes;
-so a home is clean after each outcome, and dirty only while a step runs or a person edits. Outcomes of one iteration share a commit (batched), and an
+and the workspace's own files (:mod:`executive.workspace.kept`: each bundle's PROMPT.md,
+STEPS.json and PROGRESS_LOG.md where it now is, and needs-you.md), its message naming the
+outcomes; so a home is clean after each outcome, but for what a person put beside them.
+Outcomes of one iteration share a commit (batched), and an
 iteration without outcomes commits nothing. The work ledger is read on from its end at start
 (its lines counted, never parsed), then from where the last look stopped; a ledger replaced
 or truncated by hand is read again from its start.
@@ -21,6 +22,7 @@ from executive import git
 from executive.files import JsonlTail
 from executive.home import Home
 from executive.logs import get_logger
+from executive.workspace import kept
 
 log = get_logger(__name__)
 
@@ -46,8 +48,16 @@ class History:
             home.harvest_runs,
             home.retrospectives,
             home.snapshots,
-            home.workspace,
         ]
+
+    def _commit_now(self, text: str) -> bool:
+        # The workspace's files are listed here, in the worker thread, not on the event loop.
+        home = self._home
+        found = kept.workspace(home)
+        if found.left_out:
+            log.warning("history.left_out", files=found.left_out[:20], count=len(found.left_out))
+        paths = [*self.paths(), *found.files]
+        return git.commit(home.root, paths, text, follow=[home.workspace])
 
     async def start(self) -> bool:
         """Commit what an earlier run left uncommitted; then follow the ledger from its end."""
@@ -66,7 +76,7 @@ class History:
         if not git.is_repo(home.root):
             return False
         try:
-            done = await anyio.to_thread.run_sync(git.commit, home.root, self.paths(), text)
+            done = await anyio.to_thread.run_sync(self._commit_now, text)
         except git.GitError as exc:
             log.error("history.commit_failed", error=str(exc))
             return False
