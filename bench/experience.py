@@ -91,8 +91,8 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store.base import Filter, MemoryRecord, Store
 from executive.memory.store.embedder import EMBEDDERS, encoder, model_file
 from executive.settings import load_settings
-from executive.workers.digest import digest
-from executive.workers.experience import FileChange
+from executive.workers.record.digest import digest
+from executive.workers.record.experience import FileChange
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.scaffold import GO_LIVE, scaffold
 from swecb import (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from executive import relpath
-from executive.workers import runlog
+from executive.workers.record import runlog
 
 PAST = "SWEContextBench Lite Past Experience"
 RELATED = "SWEContextBench Lite"

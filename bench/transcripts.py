@@ -37,7 +37,7 @@ from executive.memory.store.embedder import OnnxEncoder
 from executive.memory.store.lexical import LexicalIndex
 from executive.memory.store.scope_index import ScopedIndex
 from executive.memory.words import terms
-from executive.workers import runlog
+from executive.workers.record import runlog
 from swecb import Session
 
 CHUNK_TOKENS = 200

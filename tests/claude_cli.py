@@ -5,7 +5,7 @@ against the scripted Messages API of :mod:`tests.messages_api`: real stream-json
 claude worker (:func:`executive.workers.vendors.claude_argv`) in a folder of the test's, and
 returns what it printed. A script with a :attr:`~tests.messages_script.Turn.hang` turn is a run
 killed at its time limit: when the CLI asks for that turn, the run is ended the way the
-daemon ends a worker (:func:`executive.workers.process.end_tree`: SIGTERM to its group, a
+daemon ends a worker (:func:`executive.workers.isolation.process.end_tree`: SIGTERM to its group, a
 grace, SIGKILL), and its log ends without the ``result`` line.
 """
 
@@ -25,7 +25,8 @@ import anyio
 import pytest
 
 from executive.hooks.llm.preflight import bundled_cli
-from executive.workers import process, vendors
+from executive.workers import vendors
+from executive.workers.isolation import process
 from tests.messages_api import CLI_ENV, MessagesAPI, Request
 from tests.messages_script import Turn
 

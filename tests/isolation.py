@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 
 # Each mode a test runs a worker under, skipped (with why) where this machine cannot.
 MODES = [

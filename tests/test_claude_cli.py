@@ -112,9 +112,9 @@ def test_a_failed_api_call_ends_the_run_with_an_error_result(tmp_path: Path):
 
 # --- the experience digest of these real records ------------------------------------------------
 def _digest(log: bytes, cwd: Path):
-    from executive.workers import runlog
-    from executive.workers.digest import digest
-    from executive.workers.experience import within
+    from executive.workers.record import runlog
+    from executive.workers.record.digest import digest
+    from executive.workers.record.experience import within
 
     return digest(runlog.read_lines(log.splitlines(keepends=True)), relative=within(str(cwd)))
 

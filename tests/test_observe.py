@@ -12,7 +12,9 @@ BEAT = 15.0  # the supervisor's heartbeat period (daemon/supervisor.py)
 
 
 def beats(observer: Observer, start: float, until: float) -> None:
-    for k in range(int((until - start) // BEAT) + 1):
+    # Rounded: with a large monotonic start, (start + 2700) - start can come out just under
+    # 2700, and floor division would drop the last beat.
+    for k in range(round((until - start) / BEAT) + 1):
         observer.alive(start + k * BEAT)
 
 

@@ -133,5 +133,5 @@ def allowed(entries: Iterable[Entry], host: str, port: int) -> bool:
 
 def named(entries: Iterable[Entry], address: str, port: int) -> bool:
     """Whether an entry is ``address`` itself: the operator's own choice of that address,
-    which a name leading there does not make (see :mod:`executive.workers.addresses`)."""
+    which a name leading there does not make (see :mod:`executive.workers.egress.addresses`)."""
     return any(is_ip(e.host) and e.allows(address, port) for e in entries)

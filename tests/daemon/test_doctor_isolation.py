@@ -14,7 +14,7 @@ import pytest
 
 from executive.daemon.doctor import check_isolation, check_limits, failed
 from executive.settings import load_settings
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from tests.conftest import run_cli, scaffolded
 
 

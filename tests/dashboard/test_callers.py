@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from executive.dashboard import callers
 from executive.dashboard.callers import CallerGate
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from tests.isolation import fetch_as
 
 NOBODY = sandbox.account_ids("nobody")

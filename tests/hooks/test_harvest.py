@@ -7,7 +7,7 @@ from executive.hooks.builtin.post_run import decide
 from executive.hooks.context import ValidationReport, VerifierReport
 from executive.hooks.harvest import RUN_HARVEST
 from executive.hookspecs import SPECS, HookName
-from executive.workers.experience import Experience, FileChange
+from executive.workers.record.experience import Experience, FileChange
 from tests.hooks.builtin.test_post_run import _experience
 from tests.hooks.conftest import post_run
 

@@ -31,7 +31,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from executive.loop import budget
 from executive.loop.step import Attempt
 from executive.spend import Spend, of_line
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from tests.claude_cli import API_KEY, CLI, needs_cli
 from tests.conftest import run_cli
 from tests.dashboard.conftest import Served, start, stop

@@ -7,7 +7,7 @@ import signal
 from pathlib import Path
 
 from executive.home import Home
-from executive.workers.process import start_time
+from executive.workers.isolation.process import start_time
 from executive.workspace.lifecycle import Workspace
 from tests.conftest import json_lines, run_cli
 from tests.daemonproc import Daemon

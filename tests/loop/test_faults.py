@@ -30,7 +30,7 @@ from executive.loop.executive import Executive, Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.settings import load_settings
-from executive.workers import record
+from executive.workers.record import reader as record
 from tests.loop.homes import MEMORY_ON, add_bundle, make_home
 
 LIMIT = 3

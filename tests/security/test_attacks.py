@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
 from tests.isolation import MODES

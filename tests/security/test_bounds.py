@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from executive.workers import cgroup, limits, sandbox
+from executive.workers.isolation import cgroup, limits, sandbox
 from tests.conftest import run_cli, set_env
 from tests.daemonproc import Daemon
 from tests.fifo import Fifo

@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from tests.conftest import scaffolded
 from tests.daemonproc import Daemon
 from tests.isolation import fetch_as, named_server

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import sandbox
-from executive.workers.proxy import LOGGED_REFUSALS
+from executive.workers.egress.proxy import LOGGED_REFUSALS
+from executive.workers.isolation import sandbox
 from tests.daemonproc import Daemon
 from tests.isolation import interface_address, named_server, recording_server
 from tests.loop.homes import add_bundle, make_home, outputs

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import cgroup, sandbox
+from executive.workers.isolation import cgroup, sandbox
 from tests.daemonproc import Daemon
 from tests.isolation import named_server
 from tests.loop.homes import add_bundle, make_home, outputs

@@ -21,7 +21,7 @@ from executive import peers
 from executive.home import UnsafeHome, private_folder
 from executive.surface.control import RemoteSurface, serve
 from executive.surface.operations import SurfaceError
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from tests.claude_cli import API_KEY, CLI, needs_cli
 from tests.conftest import run_cli
 from tests.daemonproc import Daemon

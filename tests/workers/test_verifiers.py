@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executive.workers import sandbox
+from executive.workers.isolation import sandbox
 from executive.workers.verifiers import Check, run_all
 
 pytestmark = pytest.mark.anyio

@@ -2,7 +2,7 @@
 dashboard's, and a worker's limits.
 
 :class:`executive.settings.Settings` inherits each; the env template lists each in a section of
-its own. Which of a worker's limits hold on a host is :mod:`executive.workers.limits`' to say
+its own. Which of a worker's limits hold on a host is :mod:`executive.workers.isolation.limits`' to say
 (``executive doctor`` prints it).
 """
 

@@ -19,7 +19,7 @@ from executive.hooks.llm import preflight
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
-from executive.workers import cgroup, egress, environment, limits, sandbox
+from executive.workers import egress, environment, isolation
 
 
 def check_home(settings: Settings) -> list[Check]:
@@ -133,8 +133,8 @@ def check_store(settings: Settings) -> list[Check]:
 def check_isolation(settings: Settings) -> list[Check]:
     """Which isolation workers get here, and why; ``none`` is a warning, an impossible choice a failure."""
     try:
-        iso = sandbox.from_settings(settings)
-    except sandbox.IsolationUnavailable as exc:
+        iso = isolation.from_settings(settings)
+    except isolation.IsolationUnavailable as exc:
         return [
             Check(
                 "worker isolation",
@@ -158,7 +158,7 @@ def check_isolation(settings: Settings) -> list[Check]:
     checks = [Check("worker isolation", True, detail)]
     home = Home(settings.home)
     if iso.mode == "user" and iso.ids is not None and home.root.is_dir():
-        exposed = sandbox.reachable(home.root, *iso.ids)
+        exposed = isolation.reachable(home.root, *iso.ids)
         checks.append(
             Check(
                 "the worker account cannot read the home",
@@ -172,7 +172,7 @@ def check_isolation(settings: Settings) -> list[Check]:
     return checks
 
 
-def _network(settings: Settings, iso: sandbox.Isolation) -> str:
+def _network(settings: Settings, iso: isolation.Isolation) -> str:
     """Where a worker's connections can go, in this mode."""
     if iso.mode == "user":
         # No network namespace without bubblewrap: see README, Security, user mode.
@@ -183,7 +183,7 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
         )
     unix = (
         "Unix sockets refused (seccomp: socket(AF_UNIX) and datagram pairs)"
-        if sandbox.CONFINED
+        if isolation.CONFINED
         else f"Unix sockets not filtered (no seccomp filter for {os.uname().machine})"
     )
     if not iso.network:
@@ -195,10 +195,10 @@ def _network(settings: Settings, iso: sandbox.Isolation) -> str:
 def check_limits(settings: Settings) -> list[Check]:
     """Which of a worker's limits hold here, and how; one that does not is a warning."""
     try:
-        iso = sandbox.from_settings(settings)
-    except sandbox.IsolationUnavailable:
+        iso = isolation.from_settings(settings)
+    except isolation.IsolationUnavailable:
         return []  # check_isolation already fails, with the reason
-    found = cgroup.find(set_up=False)
+    found = isolation.find_cgroups(set_up=False)
     return [
         Check(
             f"worker limit: {held.limit}",
@@ -207,7 +207,7 @@ def check_limits(settings: Settings) -> list[Check]:
             "" if held.holds else _LIMIT_FIXES.get(held.limit, ""),
             warning=not held.holds,
         )
-        for held in limits.report(iso.limits, iso.mode, found, iso.bwrap)
+        for held in isolation.limits_report(iso.limits, iso.mode, found, iso.bwrap)
     ]
 
 

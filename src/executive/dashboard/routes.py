@@ -32,7 +32,7 @@ from executive.dashboard.pages import Context
 from executive.logs import get_logger
 from executive.redact import learn, scrub
 from executive.settings import Settings
-from executive.workers import sandbox
+from executive.workers import isolation
 from executive.workspace import spending
 
 log = get_logger(__name__)
@@ -152,8 +152,8 @@ def build_app(ctx: Context) -> Starlette:
 def _worker_account(settings: Settings) -> tuple[int, str] | None:
     """The worker account's uid and name when workers run as one (``user`` mode)."""
     try:
-        iso = sandbox.from_settings(settings)
-    except sandbox.IsolationUnavailable:
+        iso = isolation.from_settings(settings)
+    except isolation.IsolationUnavailable:
         return None  # no worker runs at all
     if iso.mode != "user" or iso.ids is None or iso.account is None:
         return None

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from executive.workers.experience import Experience
+from executive.workers.record import Experience
 
 MAX_RUN_EXPERIENCES = 20
 

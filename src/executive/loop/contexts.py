@@ -29,7 +29,7 @@ from executive.logs import get_logger
 from executive.loop.machine import StepRun
 from executive.loop.step import Attempt
 from executive.memory.taxonomy import harvest_run_id
-from executive.workers.experience import Experience
+from executive.workers.record import Experience
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.lifecycle import Active
 from executive.workspace.signals import root_signal

@@ -33,8 +33,8 @@ from executive.observe import Observer
 from executive.redact import redactor, scrub
 from executive.settings import Settings
 from executive.untrusted import clip, one_line
-from executive.workers import sandbox
-from executive.workers.process import reap_orphans
+from executive.workers import isolation
+from executive.workers.isolation import reap_orphans
 from executive.workspace import operator
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
@@ -92,8 +92,8 @@ class Executive:
         complete the goals whose last step was done when the daemon stopped."""
         self.home.ensure()
         try:
-            iso = sandbox.from_settings(self.settings)
-        except sandbox.IsolationUnavailable:
+            iso = isolation.from_settings(self.settings)
+        except isolation.IsolationUnavailable:
             iso = None  # no worker can run; every attempt says why
         for contract in reap_orphans(self.home.pids, iso):
             self.ledger.append("WORKER_ORPHAN_ENDED", contract_id=contract)

@@ -21,8 +21,7 @@ from executive.home import Home
 from executive.hooks.context import PostRetroContext
 from executive.loop.contexts import recorded_experience, run_experiences
 from executive.untrusted import one_line
-from executive.workers import shell
-from executive.workers.experience import listed
+from executive.workers.record import listed, unsafe_command
 from executive.workspace.bundle import SLOW_FACTOR
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.retrospective import Lesson, Retrospective
@@ -221,7 +220,7 @@ def _fix_lessons(steps_done: list[dict[str, Any]]) -> list[Lesson]:
         experience = recorded_experience(e)
         where = f"bundle {e['bundle']} (step {e.get('step')} “{e.get('step_title', '')}”)"
         for fix in experience.fixes if experience else []:
-            if any(shell.unsafe(c) for c in (fix.failed, fix.then) if c):
+            if any(unsafe_command(c) for c in (fix.failed, fix.then) if c):
                 continue  # a command that runs what it downloads is never a lesson
             lesson = Lesson("steps", str(e["bundle"]), one_line(f"In {where}: {fix.lesson()}"))
             lessons.setdefault(lesson.text, lesson)

@@ -31,14 +31,13 @@ from executive.workers import (
     claude_md,
     egress,
     environment,
-    process,
+    isolation,
     record,
-    sandbox,
     vendors,
     verifiers,
 )
-from executive.workers.experience import Experience
-from executive.workers.sandbox import Isolation
+from executive.workers.isolation import Isolation
+from executive.workers.record import Experience
 from executive.workers.verifiers import Check, VerifierResult
 from executive.workspace.bundle import Bundle, CommandVerifier, OutputExists
 from executive.workspace.state import StepState
@@ -109,8 +108,8 @@ def goal_text(bundle: Bundle, step: StepState) -> str:
 def exposed(iso: Isolation, home: Home) -> None:
     """Refuse ``user`` mode while the worker account can reach into the home (its ledgers,
     its memory texts): ``executive init`` makes it 0700, and ``doctor`` says so too."""
-    if iso.mode == "user" and iso.ids is not None and sandbox.reachable(home.root, *iso.ids):
-        raise sandbox.IsolationUnavailable(
+    if iso.mode == "user" and iso.ids is not None and isolation.reachable(home.root, *iso.ids):
+        raise isolation.IsolationUnavailable(
             f"the worker account {iso.account!r} can read the home {home.root}; "
             f"chmod 700 {home.root}"
         )
@@ -147,7 +146,7 @@ def missing_program(program: str, vendor: str) -> str:
         "a command worker (`vendor: command` in its PROMPT.md, or WORKER_VENDOR=command)"
         if vendor == "claude"
         else "name a program the worker can run in the bundle's `command:` (an absolute path, "
-        f"or one in {sandbox.SANDBOX_PATH})"
+        f"or one in {isolation.SANDBOX_PATH})"
     )
     return f"cannot start the worker ({program}): no such program on the worker's PATH. Fix: {fix}"
 
@@ -196,9 +195,9 @@ async def prepare(
     """Isolation, the worker's folder and CLAUDE.md, its environment and command line; an
     attempt that cannot run (a fatal one) when any of them is refused."""
     try:
-        iso = sandbox.from_settings(settings)
+        iso = isolation.from_settings(settings)
         exposed(iso, home)
-    except sandbox.IsolationUnavailable as exc:
+    except isolation.IsolationUnavailable as exc:
         log.error("worker.refused", contract_id=contract_id, reason=str(exc))
         return Attempt(contract_id, False, str(exc), fatal=True)
     out = output_dir(settings, bundle)
@@ -213,7 +212,7 @@ async def prepare(
         "GOAL_BUNDLE": bundle.slug,
         "GOAL_STEP": str(step.number),
         "GOAL_ATTEMPT": str(step.attempts + 1),
-        process.MARK: contract_id,
+        isolation.MARK: contract_id,
         "GOAL_PROMPT_FILE": str(prompt_file),
         "GOAL_OUTPUT_DIR": str(out),
     }
@@ -306,7 +305,7 @@ def _readonly(bundle: Bundle, worker: Prepared) -> list[Path]:
     claude CLI when the host keeps it under /tmp (a checkout there)."""
     if worker.iso.mode != "sandbox":
         return []
-    cli = sandbox.program_hidden(worker.argv) if worker.vendor == "claude" else []
+    cli = isolation.program_hidden(worker.argv) if worker.vendor == "claude" else []
     return [bundle.folder, *cli]
 
 
@@ -324,7 +323,7 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
     await left.before()
     timeout = bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000
     try:
-        run = await process.run(
+        run = await isolation.run(
             argv,
             cwd=out,
             env=worker.env,

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from executive.logs import get_logger
 from executive.loop.step import Attempt
 from executive.spend import not_reported
-from executive.workers.experience import brief
+from executive.workers.record import brief
 from executive.workspace.bundle import Bundle
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace

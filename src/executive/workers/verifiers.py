@@ -15,8 +15,7 @@ from typing import Literal
 
 from executive.files import UnsafeFile, lstat_in
 from executive.workers import output
-from executive.workers.process import NOT_ISOLATED, supervise
-from executive.workers.sandbox import Isolation
+from executive.workers.isolation import NOT_ISOLATED, Isolation, supervise
 
 EVIDENCE_CHARS = 2000
 CAPTURE_BYTES = 64 * 1024

@@ -2,8 +2,10 @@ from __future__ import annotations
 
 from executive.hooks.builtin.card import card, diagnosis
 from executive.memory.read.tokens import estimate
-from executive.workers.experience import Experience, FileChange, Symbol
-from executive.workers.experience import TestRun as Ran  # not a test class: pytest collects Test*
+from executive.workers.record.experience import Experience, FileChange, Symbol
+from executive.workers.record.experience import (
+    TestRun as Ran,  # not a test class: pytest collects Test*
+)
 from tests.hooks.conftest import post_run
 
 ACCOUNT = """Perfect! I've successfully fixed the bug where QuerySet.none() on combined queries returned all results.

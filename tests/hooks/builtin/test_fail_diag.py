@@ -52,7 +52,7 @@ async def test_different_root_signals_are_not_a_pattern(env, runtime):
 
 async def test_d_names_what_the_failing_attempts_tried_and_what_fixed_it_before(env, runtime):
     from executive.hooks.context import PriorAttempt
-    from executive.workers.experience import Command, Experience, FileChange
+    from executive.workers.record.experience import Command, Experience, FileChange
     from tests.hooks.builtin.test_post_run import _experience
     from tests.hooks.conftest import post_run
 

@@ -93,7 +93,7 @@ async def test_a_fix_a_run_showed_becomes_a_lesson_and_e_writes_it_with_its_file
 ):
     from executive.home import Home
     from executive.loop import contexts, retro
-    from executive.workers.experience import brief
+    from executive.workers.record.experience import brief
     from tests.hooks.builtin.test_post_run import _experience
 
     ledger = env.work_ledger

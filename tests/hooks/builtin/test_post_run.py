@@ -88,9 +88,9 @@ async def test_running_c_twice_on_the_same_run_stores_it_once(env, runtime):
 def _experience(*, observed: bool = True):
     """The digest of a run that fixed a failing test; ``observed``: the daemon's walk of its
     folder found the file it wrote (else there is only the record's word for it)."""
-    from executive.workers import runlog
-    from executive.workers.digest import digest
-    from executive.workers.experience import FileChange, within
+    from executive.workers.record import runlog
+    from executive.workers.record.digest import digest
+    from executive.workers.record.experience import FileChange, within
     from tests.workers import records
 
     seen = [FileChange(path="src/weather/parser.py", change="created")] if observed else None
@@ -126,7 +126,7 @@ def test_the_card_says_what_was_seen_and_what_the_worker_reported_and_a_fix_is_a
 
 
 def test_a_retry_that_changed_files_is_a_fix_and_one_that_changed_nothing_is_retry_it():
-    from executive.workers.experience import Experience, FileChange
+    from executive.workers.record.experience import Experience, FileChange
 
     changed = Experience(
         source="stream-json", files=[FileChange(path="app.py", change="modified")], observed=True
@@ -194,9 +194,9 @@ async def test_a_later_run_changing_a_file_marks_its_memories_possibly_outdated(
 
 # --- what becomes a lesson ---------------------------------------------------------------------
 def _digest(lines, changes):
-    from executive.workers import runlog
-    from executive.workers.digest import digest
-    from executive.workers.experience import within
+    from executive.workers.record import runlog
+    from executive.workers.record.digest import digest
+    from executive.workers.record.experience import within
 
     return digest(runlog.read_lines(lines), relative=within("/out"), changes=changes)
 
@@ -243,7 +243,7 @@ def test_a_failed_build_and_a_passing_test_run_are_no_fix():
 
 
 def test_a_fix_the_folder_does_not_bear_out_is_no_lesson():
-    from executive.workers.experience import FileChange
+    from executive.workers.record.experience import FileChange
 
     # The record says it wrote src/weather/parser.py; the daemon's walk found another file.
     elsewhere = [FileChange(path="notes.md", change="created")]
@@ -274,7 +274,7 @@ def test_a_fix_that_runs_a_download_or_only_moves_the_harness_is_no_lesson():
 
 
 def test_a_scratch_script_fixed_by_nothing_of_the_project_teaches_nothing():
-    from executive.workers.experience import FileChange
+    from executive.workers.record.experience import FileChange
     from tests.workers import records as r
 
     lines = [

@@ -20,8 +20,7 @@ import re
 
 from executive.hooks.context import PostRunContext
 from executive.untrusted import clip, one_line
-from executive.workers import shell
-from executive.workers.experience import Experience, listed
+from executive.workers.record import Experience, command_core, listed
 
 GOAL_CHARS = 110
 DIAGNOSIS_CHARS = 220
@@ -133,7 +132,7 @@ def _report(experience: Experience) -> str:
     test = next((t for t in reversed(experience.tests) if t.passed and t.own), None)
     if test is not None:
         counts = f" ({test.counts})" if test.counts else ""
-        parts.append(f"Tests: `{clip(shell.core(test.command), COMMAND_CHARS)}`{counts}.")
+        parts.append(f"Tests: `{clip(command_core(test.command), COMMAND_CHARS)}`{counts}.")
     return f"The worker's report: {' '.join(parts)}" if parts else ""
 
 

@@ -15,8 +15,7 @@ from executive.memory.read import plan, synthesis
 from executive.memory.read.reader import ReadRequest, ReadResult
 from executive.memory.store.base import Filter, MemoryRecord
 from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES
-from executive.workers.experience import Experience, listed
-from executive.workers.shell import error_line
+from executive.workers.record import Experience, error_line, listed
 from executive.workspace.signals import root_signal, signal_tag
 
 SAME_SIGNAL_BEFORE = 2

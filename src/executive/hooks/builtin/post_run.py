@@ -31,9 +31,18 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.harvest import RUN_HARVEST
 from executive.hooks.tools import HookTools
 from executive.untrusted import clip
-from executive.workers import shell
-from executive.workers.digest import fix_across, harness, own_test
-from executive.workers.experience import ACROSS, FileChange, Fix, scratch
+from executive.workers.record import (
+    ACROSS,
+    FileChange,
+    Fix,
+    command_core,
+    command_key,
+    fix_across,
+    harness,
+    own_test,
+    scratch,
+    unsafe_command,
+)
 from executive.workspace.signals import root_signal, signal_tag
 
 H = RUN_HARVEST
@@ -111,7 +120,7 @@ def _across(ctx: PostRunContext) -> Fix | None:
 
 
 def _project_command(command: str) -> bool:
-    return own_test(command) or shell.key(command).split(" ", 1)[0] in _PROJECT_PROGRAMS
+    return own_test(command) or command_key(command).split(" ", 1)[0] in _PROJECT_PROGRAMS
 
 
 def lesson_worthy(ctx: PostRunContext, fix: Fix) -> Fix | None:
@@ -119,7 +128,7 @@ def lesson_worthy(ctx: PostRunContext, fix: Fix) -> Fix | None:
     not bear it out, when it would have a worker run what it downloads, or when it teaches
     nothing about the code (no project file, no project command)."""
     experience = ctx.experience
-    if experience is None or any(shell.unsafe(c) for c in (fix.failed, fix.then) if c):
+    if experience is None or any(unsafe_command(c) for c in (fix.failed, fix.then) if c):
         return None
     if harness(fix.error) and (_CD.search(fix.error) or (fix.files and not _names(fix))):
         # A ``cd`` into a folder not there says nothing of the project, and a change to the
@@ -133,8 +142,8 @@ def lesson_worthy(ctx: PostRunContext, fix: Fix) -> Fix | None:
     if not files and not any(_project_command(c) for c in commands):
         return None
     # Shown as the commands read alone: a ``cd`` before them, a pipe after them, left out.
-    failed = fix.failed if fix.failed == ACROSS else clip(shell.core(fix.failed), SHOWN_CHARS)
-    then = clip(shell.core(fix.then), SHOWN_CHARS) if fix.then else ""
+    failed = fix.failed if fix.failed == ACROSS else clip(command_core(fix.failed), SHOWN_CHARS)
+    then = clip(command_core(fix.then), SHOWN_CHARS) if fix.then else ""
     return fix.model_copy(update={"files": files, "failed": failed, "then": then})
 
 

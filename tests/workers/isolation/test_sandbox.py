@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import launcher, sandbox
-from executive.workers.sandbox import Isolation, IsolationUnavailable
+from executive.workers.isolation import launcher, sandbox
+from executive.workers.isolation.sandbox import Isolation, IsolationUnavailable
 
 BWRAP_WORKS = sandbox.choose("auto").mode == "sandbox"
 needs_bwrap = pytest.mark.skipif(not BWRAP_WORKS, reason="bubblewrap cannot build namespaces here")
@@ -203,8 +203,8 @@ def test_auto_falls_back_to_an_account_or_none_and_says_why():
 def test_user_mode_runs_as_the_account_which_cannot_read_the_home(tree_root):
     import anyio
 
+    from executive.workers.isolation.process import supervise
     from executive.workers.output import LogFile
-    from executive.workers.process import supervise
 
     tmp_path = tree_root
     tmp_path.chmod(0o711)  # the account may pass through to its folder, not list it
@@ -282,7 +282,7 @@ def test_the_launchers_command_line_is_short_and_names_it_and_the_worker(tmp_pat
     line = " ".join(argv)
     assert argv[:4] == ["/usr/bin/python3", "-I", "-S", str(Path(launcher.__file__).resolve())]
     assert line.endswith("claude -p the goal")
-    assert "executive/workers/launcher.py" in line and len(line) < 300
+    assert "executive/workers/isolation/launcher.py" in line and len(line) < 300
     # Bound back only where the sandbox would hide it.
     assert sandbox.launcher_hidden([]) == (
         [sandbox.LAUNCHER_FILE] if sandbox.LAUNCHER_FILE.is_relative_to("/tmp") else []

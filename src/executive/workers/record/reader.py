@@ -1,6 +1,6 @@
 """What a finished worker left behind, read from disk: its folder's changes and its run log.
 
-The pure digest is :mod:`executive.workers.experience`; this is its edge. The folder is
+The pure digest is :mod:`executive.workers.record.experience`; this is its edge. The folder is
 looked at with ``lstat`` only (a planted link is noted, never followed) and at most
 ``max_files`` entries of it (past them the folder is "too large to compare", not walked on),
 and the run log is read line by line with every line bounded, so a log of one enormous line
@@ -20,9 +20,10 @@ from typing import BinaryIO
 from executive import relpath
 from executive.logs import get_logger
 from executive.spend import Spend
-from executive.workers import output, runlog
-from executive.workers.digest import digest, of_command
-from executive.workers.experience import (
+from executive.workers import output
+from executive.workers.record import runlog
+from executive.workers.record.digest import digest, of_command
+from executive.workers.record.experience import (
     MAX_NOTES,
     PATH_CHARS,
     Experience,

@@ -10,11 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executive.workers import limits, sandbox
-from executive.workers.cgroup import Found, Hierarchy
-from executive.workers.limits import Limits
+from executive.workers.isolation import limits, sandbox
+from executive.workers.isolation.cgroup import Found, Hierarchy
+from executive.workers.isolation.limits import Limits
+from executive.workers.isolation.process import supervise
 from executive.workers.output import LogFile
-from executive.workers.process import supervise
 
 LIMITS = Limits(max_processes=64, file_max_bytes=2 * 1024 * 1024, log_max_bytes=4096)
 NO_CGROUP = Found(None, "cgroup v1 pids: /sys/fs/cgroup/pids is not writable by the daemon")

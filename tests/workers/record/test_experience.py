@@ -3,9 +3,9 @@ from __future__ import annotations
 import json
 
 from executive.redact import REDACTED
-from executive.workers import runlog
-from executive.workers.digest import digest, fix_across, of_command
-from executive.workers.experience import (
+from executive.workers.record import runlog
+from executive.workers.record.digest import digest, fix_across, of_command
+from executive.workers.record.experience import (
     COMMAND_CHARS,
     MAX_COMMANDS,
     MAX_FILES,

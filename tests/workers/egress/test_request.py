@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from executive.workers.request import Refused, Target, parse_head
+from executive.workers.egress.request import Refused, Target, parse_head
 
 
 def test_connect_names_its_target():

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import launcher, sandbox
+from executive.workers.isolation import launcher, sandbox
 
 MACHINE = os.uname().machine
 needs_filter = pytest.mark.skipif(
@@ -31,7 +31,7 @@ needs_bwrap = pytest.mark.skipif(
 
 CONFINED = r"""
 import json, os, socket, sys
-from executive.workers import launcher
+from executive.workers.isolation import launcher
 
 launcher.confine(os.uname().machine)
 found = {}

@@ -26,7 +26,7 @@ import anyio
 
 from executive import files
 from executive.logs import get_logger
-from executive.workers import tree
+from executive.workers.isolation import tree
 
 log = get_logger(__name__)
 

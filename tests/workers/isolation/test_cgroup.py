@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.workers import cgroup
+from executive.workers.isolation import cgroup
 
 HERE = cgroup.find(set_up=False)
 

@@ -5,13 +5,13 @@ dashboard, the control socket, a Postgres on loopback and every other service of
 are out of reach. For one run (the worker and its verifiers) the daemon opens, in a folder of
 its own under ``.state/``:
 
-- ``proxy.sock``: the egress proxy (:mod:`executive.workers.proxy`), which carries a request
+- ``proxy.sock``: the egress proxy (:mod:`executive.workers.egress.proxy`), which carries a request
   only to a host on ``EXECUTIVE_WORKER_ALLOW_HOSTS``;
 - ``api.sock``, when the worker's API endpoint (``ANTHROPIC_BASE_URL``) is on the host's
   loopback (a local LLM gateway, a scripted API in tests): a bridge to exactly that address.
 
 The folder is bound read-only into the sandbox at :data:`SANDBOX_DIR`; the launcher
-(:mod:`executive.workers.launcher`) listens on the sandbox's ``127.0.0.1:3128`` (the proxy)
+(:mod:`executive.workers.isolation.launcher`) listens on the sandbox's ``127.0.0.1:3128`` (the proxy)
 and on the endpoint's own port (the API), and the worker gets ``HTTP(S)_PROXY`` and
 ``ALL_PROXY`` (and their lower-case twins) pointing at the proxy. A client that ignores them
 has no route out. When the run is over the listeners close and the folder goes.
@@ -34,7 +34,7 @@ from executive import hosts
 from executive.logs import get_logger
 from executive.settings import Settings
 from executive.unixpath import address
-from executive.workers.proxy import Proxy
+from executive.workers.egress.proxy import Proxy
 
 log = get_logger(__name__)
 
@@ -90,7 +90,7 @@ def plan_for(settings: Settings, env: Mapping[str, str]) -> Plan:
 
 @dataclass(frozen=True)
 class Route:
-    """What the sandbox needs for one run's way out (see :mod:`executive.workers.sandbox`)."""
+    """What the sandbox needs for one run's way out (see :mod:`executive.workers.isolation.sandbox`)."""
 
     folder: Path  # on the host; bound read-only at SANDBOX_DIR
     proxy_port: int

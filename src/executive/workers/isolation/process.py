@@ -7,7 +7,7 @@ group, start time and cgroup, so a daemon killed with SIGKILL finds and ends its
 workers when it starts again (the start time makes sure a recycled pid is never mistaken
 for one).
 
-Where the run gets a cgroup (:mod:`executive.workers.cgroup`), the worker starts behind a
+Where the run gets a cgroup (:mod:`executive.workers.isolation.cgroup`), the worker starts behind a
 gate: a shell that waits for one word on its stdin, sent once the daemon has moved it into
 the cgroup, so not one process of the tree ever runs outside it.
 """
@@ -29,8 +29,9 @@ from anyio.abc import Process
 
 from executive import peers
 from executive.logs import get_logger
-from executive.workers import account, cgroup, limits, output, tree
-from executive.workers.sandbox import Isolation
+from executive.workers import output
+from executive.workers.isolation import account, cgroup, limits, tree
+from executive.workers.isolation.sandbox import Isolation
 
 log = get_logger(__name__)
 
@@ -324,7 +325,7 @@ async def end_tree(
 ) -> None:
     """SIGTERM the group and every descendant, a grace, then SIGKILL, and wait until all are gone.
 
-    How they are found is :mod:`executive.workers.tree`; inside bwrap the pid namespace takes
+    How they are found is :mod:`executive.workers.isolation.tree`; inside bwrap the pid namespace takes
     the rest with it, and a run cgroup lists every member. Without either (``none`` mode
     where the host gives no cgroup), a process that cleared its environment and left the
     group and the tree survives: isolation ``none`` is not a sandbox.

@@ -13,7 +13,7 @@ could take one, and everything else is the worker's text, so untrusted: each str
 cleaned of control characters and redacted before it is cut to its limit, every list is
 bounded, and a malformed or truncated record gives a partial digest that says so
 (``complete``, ``notes``), never an exception. The record is read by
-:mod:`executive.workers.digest`; the files by :mod:`executive.workers.record`.
+:mod:`executive.workers.record.digest`; the files by :mod:`executive.workers.record.reader`.
 """
 
 from __future__ import annotations

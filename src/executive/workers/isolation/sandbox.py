@@ -11,7 +11,7 @@ A worker is an LLM with a shell or any command a bundle names, so it is treated 
   pid, ipc, uts and network namespaces (so the whole tree dies with it, its processes never
   see ours and nothing listening on this host is reachable); every capability dropped
   (required when the daemon is root, where bwrap would otherwise keep them all). Its one way
-  out is the run's egress route (:mod:`executive.workers.egress`), when the network is on.
+  out is the run's egress route (:mod:`executive.workers.egress.route`), when the network is on.
 - ``user``: run as a separate unprivileged account (hosts without user namespaces). The
   home must not be readable by that account; the socket (0600 in a 0700 folder) is not.
 - ``none``: the daemon's own user, beside its files. Documented as unsafe; doctor warns.
@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING, Literal
 
 from executive.home import Home
 from executive.settings import Settings
-from executive.workers import launcher
-from executive.workers.limits import Limits, tmpfs_size_supported
+from executive.workers.isolation import launcher
+from executive.workers.isolation.limits import Limits, tmpfs_size_supported
 
 if TYPE_CHECKING:
-    from executive.workers.egress import Route
+    from executive.workers.egress.route import Route
 
 Mode = Literal["sandbox", "user", "none"]
 Forward = tuple[str, int, str, bool]  # listen host, port, Unix socket inside, required
@@ -55,7 +55,7 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 # The launcher runs as its file: ``ps`` shows ``python3 -I -S …/workers/launcher.py {spec}``
 # and the worker's command after it, not the module's text (``-I -S``: no site-packages, so
-# ``-m executive.workers.launcher`` would not import; the file imports the standard library only).
+# ``-m executive.workers.isolation.launcher`` would not import; the file imports the standard library only).
 LAUNCHER_FILE = Path(launcher.__file__).resolve()
 # Unix sockets are filtered where the launcher knows the machine's system calls.
 CONFINED = os.uname().machine in launcher.CONFINABLE

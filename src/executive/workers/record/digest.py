@@ -1,12 +1,12 @@
 """The digest of a worker's record: what it did, read off the steps it took.
 
-One pass over a Claude Code record (:mod:`executive.workers.runlog` reads its lines) keeps
+One pass over a Claude Code record (:mod:`executive.workers.record.runlog` reads its lines) keeps
 the commands in order with the edits between them, the functions and classes those edits
-touched (:mod:`executive.workers.symbols`), the failure→fix pairs (a command that failed,
-then a later run of the *same* command that passed: :func:`executive.workers.shell.same`),
+touched (:mod:`executive.workers.record.symbols`), the failure→fix pairs (a command that failed,
+then a later run of the *same* command that passed: :func:`executive.workers.record.shell.same`),
 the tests, and the worker's account. A command worker's digest is its folder and how its
 output ended. Everything kept is the worker's text: cleaned, redacted, then cut. Pure: the
-files are read by :mod:`executive.workers.record`.
+files are read by :mod:`executive.workers.record.reader`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 
 from executive.redact import scrub
 from executive.untrusted import clean, clip, one_line
-from executive.workers import shell, symbols
-from executive.workers.experience import (
+from executive.workers.record import shell, symbols
+from executive.workers.record.experience import (
     ACROSS,
     COMMAND_CHARS,
     ERROR_CHARS,
@@ -40,7 +40,7 @@ from executive.workers.experience import (
     scratch,
     scratch_name,
 )
-from executive.workers.runlog import Reading, Said, ToolCall, ToolResult
+from executive.workers.record.runlog import Reading, Said, ToolCall, ToolResult
 
 # Redaction runs on a window this much wider than what is kept, so a secret that straddles
 # the cut is still recognised whole.

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executive.workers import account, sandbox
+from executive.workers.isolation import account, sandbox
 from tests.fifo import Fifo
 
 IDS = sandbox.account_ids("nobody")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from executive.workers import shell
+from executive.workers.record import shell
 
 
 @pytest.mark.parametrize(

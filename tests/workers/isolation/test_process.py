@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from executive.workers import process, sandbox
-from executive.workers.process import MARK, reap_orphans, run, start_time
+from executive.workers.isolation import process, sandbox
+from executive.workers.isolation.process import MARK, reap_orphans, run, start_time
 from executive.workers.verifiers import Check, run_all
 from tests.isolation import alive_with
 

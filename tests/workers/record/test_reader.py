@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import os
 
-from executive.workers import record, runlog
+from executive.workers.record import reader as record
+from executive.workers.record import runlog
 from tests.workers import records as r
 
 

@@ -10,7 +10,7 @@ A plain ``http://`` request names its host twice, in its URL and in its ``Host``
 shared front end routes by the header, so the header must name the host the proxy checks
 (port included, 80 when left out), or the request gets a 403. Exactly one request is carried
 per connection: its head, with ``Connection: close``, and the ``Content-Length`` bytes of its
-body; what the worker sends after that goes nowhere (see :mod:`executive.workers.proxy`).
+body; what the worker sends after that goes nowhere (see :mod:`executive.workers.egress.proxy`).
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from executive.workers import addresses
-from executive.workers.addresses import OWN, SPECIAL, refusal
+from executive.workers.egress import addresses
+from executive.workers.egress.addresses import OWN, SPECIAL, refusal
 
 NOWHERE: frozenset = frozenset()
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from executive.workers import symbols
+from executive.workers.record import symbols
 
 SHOWN = symbols.numbered(
     """    45→class StaticFilesHandlerMixin:

@@ -19,9 +19,9 @@ from anyio.abc import SocketAttribute, SocketStream
 from structlog.testing import capture_logs
 
 from executive import hosts
-from executive.workers import proxy as proxy_module
-from executive.workers.addresses import Resolve
-from executive.workers.proxy import LOGGED_REFUSALS, Proxy
+from executive.workers.egress import proxy as proxy_module
+from executive.workers.egress.addresses import Resolve
+from executive.workers.egress.proxy import LOGGED_REFUSALS, Proxy
 from tests.isolation import interface_address
 
 pytestmark = pytest.mark.anyio

@@ -3,9 +3,9 @@
 Each limit is set by the daemon in every isolation mode that can enforce it, and
 :func:`report` says which hold here (``executive doctor`` prints it):
 
-- processes: ``pids.max`` of a run cgroup (:mod:`executive.workers.cgroup`) where the host
+- processes: ``pids.max`` of a run cgroup (:mod:`executive.workers.isolation.cgroup`) where the host
   lets the daemon make one; and ``RLIMIT_NPROC`` where it binds the tree alone: in ``user``
-  mode (the worker account runs one run at a time: :mod:`executive.workers.account`) and in a
+  mode (the worker account runs one run at a time: :mod:`executive.workers.isolation.account`) and in a
   sandbox started by a non-root daemon (the count is kept per user namespace, so it is the
   sandbox's own). It never binds uid 0, so a root daemon's sandbox needs the cgroup; in
   ``none`` mode it would count the daemon's own processes, so it is not set there.
@@ -27,7 +27,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from executive.workers.cgroup import Found
+from executive.workers.isolation.cgroup import Found
 
 PROBE_TIMEOUT_SECONDS = 10.0
 

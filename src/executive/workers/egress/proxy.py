@@ -1,8 +1,8 @@
 """The egress proxy: the one way out of a sandbox, to the hosts the operator allows.
 
 A sandboxed worker has no network of its own; what it sends to its proxy port arrives here
-through a Unix socket (see :mod:`executive.workers.egress`). One HTTP request head is read,
-bounded in size and time, and checked (:mod:`executive.workers.request`), then:
+through a Unix socket (see :mod:`executive.workers.egress.route`). One HTTP request head is read,
+bounded in size and time, and checked (:mod:`executive.workers.egress.request`), then:
 
 - ``CONNECT host:port`` (https and anything tunnelled): the tunnel opens when the host and
   port are on the allow-list; bytes then pass untouched (no TLS is intercepted, so the
@@ -14,7 +14,7 @@ bounded in size and time, and checked (:mod:`executive.workers.request`), then:
 A name is resolved here, once, and the connection goes to the addresses checked, so a name
 that answers differently the second time gains nothing: an allowed name that resolves to an
 address that is not public, or to one of this machine's, is refused
-(:mod:`executive.workers.addresses`). An address is reached when an entry names it itself:
+(:mod:`executive.workers.egress.addresses`). An address is reached when an entry names it itself:
 that is the operator's choice. The API endpoint the daemon carries into the sandbox is one
 exact address, reached through :meth:`Proxy.bridge` without a head.
 """
@@ -33,8 +33,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from executive import hosts
 from executive.logs import get_logger
-from executive.workers import addresses
-from executive.workers.request import Refused, Target, authority, parse_head
+from executive.workers.egress import addresses
+from executive.workers.egress.request import Refused, Target, authority, parse_head
 
 log = get_logger(__name__)
 

@@ -15,8 +15,9 @@ import pytest
 
 from executive import hosts
 from executive.settings import load_settings
-from executive.workers import egress, sandbox
-from executive.workers.egress import Plan, Route
+from executive.workers.egress import route as egress
+from executive.workers.egress.route import Plan, Route
+from executive.workers.isolation import sandbox
 from tests.isolation import named_server
 
 needs_bwrap = pytest.mark.skipif(

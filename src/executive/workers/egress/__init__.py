@@ -1,0 +1,16 @@
+"""Egress: the one way out of a sandboxed worker's network.
+
+A run's route (``route``) starts a proxy of its own (``proxy``) that reads each request's
+head (``request``) and lets a name lead only where the operator's allow-list and the address
+rules (``addresses``) allow. What the rest of the daemon uses is named here.
+"""
+
+from executive.workers.egress.route import (
+    EgressUnavailable,
+    Plan,
+    Route,
+    opened,
+    plan_for,
+)
+
+__all__ = ["EgressUnavailable", "Plan", "Route", "opened", "plan_for"]

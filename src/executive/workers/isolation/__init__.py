@@ -1,0 +1,50 @@
+"""Isolation: how a worker runs apart from the daemon and from other workers.
+
+A worker is a process tree the daemon starts, bounds and ends (``process``, ``tree``,
+``cgroup``, ``limits``), as its own account (``account``) inside a bubblewrap sandbox whose
+first program is the launcher (``sandbox``, ``launcher``). What the rest of the daemon uses
+is named here; the modules are the room's own.
+"""
+
+from executive.workers.isolation.cgroup import Found
+from executive.workers.isolation.cgroup import find as find_cgroups
+from executive.workers.isolation.limits import Limits, tmpfs_size_supported
+from executive.workers.isolation.limits import report as limits_report
+from executive.workers.isolation.process import (
+    MARK,
+    NOT_ISOLATED,
+    WorkerRun,
+    reap_orphans,
+    run,
+    supervise,
+)
+from executive.workers.isolation.sandbox import (
+    CONFINED,
+    SANDBOX_PATH,
+    Isolation,
+    IsolationUnavailable,
+    from_settings,
+    program_hidden,
+    reachable,
+)
+
+__all__ = [
+    "CONFINED",
+    "MARK",
+    "NOT_ISOLATED",
+    "SANDBOX_PATH",
+    "Found",
+    "Isolation",
+    "IsolationUnavailable",
+    "Limits",
+    "WorkerRun",
+    "find_cgroups",
+    "from_settings",
+    "limits_report",
+    "program_hidden",
+    "reachable",
+    "reap_orphans",
+    "run",
+    "supervise",
+    "tmpfs_size_supported",
+]

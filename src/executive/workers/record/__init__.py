@@ -1,0 +1,47 @@
+"""The run's record: what a finished worker left, read by the daemon and told in a digest.
+
+``reader`` compares the worker's folder before and after the run and reads its run log
+(``runlog``); ``digest`` makes of them the run's ``experience`` (what changed, the functions
+touched: ``symbols``, the commands and their failures and fixes, compared by ``shell``'s
+command identity). Everything here is untrusted text, kept apart from what the daemon saw.
+What the rest of the daemon uses is named here.
+"""
+
+from executive.workers.record.digest import digest, fix_across, harness, of_command, own_test
+from executive.workers.record.experience import (
+    ACROSS,
+    Experience,
+    FileChange,
+    Fix,
+    brief,
+    listed,
+    scratch,
+)
+from executive.workers.record.reader import Snapshot, changes, read_run, snapshot
+from executive.workers.record.shell import core as command_core
+from executive.workers.record.shell import error_line
+from executive.workers.record.shell import key as command_key
+from executive.workers.record.shell import unsafe as unsafe_command
+
+__all__ = [
+    "ACROSS",
+    "Experience",
+    "FileChange",
+    "Fix",
+    "Snapshot",
+    "brief",
+    "changes",
+    "command_core",
+    "command_key",
+    "digest",
+    "error_line",
+    "fix_across",
+    "harness",
+    "listed",
+    "of_command",
+    "own_test",
+    "read_run",
+    "scratch",
+    "snapshot",
+    "unsafe_command",
+]
