@@ -24,6 +24,9 @@ def test_doctor_opens_the_store_counts_memories_and_runs_the_embedder(home):
     assert store["ok"], store
     assert "embedder loaded: 1 memories" in store["detail"]
     assert "1 semantic" in store["detail"]
+    # The embedded store has every optional power a pack draws on.
+    assert checks["store powers"] == {**checks["store powers"], "ok": True}
+    assert checks["store powers"]["detail"] == "all: search_scopes, prepare, words"
 
 
 def test_doctor_asks_the_running_daemon_which_holds_the_store(home):
@@ -39,3 +42,12 @@ def test_doctor_asks_the_running_daemon_which_holds_the_store(home):
     checks = {c["name"]: c for c in json.loads(result.stdout)}
     via = checks["memory store (via the daemon)"]
     assert via["ok"] and "0 memories" in via["detail"]
+
+
+def test_doctor_says_what_a_pack_loses_on_a_store_without_a_power():
+    from executive.daemon.doctor_store import _powers
+    from executive.memory.store.base import CAPABILITIES
+
+    lacks = [c for c in CAPABILITIES if c.name == "words"]
+    found = _powers(lacks)
+    assert found.ok and found.detail.startswith("no words: no keyword pass")

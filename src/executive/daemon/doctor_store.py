@@ -19,7 +19,7 @@ from executive.daemon.status import memory_counts
 from executive.home import Home
 from executive.memory import health as store_health
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter
+from executive.memory.store.base import CAPABILITIES, Filter, missing
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
@@ -95,7 +95,16 @@ def store(settings: Settings) -> list[Finding]:
     if not health.ok:
         return [Finding("memory store", False, health.detail, health.fix)]
     assert counts is not None  # a store that answered was counted
-    return [Finding("memory store", True, _counts(counts))]
+    return [Finding("memory store", True, _counts(counts)), _powers(counts["lacks"])]
+
+
+def _powers(lacks: list[Any]) -> Finding:
+    """The store's optional powers (``memory/store/base.py``), and what a pack loses without one."""
+    if not lacks:
+        names = ", ".join(c.name for c in CAPABILITIES)
+        return Finding("store powers", True, f"all: {names}")
+    said = "; ".join(f"no {c.name}: {c.without}" for c in lacks)
+    return Finding("store powers", True, said)
 
 
 def _via_daemon(home: Home) -> Finding:
@@ -134,6 +143,7 @@ async def _open_and_count(
         # A search embeds a question: the embedding model is loaded and run, not only found.
         await view.search("doctor: is the embedder working?", Filter(user_id=settings.user_id), 1)
         counts = {"backend": settings.store_backend, **await memory_counts(view, settings.user_id)}
+        counts["lacks"] = missing(await runtime.store())
         return health, counts
     finally:
         await runtime.close()
