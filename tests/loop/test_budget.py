@@ -29,7 +29,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from executive.loop import budget
-from executive.loop.step import Attempt
+from executive.loop.attempt import Attempt
 from executive.spend import Spend, of_line
 from executive.workers.isolation import sandbox
 from tests.claude_cli import API_KEY, CLI, needs_cli

@@ -17,6 +17,7 @@ import pytest
 from executive.hooks.result import HookResult
 from executive.hookspecs import HookName
 from executive.loop import machine, transitions
+from executive.loop.attempt import Attempt
 from executive.loop.machine import (
     BackOff,
     BlockGoal,
@@ -31,7 +32,6 @@ from executive.loop.machine import (
     Verify,
     WorkerFinished,
 )
-from executive.loop.step import Attempt
 from executive.workers.verifiers import VerifierResult
 from executive.workspace.bundle import Bundle, Frontmatter, StepSpec
 from executive.workspace.lifecycle import Active

@@ -10,6 +10,7 @@ import pytest
 
 from executive.home import Home
 from executive.loop import step as steps
+from executive.loop.attempt import Attempt
 from executive.settings import load_settings
 from executive.workers import record
 from executive.workspace.lifecycle import Workspace
@@ -25,7 +26,7 @@ def prepared(tmp_path: Path):
     [active] = workspace.ingest()
     step = active.state.steps[0]
 
-    async def run() -> steps.Prepared | steps.Attempt:
+    async def run() -> steps.Prepared | Attempt:
         return await steps.prepare(
             settings=settings,
             home=Home(home),
@@ -53,7 +54,7 @@ def test_what_a_worker_left_is_read_off_the_event_loop(prepared, monkeypatch):
 
         monkeypatch.setattr(record, name, seen)
 
-    async def run() -> tuple[steps.Attempt, int]:
+    async def run() -> tuple[Attempt, int]:
         return await steps.spawn(settings, home, bundle, worker), threading.get_ident()
 
     attempt, loop_thread = anyio.run(run)

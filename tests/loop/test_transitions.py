@@ -10,7 +10,7 @@ import pytest
 from executive.files import UnsafeFile
 from executive.home import Home
 from executive.loop import transitions
-from executive.loop.step import Attempt
+from executive.loop.attempt import Attempt
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.lifecycle import Active, Workspace
 from executive.workspace.state import LOG_FILE, STATE_FILE

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from executive.logs import get_logger
 from executive.loop import transitions
-from executive.loop.step import Attempt
+from executive.loop.attempt import Attempt
 from executive.memory.read.tokens import estimate
 from executive.settings import Settings
 from executive.spend import usd

@@ -26,8 +26,8 @@ from executive.hooks.context import (
 )
 from executive.hookspecs import HookName
 from executive.logs import get_logger
+from executive.loop.attempt import Attempt
 from executive.loop.machine import StepRun
-from executive.loop.step import Attempt
 from executive.memory.taxonomy import harvest_run_id
 from executive.workers.record import Experience
 from executive.workspace.ledger import LedgerFold, WorkLedger

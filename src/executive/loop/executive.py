@@ -28,6 +28,7 @@ from executive.hookspecs import SPECS, HookName
 from executive.logs import bound, get_logger
 from executive.loop import budget, contexts, machine, retro, transitions
 from executive.loop import step as steps
+from executive.loop.attempt import Attempt
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.redact import redactor, scrub
@@ -278,9 +279,7 @@ class Executive:
                 return machine.Verified(verified, datetime.now(UTC))
         return None
 
-    async def _spawn(
-        self, run: machine.StepRun, worker: _Worker, spawn: machine.Spawn
-    ) -> steps.Attempt:
+    async def _spawn(self, run: machine.StepRun, worker: _Worker, spawn: machine.Spawn) -> Attempt:
         bundle, step, contract_id = run.active.bundle, run.step, run.step.contract_id
         if self.observer is not None:
             self.observer.spawned(
@@ -302,7 +301,7 @@ class Executive:
         )
         if isinstance(prepared, steps.Prepared):
             prepared = await steps.open_route(self.settings, self.home, prepared, worker.route)
-        if isinstance(prepared, steps.Attempt):
+        if isinstance(prepared, Attempt):
             return prepared
         worker.prepared = prepared
         limit = bundle.spec.timeout_seconds or self.settings.worker_timeout_ms / 1000
@@ -354,7 +353,7 @@ def _failed(run: machine.StepRun, effect: machine.Effect, exc: Exception) -> mac
         case machine.RunHook(hook=hook):
             return machine.HookAnswered(hook, None, now)
         case machine.Spawn():
-            return machine.WorkerFinished(steps.Attempt(run.step.contract_id, False, why), now)
+            return machine.WorkerFinished(Attempt(run.step.contract_id, False, why), now)
         case machine.Verify(attempt=attempt):
             return machine.Verified(replace(attempt, passed=False, error=why), now)
     return None  # a report to the observer: nothing of the step depends on it

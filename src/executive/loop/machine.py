@@ -26,7 +26,7 @@ from typing import Literal
 from executive.hooks.result import HookResult
 from executive.hookspecs import HookName
 from executive.loop import transitions
-from executive.loop.step import Attempt
+from executive.loop.attempt import Attempt
 from executive.untrusted import one_line, opening
 from executive.workspace.lifecycle import Active
 from executive.workspace.needs_you import error_tail

@@ -22,6 +22,7 @@ import anyio
 from executive.files import fresh_dir, write_in
 from executive.home import Home
 from executive.logs import get_logger
+from executive.loop.attempt import Attempt
 from executive.redact import scrub
 from executive.settings import Settings
 from executive.spend import Spend, logged
@@ -47,23 +48,6 @@ log = get_logger(__name__)
 ERROR_CHARS = 1500
 P = ParamSpec("P")
 T = TypeVar("T")
-
-
-@dataclass
-class Attempt:
-    contract_id: str
-    passed: bool
-    error: str = ""
-    fatal: bool = False  # retrying cannot help (a refused spawn, a missing executable)
-    results: list[VerifierResult] = field(default_factory=list)
-    duration_seconds: float = 0.0
-    output_changed: bool = True
-    log_path: Path | None = None
-    experience: Experience | None = None  # what the worker did, from its record
-    exited_clean: bool = False  # the worker exited 0 in time: its verifiers decide
-    paid: bool = False  # a claude worker ran: its spend is counted (loop/budget.py)
-    spend: Spend | None = None  # the CLI's own account of the run; None: not reported
-    pack_tokens: int | None = None  # the memory pack's tokens: memory's share of its input
 
 
 def output_dir(settings: Settings, bundle: Bundle) -> Path:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from executive.logs import get_logger
-from executive.loop.step import Attempt
+from executive.loop.attempt import Attempt
 from executive.spend import not_reported
 from executive.workers.record import brief
 from executive.workspace.bundle import Bundle
