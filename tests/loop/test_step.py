@@ -12,7 +12,7 @@ from executive.home import Home
 from executive.loop import step as steps
 from executive.loop.attempt import Attempt
 from executive.settings import load_settings
-from executive.workers import record
+from executive.workers.record import left as record
 from executive.workspace.lifecycle import Workspace
 from tests.loop.homes import add_bundle, make_home
 

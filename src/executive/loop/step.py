@@ -9,15 +9,12 @@ import functools
 import os
 import shutil
 import stat
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ParamSpec, TypeVar
-
-import anyio
 
 from executive.files import fresh_dir, write_in
 from executive.home import Home
@@ -25,7 +22,6 @@ from executive.logs import get_logger
 from executive.loop.attempt import Attempt
 from executive.redact import scrub
 from executive.settings import Settings
-from executive.spend import Spend, logged
 from executive.untrusted import clean, fence, one_line
 from executive.workers import (
     claude_cli,
@@ -38,7 +34,6 @@ from executive.workers import (
     verifiers,
 )
 from executive.workers.isolation import Isolation
-from executive.workers.record import Experience
 from executive.workers.verifiers import Check, VerifierResult
 from executive.workspace.bundle import Bundle, CommandVerifier, OutputExists
 from executive.workspace.state import StepState
@@ -298,11 +293,13 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
     """Run the worker; the attempt so far (``exited_clean``: its verifiers run next)."""
     contract_id, out, argv = worker.contract_id, worker.out, worker.argv
     day = datetime.now(UTC).date().isoformat()
-    left = _Left(
-        worker,
-        home.worker_logs / day / f"{contract_id}.log",
-        " ".join(bundle.spec.command or []),
-        settings.worker_folder_max_files,
+    left = record.Left(
+        out=out,
+        vendor=worker.vendor,
+        log_path=home.worker_logs / day / f"{contract_id}.log",
+        command=" ".join(bundle.spec.command or []),
+        max_files=settings.worker_folder_max_files,
+        skip=frozenset({claude_md.FILE_NAME}),
     )
     await left.before()
     timeout = bundle.spec.timeout_seconds or settings.worker_timeout_ms / 1000
@@ -346,56 +343,6 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
     else:
         result.exited_clean = True
     return result
-
-
-@dataclass
-class _Left:
-    """What a worker left, read off the event loop: its folder before and after the run (a
-    walk of a large folder must not hold the dashboard, the socket or the watchdog), then
-    its run log; how long that took goes into the run's ``worker.finished`` line."""
-
-    worker: Prepared
-    log_path: Path
-    command: str
-    max_files: int
-    looks: list[record.Snapshot] = field(default_factory=list)
-    experience: Experience | None = None
-    spend: Spend | None = None
-
-    async def before(self) -> None:
-        self.looks.append(await anyio.to_thread.run_sync(self._walk))
-
-    async def after(self, exit_code: int | None, timed_out: bool) -> dict[str, object]:
-        self.looks.append(await anyio.to_thread.run_sync(self._walk))
-        started = time.monotonic()
-        self.experience, self.spend = await anyio.to_thread.run_sync(
-            functools.partial(
-                record.read_run,
-                self.log_path,
-                vendor=self.worker.vendor,
-                workdir=self.worker.out,
-                folder=record.changes(self.looks[0], self.looks[1], self.max_files),
-                command=self.command,
-                exit_code=None if timed_out else exit_code,
-            )
-        )
-        return {
-            "folder_files": len(self.looks[1].files),
-            "folder_compared": self.looks[0].complete and self.looks[1].complete,
-            "folder_seconds": round(self.looks[0].seconds + self.looks[1].seconds, 3),
-            "record_seconds": round(time.monotonic() - started, 3),
-            **logged(self.spend, paid=self.worker.vendor == "claude"),
-        }
-
-    def _walk(self) -> record.Snapshot:
-        skip = frozenset({claude_md.FILE_NAME})
-        return record.snapshot(self.worker.out, skip, self.max_files)
-
-    @property
-    def changed(self) -> bool:
-        """Whether the output changed; unknown (a folder too large) counts as changed."""
-        before, after = self.looks[0], self.looks[-1]
-        return not (before.complete and after.complete) or before.files != after.files
 
 
 @_redacted

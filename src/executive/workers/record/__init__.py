@@ -17,6 +17,7 @@ from executive.workers.record.experience import (
     listed,
     scratch,
 )
+from executive.workers.record.left import Left
 from executive.workers.record.reader import Snapshot, changes, read_run, snapshot
 from executive.workers.record.shell import core as command_core
 from executive.workers.record.shell import error_line
@@ -28,6 +29,7 @@ __all__ = [
     "Experience",
     "FileChange",
     "Fix",
+    "Left",
     "Snapshot",
     "brief",
     "changes",
