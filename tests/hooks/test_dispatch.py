@@ -7,11 +7,12 @@ import typing
 import pytest
 from pydantic import ValidationError
 
+from executive.hooks.builtin import fail_diag, post_retro, post_run, pre_spawn, pre_work
 from executive.hooks.context import PreSpawnContext
 from executive.hooks.dispatch import HOOKS, BuiltinEngine, parse_context
 from executive.hooks.engine import EngineOutput
 from executive.hookspecs import SPECS, HookName
-from tests.hooks.conftest import pre_spawn
+from tests.hooks.conftest import pre_spawn as pre_spawn_context
 
 pytestmark = pytest.mark.anyio
 
@@ -21,22 +22,27 @@ def test_every_declared_hook_has_its_code_in_the_declarations_order():
     for name, code in HOOKS.items():
         assert code.spec is SPECS[name]
     assert len({code.context for code in HOOKS.values()}) == len(HOOKS)
-    assert len({code.builtin for code in HOOKS.values()}) == len(HOOKS)
 
 
 @pytest.mark.parametrize("name", list(HookName))
 def test_each_builtin_function_takes_the_context_its_hook_is_bound_to(name):
     # A function bound to the wrong hook would be told a context it cannot read.
-    code = HOOKS[name]
-    hints = typing.get_type_hints(code.builtin)
-    assert hints["ctx"] is code.context
+    builtin = {
+        HookName.PRE_WORK: pre_work.run,
+        HookName.PRE_SPAWN: pre_spawn.run,
+        HookName.POST_RUN: post_run.run,
+        HookName.FAIL_DIAG: fail_diag.run,
+        HookName.POST_RETRO: post_retro.run,
+    }[name]
+    hints = typing.get_type_hints(builtin)
+    assert hints["ctx"] is HOOKS[name].context
     assert hints["return"] is EngineOutput
 
 
 def test_a_json_context_is_read_as_its_hooks_model():
-    data = pre_spawn().model_dump(mode="json")
+    data = pre_spawn_context().model_dump(mode="json")
     assert isinstance(parse_context("pre-spawn-pack", data), PreSpawnContext)
-    assert parse_context(HookName.PRE_SPAWN, data) == pre_spawn()
+    assert parse_context(HookName.PRE_SPAWN, data) == pre_spawn_context()
     with pytest.raises(ValidationError):
         parse_context("post-run-harvest", data)  # another hook's context
     with pytest.raises(ValueError, match="pre-spawn"):
@@ -50,9 +56,13 @@ async def test_the_builtin_engine_runs_the_function_bound_to_the_hook(monkeypatc
         seen.append((ctx, tools))
         return EngineOutput(final_text="bound")
 
-    code = HOOKS[HookName.PRE_SPAWN]
-    monkeypatch.setitem(HOOKS, HookName.PRE_SPAWN, type(code)(code.spec, code.context, recorded))
-    context, tools = pre_spawn(), object()
+    monkeypatch.setattr(pre_spawn, "run", recorded)
+    context, tools = pre_spawn_context(), object()
     output = await BuiltinEngine().run(SPECS[HookName.PRE_SPAWN], context, tools)  # type: ignore[arg-type]
     assert output.final_text == "bound"
     assert seen == [(context, tools)]
+
+
+async def test_a_context_no_hook_is_told_is_refused_by_name():
+    with pytest.raises(TypeError, match="pre-spawn-pack: no built-in code for object"):
+        await BuiltinEngine().run(SPECS[HookName.PRE_SPAWN], object(), object())  # type: ignore[arg-type]

@@ -1,13 +1,12 @@
-"""Each hook's code, bound to its declaration: the context it is told and its built-in function.
+"""Each hook's code, bound to its declaration: the context it is told, and the built-in engine.
 
 The declaration (:mod:`executive.hookspecs`) is data the settings read too, so it cannot hold
-the hooks' code; this is the one place that adds it. The runner's built-in engine dispatches
-through :data:`HOOKS`, and ``executive hooks run`` reads a context with :func:`parse_context`.
+the hooks' code; this is the one place that adds it. ``executive hooks run`` reads a context
+with :func:`parse_context`; the built-in engine calls each hook's function by its context.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,25 +23,22 @@ from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
 from executive.hookspecs import SPECS, HookName, HookSpec
 
-BuiltinRun = Callable[[Any, HookTools], Awaitable[EngineOutput]]
-
 
 @dataclass(frozen=True)
 class HookCode:
     spec: HookSpec
     context: type[HookContext]  # what the loop tells it; `executive hooks run` reads it as JSON
-    builtin: BuiltinRun  # how the built-in engine carries it out (rules in code, no LLM)
 
 
 # In the declaration's order (A to E).
 HOOKS: dict[HookName, HookCode] = {
     code.spec.name: code
     for code in (
-        HookCode(SPECS[HookName.PRE_WORK], PreWorkContext, pre_work.run),
-        HookCode(SPECS[HookName.PRE_SPAWN], PreSpawnContext, pre_spawn.run),
-        HookCode(SPECS[HookName.POST_RUN], PostRunContext, post_run.run),
-        HookCode(SPECS[HookName.FAIL_DIAG], FailDiagContext, fail_diag.run),
-        HookCode(SPECS[HookName.POST_RETRO], PostRetroContext, post_retro.run),
+        HookCode(SPECS[HookName.PRE_WORK], PreWorkContext),
+        HookCode(SPECS[HookName.PRE_SPAWN], PreSpawnContext),
+        HookCode(SPECS[HookName.POST_RUN], PostRunContext),
+        HookCode(SPECS[HookName.FAIL_DIAG], FailDiagContext),
+        HookCode(SPECS[HookName.POST_RETRO], PostRetroContext),
     )
 }
 
@@ -56,9 +52,21 @@ def parse_context(hook: HookName | str, data: dict[str, Any]) -> HookContext:
 
 
 class BuiltinEngine:
-    """The built-in skill engine: every hook carried out by its function in :data:`HOOKS`."""
+    """The built-in skill engine: every hook carried out by its function, chosen by what the
+    hook is told (its context's type), so a reader follows each call from here."""
 
     name = "builtin"
 
     async def run(self, spec: HookSpec, context: HookContext, tools: HookTools) -> EngineOutput:
-        return await HOOKS[spec.name].builtin(context, tools)
+        match context:
+            case PreWorkContext():
+                return await pre_work.run(context, tools)
+            case PreSpawnContext():
+                return await pre_spawn.run(context, tools)
+            case PostRunContext():
+                return await post_run.run(context, tools)
+            case FailDiagContext():
+                return await fail_diag.run(context, tools)
+            case PostRetroContext():
+                return await post_retro.run(context, tools)
+        raise TypeError(f"hook {spec.name.value}: no built-in code for {type(context).__name__}")

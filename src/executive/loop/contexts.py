@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import ValidationError
 
@@ -29,6 +31,7 @@ from executive.logs import get_logger
 from executive.loop.attempt import Attempt
 from executive.loop.machine import StepRun
 from executive.memory.taxonomy import harvest_run_id
+from executive.redact import redactor
 from executive.workers.record import Experience
 from executive.workspace.ledger import LedgerFold, WorkLedger
 from executive.workspace.lifecycle import Active
@@ -36,6 +39,27 @@ from executive.workspace.signals import root_signal
 from executive.workspace.state import StepState
 
 log = get_logger(__name__)
+
+P = ParamSpec("P")
+C = TypeVar("C", bound=HookContext)
+
+
+def told(build: Callable[P, C]) -> Callable[P, C | None]:
+    """A hook's context builder whose failure is a value: the context, redacted (it quotes
+    goals, errors and verifier evidence, and an engine, so memory, reads it), or None with a
+    ``hook.context_failed`` line: that hook does not run, and nothing here stops the loop."""
+
+    @functools.wraps(build)
+    def safe(*args: P.args, **kwargs: P.kwargs) -> C | None:
+        try:
+            context = build(*args, **kwargs)
+            return type(context).model_validate(redactor().value(context.model_dump()))
+        except Exception as exc:
+            log.exception("hook.context_failed", builder=build.__name__, error=repr(exc))
+            return None
+
+    return safe
+
 
 RECENT = 5
 
@@ -90,6 +114,7 @@ class Recent(LedgerFold):
         (self.successes if outcome.result == "success" else self.failures).append(outcome)
 
 
+@told
 def pre_work(queued: list[WorkItem], picked: str, recent: Recent) -> PreWorkContext:
     recent.refresh()
     return PreWorkContext(
@@ -208,6 +233,7 @@ def run_experiences(ledger: WorkLedger, since: str) -> list[RunExperience]:
     return found[-MAX_RUN_EXPERIENCES:]
 
 
+@told
 def of_step(hook: HookName, run: StepRun, item: WorkItem, ledger: WorkLedger) -> HookContext:
     """The context of a hook the step's machine asks for (B, C or D), from its state."""
     step, attempt = run.step, run.attempt

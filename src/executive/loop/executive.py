@@ -12,7 +12,6 @@ from __future__ import annotations
 import enum
 import secrets
 import time
-from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -142,9 +141,8 @@ class Executive:
                 contexts.work_item(a, self.home.root, steps.output_dir(self.settings, a.bundle))
                 for a in active
             ]
-            await self._hook(
-                HookName.PRE_WORK, contexts.pre_work, queued, pick.bundle.slug, self._recent
-            )
+            told = contexts.pre_work(queued, pick.bundle.slug, self._recent)
+            await self._hook(HookName.PRE_WORK, told)
             try:
                 await self._run_step(pick)
             except (UnsafeFile, StateError) as exc:
@@ -200,9 +198,8 @@ class Executive:
         written = {"path": rel, "outcomes": is_due.outcomes, "lessons": len(document.lessons)}
         self.ledger.append("RETRO_WRITTEN", **written)
         log.info("retro.written", **written)
-        await self._hook(
-            HookName.POST_RETRO, retro.hook_context, rel, document, self.ledger, is_due.since
-        )
+        told = retro.hook_context(rel, document, self.ledger, is_due.since)
+        await self._hook(HookName.POST_RETRO, told)
 
     async def _run_step(self, active: Active) -> None:
         """Run the next step's attempt: the machine decides, this carries out its effects."""
@@ -264,9 +261,8 @@ class Executive:
                 if self.observer is not None:
                     self.observer.worker_finished(outcome)
             case machine.RunHook(hook=hook):
-                result = await self._hook(
-                    hook, contexts.of_step, hook, run, worker.item, self.ledger
-                )
+                told = contexts.of_step(hook, run, worker.item, self.ledger)
+                result = await self._hook(hook, told)
                 text = redactor().scrub(result.final_text) if result is not None else ""
                 return machine.HookAnswered(hook, result, datetime.now(UTC), text)
             case machine.Spawn():
@@ -319,21 +315,10 @@ class Executive:
             backoff_ceiling=self.settings.retry_backoff_max_seconds,
         )
 
-    async def _hook(
-        self,
-        name: HookName,
-        build: Callable[P, HookContext],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> HookResult | None:
-        """Build the context (``build(*args)``) and run the hook; nothing here may stop the loop."""
-        try:
-            context = build(*args, **kwargs)
-            # Contexts quote goals, errors and verifier evidence: redacted before any engine
-            # (and so memory) sees them.
-            context = type(context).model_validate(redactor().value(context.model_dump()))
-        except Exception as exc:
-            log.exception("hook.context_failed", hook=name.value, error=repr(exc))
+    async def _hook(self, name: HookName, context: HookContext | None) -> HookResult | None:
+        """Run the hook on its context (None: building it failed, already logged); nothing
+        here may stop the loop."""
+        if context is None:
             return None
         try:
             return await run_memory_hook(name, context, self.hook_env)

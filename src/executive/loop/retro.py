@@ -19,7 +19,7 @@ from executive.dates import parse_instant
 from executive.files import atomic_write
 from executive.home import Home
 from executive.hooks.context import PostRetroContext
-from executive.loop.contexts import recorded_experience, run_experiences
+from executive.loop.contexts import recorded_experience, run_experiences, told
 from executive.untrusted import one_line
 from executive.workers.record import listed, unsafe_command
 from executive.workspace.bundle import SLOW_FACTOR
@@ -253,6 +253,7 @@ def related(retro: Retrospective) -> list[str]:
     return sorted({lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")})
 
 
+@told
 def hook_context(
     path: str, retro: Retrospective, ledger: WorkLedger, since: str
 ) -> PostRetroContext:
