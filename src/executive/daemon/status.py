@@ -107,9 +107,13 @@ def recorded_health(home: Home) -> dict[str, Any] | None:
 
 
 def degraded(report: dict[str, Any]) -> bool:
-    """Whether the daemon runs, healthy, without a part of itself (exit 3 of ``status``)."""
+    """Whether the daemon runs, healthy, without a part of itself, or with no daemon the
+    store's folder is lost (exit 3 of ``status``: the loop would work, its packs poorer)."""
     health = report.get("health")
-    return isinstance(health, dict) and bool(health.get("degraded"))
+    if isinstance(health, dict) and health.get("degraded"):
+        return True
+    found = (report.get("store") or {}).get("health")
+    return isinstance(found, dict) and found.get("state") == "short"
 
 
 def unhealthy(report: dict[str, Any]) -> bool:
