@@ -26,6 +26,17 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
         assert cli["detail"] == f"{bundled_cli()} (from claude-agent-sdk's bundled CLI)"
     for name in ["home layout", "home is a git repository", ".env.executive is private"]:
         assert any(c["name"] == name and c["ok"] for c in checks), name
+    # No credentials for a claude worker: said as a warning that names what fails and the fix.
+    unknown = {**plain, "HOME": str(tmp_path / "nobody"), "ANTHROPIC_API_KEY": ""}
+    bare = run_cli("--home", str(home), "doctor", "--json", env=unknown)
+    [creds] = [c for c in json.loads(bare.stdout) if c["name"] == "claude worker credentials"]
+    assert creds["warning"] and not creds["ok"]
+    assert "every claude bundle" in creds["detail"] and "ANTHROPIC_API_KEY" in creds["fix"]
+    keyed = run_cli(
+        "--home", str(home), "doctor", "--json", env={**unknown, "ANTHROPIC_API_KEY": "sk-ant-x"}
+    )
+    [creds] = [c for c in json.loads(keyed.stdout) if c["name"] == "claude worker credentials"]
+    assert creds["ok"] and creds["detail"] == "from ANTHROPIC_API_KEY"
     # A configured CLI that is not there fails, and says how to get one.
     missing = {**plain, "EXECUTIVE_CLAUDE_BIN": str(tmp_path / "no-claude")}
     refused = run_cli("--home", str(home), "doctor", env=missing)

@@ -4,8 +4,11 @@ claude worker runs. ``doctor.py`` lists them with the others."""
 
 from __future__ import annotations
 
+import os
+
 from executive.daemon.doctor_check import Check
 from executive.envfile import unknown_environment_keys
+from executive.hooks.llm.preflight import credential_source
 from executive.settings import Settings
 from executive.workers import claude_cli
 
@@ -38,11 +41,28 @@ def check_workers(settings: Settings) -> list[Check]:
         return [Check("worker vendor", True, f"default vendor {settings.worker_vendor}")]
     cli = claude_cli.resolve(settings.claude_bin)
     # Every bundle that names no vendor would be blocked at its first spawn: a failure.
-    return [
-        Check(
-            "claude worker CLI",
-            cli.path is not None,
-            cli.describe() + ("" if cli.path else " (WORKER_VENDOR=claude, the default)"),
-            "" if cli.path else CLAUDE_MISSING_FIX,
-        )
-    ]
+    found = Check(
+        "claude worker CLI",
+        cli.path is not None,
+        cli.describe() + ("" if cli.path else " (WORKER_VENDOR=claude, the default)"),
+        "" if cli.path else CLAUDE_MISSING_FIX,
+    )
+    return [found, _credentials()]
+
+
+def _credentials() -> Check:
+    """Whether a claude worker would find credentials (the CLI reads them from the daemon's
+    environment or its user's login). A warning, not a failure: command bundles run without
+    them, and a fresh home has none yet."""
+    source = credential_source(os.environ)
+    if source is not None:
+        return Check("claude worker credentials", True, f"from {source}")
+    return Check(
+        "claude worker credentials",
+        False,
+        "none for this user: every claude bundle (the default vendor) fails at its first request",
+        "export ANTHROPIC_API_KEY for the daemon's user (or CLAUDE_CODE_OAUTH_TOKEN from "
+        "`claude setup-token`), or log in once with `claude` as that user; deploy/README.md "
+        "says where it goes under systemd or PM2",
+        warning=True,
+    )
