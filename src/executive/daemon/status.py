@@ -195,7 +195,8 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         if "source" in info:
             value = "true" if info["value"] else "false"
             where = f"  [{info['flag']}={value} from {info['source']}]"
-        lines.append(f"  hook {hook:<20} {'on ' if info['on'] else 'off'}  {info['reason']}{where}")
+        state = "on" if info["on"] else f"off  {info['reason']}"  # "on" needs no reason
+        lines.append(f"  hook {hook:<20} {state}{where}")
     queue = report["queue"]
     in_progress = " ".join(f"{p}={n}" for p, n in queue["in_progress"].items())
     lines.append(
