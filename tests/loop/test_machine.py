@@ -380,3 +380,14 @@ def test_a_start_at_the_limit_blocks_the_goal_and_runs_nothing():
     stopped.step.attempts = 1
     run, effects = machine.advance(stopped, Started("c-4", "command", T0))
     assert kinds(effects) == ["BlockGoal"] and run.phase == "blocked"
+
+
+@pytest.mark.parametrize(
+    ("attempts", "wait"), [(0, 0), (1, 30), (2, 60), (3, 120), (6, 960), (7, 1800), (99, 1800)]
+)
+def test_the_machines_wait_doubles_from_the_floor_up_to_the_ceiling(attempts, wait):
+    assert machine.Policy(limit=3, backoff_floor=30, backoff_ceiling=1800).backoff(attempts) == wait
+
+
+def test_a_zero_floor_means_no_wait():
+    assert machine.Policy(limit=3, backoff_floor=0, backoff_ceiling=1800).backoff(5) == 0

@@ -1,19 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
-from executive.workspace.state import BundleState, StepState, backoff_seconds
-
-
-@pytest.mark.parametrize(
-    ("attempts", "wait"), [(0, 0), (1, 30), (2, 60), (3, 120), (6, 960), (7, 1800), (99, 1800)]
-)
-def test_the_wait_doubles_from_the_floor_up_to_the_ceiling(attempts, wait):
-    assert backoff_seconds(attempts, 30, 1800) == wait
-
-
-def test_a_zero_floor_means_no_wait():
-    assert backoff_seconds(5, 0, 1800) == 0
+from executive.workspace.state import BundleState, StepState
 
 
 def test_a_step_waits_until_its_retry_time():

@@ -31,7 +31,7 @@ from executive.untrusted import one_line, opening
 from executive.workspace.lifecycle import Active
 from executive.workspace.needs_you import error_tail
 from executive.workspace.signals import root_signal
-from executive.workspace.state import StepState, backoff_seconds
+from executive.workspace.state import StepState
 
 FAIL_DIAG_FROM = 3  # Hook D runs from a step's third failure on
 KEEP_ERRORS = 10  # the errors a step's state keeps, the latest last
@@ -57,6 +57,14 @@ class Policy:
     limit: int  # failures before the goal is blocked
     backoff_floor: float  # seconds after the first failure, doubled per failure
     backoff_ceiling: float
+
+    def backoff(self, attempts: int) -> float:
+        """The wait after ``attempts`` failures: the floor doubled per failure after the
+        first, at most the ceiling; none with no failure or a floor of zero."""
+        if attempts < 1 or self.backoff_floor <= 0:
+            return 0.0
+        ceiling = max(self.backoff_ceiling, self.backoff_floor)
+        return min(ceiling, self.backoff_floor * 2 ** min(attempts - 1, 32))
 
 
 @dataclass(frozen=True)
@@ -297,7 +305,7 @@ def _settle(run: StepRun, at: datetime) -> tuple[StepRun, list[Effect]]:
     assert attempt is not None  # settling follows a failed attempt
     if attempt.fatal or step.attempts >= policy.limit:
         return _block(run, attempt)
-    delay = backoff_seconds(step.attempts, policy.backoff_floor, policy.backoff_ceiling)
+    delay = policy.backoff(step.attempts)
     if not delay:
         return replace(run, phase="ready"), []
     until = at + timedelta(seconds=delay)

@@ -114,10 +114,3 @@ def write_state(folder: Path, state: BundleState) -> None:
 def log_progress(folder: Path, line: str) -> None:
     """Append a line; a link or FIFO planted as the log raises ``UnsafeFile``, never blocks."""
     append_regular(folder / LOG_FILE, f"- {now_iso()} {scrub(line)}\n")
-
-
-def backoff_seconds(attempts: int, floor: float, ceiling: float) -> float:
-    """The wait after ``attempts`` failures: ``floor`` doubled per failure after the first."""
-    if attempts < 1 or floor <= 0:
-        return 0.0
-    return min(max(ceiling, floor), floor * 2 ** min(attempts - 1, 32))
