@@ -55,10 +55,10 @@ from executive.hooks.builtin import pre_spawn
 from executive.logs import configure_logging
 from executive.memory.read import plan
 from executive.memory.read.reader import Reader
+from executive.memory.read.words import words
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 from executive.memory.store.local import LocalStore
-from executive.memory.words import words
 
 BUDGET = 2000
 CATEGORIES = {1: "1", 2: "2", 3: "3", 4: "4"}  # multi-hop, temporal, open-domain, single-hop

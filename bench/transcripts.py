@@ -8,7 +8,7 @@ embedder, which reads 256, sees the whole chunk; measured on three sessions, 1.5
 are longer). A chunk is a record of its session (its run id), so it is scored like a memory
 and costs what it would cost as a pack entry. The chunks of a project are indexed twice, on
 the project's first question (not timed): BM25 (the store's own ``LexicalIndex`` over
-``executive.memory.words``, k1 1.2, b 0.75) and MiniLM vectors (the project's embedder,
+``executive.memory.read.words``, k1 1.2, b 0.75) and MiniLM vectors (the project's embedder,
 ``executive.memory.store.embedder``; exact cosine in numpy). A question ranks its project's
 chunks both ways, the first ``POOL`` of each, and the two rankings are fused by reciprocal
 rank (k = 60, equal weights; ties by chunk id).
@@ -31,12 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from executive.memory.read.lexical import LexicalIndex
 from executive.memory.read.pack import cut_text
+from executive.memory.read.scope_index import ScopedIndex
+from executive.memory.read.words import terms
 from executive.memory.store.base import MemoryRecord
 from executive.memory.store.embedder import OnnxEncoder
-from executive.memory.store.lexical import LexicalIndex
-from executive.memory.store.scope_index import ScopedIndex
-from executive.memory.words import terms
 from executive.workers.record import runlog
 from swecb import Session
 

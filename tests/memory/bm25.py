@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from executive.memory.read.lexical import LexicalIndex
+from executive.memory.read.scope_index import ScopedIndex
+from executive.memory.read.words import terms
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import LexicalIndex
-from executive.memory.store.scope_index import ScopedIndex
-from executive.memory.words import terms
 
 
 def plain_bm25(

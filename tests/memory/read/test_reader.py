@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from executive.hooks.builtin import pre_spawn
 from executive.memory.read import about, pack, plan, ranking
 from executive.memory.read import reader as reader_module
+from executive.memory.read.lexical import best_first
 from executive.memory.read.reader import MAX_QUESTIONS, Reader, ReadRequest, Scope
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
-from executive.memory.store.lexical import best_first
 from executive.memory.store.local import LocalStore
 from executive.memory.taxonomy import MemoryType
 from tests.memory.conftest import fill, meta, scope
@@ -478,8 +478,8 @@ async def test_a_file_the_goal_names_by_its_module_brings_the_memories_about_it(
 
 
 def test_a_long_goal_asks_no_focus_sentence():
+    from executive.memory.read.lexical import SampleStats
     from executive.memory.read.reading import LONG_QUESTION_WORDS, Questions, ReaderConfig
-    from executive.memory.store.lexical import SampleStats
 
     stats = SampleStats()
     stats.add([mem(i, 0.1, "the weather app parses feeds") for i in range(10)])

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from executive.memory.read.lexical import SampleStats
 from executive.memory.read.reading import (
     MAX_QUESTIONS,
     Questions,
@@ -15,7 +16,6 @@ from executive.memory.read.reading import (
     Scope,
 )
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import SampleStats
 
 CFG = ReaderConfig()
 NOW = datetime(2026, 12, 4, tzinfo=UTC)

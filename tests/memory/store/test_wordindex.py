@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from executive.memory.read.lexical import term_counts
 from executive.memory.read.ranking import admissible
+from executive.memory.read.words import terms
 from executive.memory.store import wordindex
 from executive.memory.store.base import Filter, MemoryRecord
-from executive.memory.store.lexical import term_counts
 from executive.memory.store.wordindex import WordIndex
-from executive.memory.words import terms
 from tests.memory.bm25 import plain_bm25, single
 
 WORDS = ["deploy", "mirror", "econnreset", "flaky-fetch", "lesson", "cache", "lint", "notes"]

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from executive.memory.read import about
+from executive.memory.read.lexical import SampleStats, best_first, term_counts
 from executive.memory.read.ranking import admissible, rank_bonus
 from executive.memory.read.reading import (
     MAX_QUESTIONS,
@@ -50,6 +51,7 @@ from executive.memory.read.reading import (
     Scope,
 )
 from executive.memory.read.refine import refinement
+from executive.memory.read.words import terms
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -59,9 +61,7 @@ from executive.memory.store.base import (
     search_scopes,
     words,
 )
-from executive.memory.store.lexical import SampleStats, best_first, term_counts
 from executive.memory.taxonomy import AGENT_ID
-from executive.memory.words import terms
 
 # The public face of reading: what a consumer builds a request from and gets back.
 __all__ = [

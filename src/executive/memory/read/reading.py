@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from executive.memory.read.lexical import SampleStats, best_first
 from executive.memory.read.pack import entry_tokens
 from executive.memory.read.refine import focus_sentence, ubiquitous
+from executive.memory.read.words import terms
 from executive.memory.store.base import MemoryRecord, Words
-from executive.memory.store.lexical import SampleStats, best_first
-from executive.memory.words import terms
 
 MAX_QUESTIONS = 8
 # A refinement repeats the question's first words, not all of it: a goal's long opening

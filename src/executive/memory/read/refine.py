@@ -17,8 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from executive.memory.read.words import WORD, normal, stem, words
 from executive.memory.store.base import MemoryRecord
-from executive.memory.words import WORD, normal, stem, words
 
 FROM_TOP = 10
 # A number, a date, a version, a hex id, or a word that carries a long run of digits.

@@ -190,7 +190,7 @@ class WriteReceipt:
 @runtime_checkable
 class Words(Protocol):
     """A store's word index as one request sees it (the memories its filters admit): BM25
-    over them and their word statistics (``executive.memory.store.scope_index.ScopedIndex``)."""
+    over them and their word statistics (``executive.memory.read.scope_index.ScopedIndex``)."""
 
     df: object
     n: int

@@ -33,7 +33,7 @@ from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreEr
 from executive.memory.store.wordindex import WordIndex
 
 if TYPE_CHECKING:
-    from executive.memory.store.scope_index import ScopedIndex
+    from executive.memory.read.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 

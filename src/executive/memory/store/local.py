@@ -39,7 +39,7 @@ from executive.memory.store.records import (
 from executive.memory.store.wordindex import WordIndex
 
 if TYPE_CHECKING:
-    from executive.memory.store.scope_index import ScopedIndex
+    from executive.memory.read.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from psycopg import sql
 
+from executive.memory.read.scope_index import ScopedIndex
 from executive.memory.store import pgschema
 from executive.memory.store.base import Filter
 from executive.memory.store.records import record_from_payload
-from executive.memory.store.scope_index import ScopedIndex
 from executive.memory.store.wordindex import WordIndex
 
 _TABLE = sql.Identifier(pgschema.TABLE)

@@ -58,7 +58,7 @@ from executive.memory.store.pgwords import PgWords
 from executive.memory.store.records import record_from_payload
 
 if TYPE_CHECKING:
-    from executive.memory.store.scope_index import ScopedIndex
+    from executive.memory.read.scope_index import ScopedIndex
 
 log = get_logger(__name__)
 

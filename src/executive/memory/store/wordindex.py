@@ -6,16 +6,16 @@ write) most of its time, so the store keeps the index itself: built once from ev
 when first asked for, then told of each write.
 
 It is kept in parts, one per ``app_id`` (a project, the global scope, ...), each an immutable
-:class:`~executive.memory.store.lexical.LexicalIndex` of its memories plus a small one of those
+:class:`~executive.memory.read.lexical.LexicalIndex` of its memories plus a small one of those
 added since, with what a reader's filter asks of every memory (user, agent, env, type,
 stored confidence, expiry) and which memories are live. A write tokenises only the memory it
 wrote: it is added to the small part, or marked dead where it was (an update does both); when
 the small part or the dead grow past a share of the part, the part is laid out again from
-the words already counted (:func:`~executive.memory.store.lexical.term_counts`).
+the words already counted (:func:`~executive.memory.read.lexical.term_counts`).
 
 :meth:`WordIndex.view` gives a request its index: the parts its filters name, each with a
 mask of the memories the filter, the confidence floor and the reader's clock admit
-(:class:`~executive.memory.store.scope_index.ScopedIndex`). Parts are never changed in place (a
+(:class:`~executive.memory.read.scope_index.ScopedIndex`). Parts are never changed in place (a
 write makes new ones), so a request's index is a snapshot: a write during a pack changes
 nothing that pack reads. A filter naming anything else (a run, a cohort, a key, metadata)
 gets no index (None): the reader then estimates word statistics from its hits.
@@ -31,9 +31,9 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from executive.dates import parse_instant
+from executive.memory.read.lexical import LexicalIndex
+from executive.memory.read.scope_index import ScopedIndex
 from executive.memory.store.base import Filter, MemoryRecord
-from executive.memory.store.lexical import LexicalIndex
-from executive.memory.store.scope_index import ScopedIndex
 
 FRESH_MIN = 32  # memories the small block may hold before all are laid out (at the least)
 DEAD_SHARE = 4  # dead memories kept in a part before it is laid out again: 1/4

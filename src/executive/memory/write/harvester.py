@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from executive.logs import get_logger
+from executive.memory.read.words import WORD, normal
 from executive.memory.store.base import (
     Filter,
     MemoryRecord,
@@ -31,7 +32,6 @@ from executive.memory.store.base import (
     WriteReceipt,
 )
 from executive.memory.taxonomy import MemoryType
-from executive.memory.words import WORD, normal
 from executive.memory.write import ledger as L
 from executive.memory.write.classify import Rejected, change_rejections, validate_batch
 from executive.memory.write.envelope import Defaults, Payload, stamp

@@ -2,7 +2,7 @@
 
 MiniLM blurs exact names, identifiers and rare words; BM25 over the scope catches them, and
 its document frequencies say which words are everywhere (a project's slug, the agent's name)
-and so discriminate nothing. A memory's words are :mod:`executive.memory.words`'.
+and so discriminate nothing. A memory's words are :mod:`executive.memory.read.words`'.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from itertools import chain
 from sys import intern
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
+from executive.memory.read.words import terms
 from executive.memory.store.base import MemoryRecord
-from executive.memory.words import terms
 
 # numpy is imported where an index is built or searched, not here: every daemon imports
 # this module (the hooks and the loop name the reader), and one with memory off never

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from executive.memory.read.lexical import LexicalIndex, SampleStats, best_first
 from executive.memory.read.refine import focus_sentence, refinement, ubiquitous
+from executive.memory.read.scope_index import ScopedIndex
+from executive.memory.read.words import stem, terms
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import LexicalIndex, SampleStats, best_first
-from executive.memory.store.scope_index import ScopedIndex
-from executive.memory.words import stem, terms
 
 
 def search(index: LexicalIndex, query: list[str], top_k: int) -> list[str]:
@@ -96,7 +96,7 @@ def test_a_refinement_lends_the_seeds_most_specific_new_words():
 
 
 def test_an_index_rebuilt_after_a_write_tokenises_only_the_new_texts():
-    from executive.memory.store import lexical
+    from executive.memory.read import lexical
     from executive.memory.store.base import MemoryRecord
 
     old = [MemoryRecord(id=f"m{i}", text=f"The mirror {i} resets connections.") for i in range(3)]

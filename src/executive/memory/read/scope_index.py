@@ -17,8 +17,8 @@ from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
+from executive.memory.read.lexical import LexicalIndex, Scores, WordStatistics, listing_order
 from executive.memory.store.base import MemoryRecord
-from executive.memory.store.lexical import LexicalIndex, Scores, WordStatistics, listing_order
 
 if TYPE_CHECKING:
     import numpy as np

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from executive.hooks.builtin import pre_spawn
 from executive.memory.read import plan
+from executive.memory.read.lexical import LexicalIndex
 from executive.memory.read.ranking import admissible
 from executive.memory.read.reader import Reader, ReadRequest, Scope
+from executive.memory.read.scope_index import ScopedIndex
+from executive.memory.read.words import terms
 from executive.memory.store.base import Filter, MemoryRecord, NewMemory, ReadView
-from executive.memory.store.lexical import LexicalIndex
 from executive.memory.store.local import LocalStore
-from executive.memory.store.scope_index import ScopedIndex
 from executive.memory.store.wordindex import WordIndex
-from executive.memory.words import terms
 from tests.memory.bm25 import plain_bm25, single
 from tests.memory.conftest import fill, meta, scope
 
