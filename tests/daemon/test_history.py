@@ -37,12 +37,12 @@ async def test_outcomes_of_one_iteration_share_one_commit(tmp_path):
     ledger = WorkLedger(home.work_ledger)
     ledger.append("STEP_STARTED", bundle="alpha", step=1)
     assert await history.after_iteration() is False  # no outcome, no commit
-    ledger.append("STEP_COMPLETED", bundle="alpha", step=1)
+    ledger.append("STEP_COMPLETED", bundle="alpha", step=1, attempts=2)
     ledger.append("GOAL_COMPLETED", bundle="alpha")
     assert await history.after_iteration() is True
     log = git_log(home.root)
     assert len(log) == before + 1
-    assert log[0] == "chore(executive): alpha step passed #1; alpha completed"
+    assert log[0] == "chore(executive): alpha step passed (step 1, attempt 2); alpha completed"
     assert "ledgers/work-ledger.jsonl" in tracked(home.root)
     assert await history.after_iteration() is False
 

@@ -309,7 +309,8 @@ def _summary(home: Home, found: operator.Located, now: datetime, live: bool) -> 
         "status": status,
         "steps": len(state.steps) if state else 0,
         "step": step.number if step else (len(state.steps) if state else 0),
-        "attempts": step.attempts if step else 0,
+        # Done: every step's failures (a step that passed on its retry failed once).
+        "attempts": step.attempts if step else sum(s.attempts for s in state.steps) if state else 0,
         "running_seconds": (
             max(0, round((now - started).total_seconds())) if started and live else None
         ),

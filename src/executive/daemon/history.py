@@ -94,5 +94,8 @@ def message(outcomes: list[str]) -> str:
 def _describe(record: dict[str, object]) -> str:
     what = OUTCOMES[str(record["event"])]
     bundle = str(record.get("bundle", "")).splitlines()[0][:80] if record.get("bundle") else ""
-    step = record.get("step")
-    return " ".join(part for part in (bundle, what, f"#{step}" if step is not None else "") if part)
+    step, attempt = record.get("step"), record.get("attempt") or record.get("attempts")
+    # "step failed #1" read as the first failure: say which step, and which attempt.
+    where = f"(step {step}, attempt {attempt})" if step is not None and attempt else ""
+    where = where or (f"(step {step})" if step is not None else "")
+    return " ".join(part for part in (bundle, what, where) if part)
