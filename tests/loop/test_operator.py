@@ -145,3 +145,14 @@ def test_the_running_daemon_applies_a_cancel_before_its_next_iteration(tmp_path)
         daemon.kill()
     assert (home / "workspace/blocked/unwanted").is_dir()
     assert not events(home, "STEP_STARTED", bundle="unwanted")
+
+
+def test_a_bundle_that_passed_on_its_retry_lists_its_failed_attempt(tmp_path):
+    home = make_home(tmp_path, EXECUTIVE_RETRY_BACKOFF_SECONDS="0")
+    # Its output folder is kept between attempts: the first leaves a mark and fails.
+    add_bundle(home, "twice", "test -f .tried || { touch .tried; exit 1; }\necho ok > out.txt\n")
+    once(home)
+    once(home)
+    assert events(home, "GOAL_COMPLETED", bundle="twice")
+    [row] = json.loads(bundle(home, "list", "--json").stdout)
+    assert (row["where"], row["attempts"]) == ("completed", 1)  # as `bundle show` says
