@@ -335,6 +335,15 @@ def test_a_step_interrupted_by_a_stop_goes_back_to_pending_counting_the_attempt(
     assert step.errors == [step.last_error]
 
 
+def test_a_goal_found_with_every_step_done_is_recovered_as_completed():
+    run = goal()
+    run.step.status = "done"
+    run.step.contract_id = "c-7"
+    _, effects = machine.advance(run, machine.Recovered(T0))
+    assert kinds(effects) == ["Record:GOAL_COMPLETED"]
+    assert effects[0].transition.fields["recovered"] is True
+
+
 @pytest.mark.parametrize(
     "event",
     [
@@ -342,6 +351,7 @@ def test_a_step_interrupted_by_a_stop_goes_back_to_pending_counting_the_attempt(
         Verified(Attempt("c-1", True), T0),
         HookAnswered(HookName.POST_RUN, None, T0),
         machine.Interrupted(T0),
+        machine.Recovered(T0),  # a step is still to run: nothing to recover
     ],
 )
 def test_an_event_the_phase_does_not_expect_is_refused(event):

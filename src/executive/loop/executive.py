@@ -104,21 +104,24 @@ class Executive:
                 self.workspace.quarantine(active.bundle.folder, str(exc), file=LOG_FILE)
 
     def _recover(self, active: Active) -> None:
+        """Each step the daemon stopped during is an interruption, and a goal with nothing
+        left to run is recovered: events of the step machine, whose records this keeps."""
         for step in active.state.steps:
-            if step.status != "in_progress":
-                continue
-            run = machine.StepRun(active, step.number, self._policy(active.bundle))
-            run, effects = machine.advance(run, machine.Interrupted(datetime.now(UTC)))
-            active = run.active
-            for effect in effects:
-                assert isinstance(effect, machine.Record)  # an interruption is only recorded
-                self.recorder.record(active, effect.transition)
+            if step.status == "in_progress":
+                active = self._recovered(active, step.number, machine.Interrupted)
         steps = active.state.steps
         if steps and active.state.next_step() is None:
-            # Stopped between the last step's record and the goal's (Hook C runs there):
-            # nothing is left to run, and selection never picks a bundle with no next step.
-            completed = transitions.goal_completed(active, steps[-1].contract_id, recovered=True)
-            self.recorder.record(active, completed)
+            self._recovered(active, steps[-1].number, machine.Recovered)
+
+    def _recovered(
+        self, active: Active, number: int, event: type[machine.Interrupted | machine.Recovered]
+    ) -> Active:
+        run = machine.StepRun(active, number, self._policy(active.bundle))
+        run, effects = machine.advance(run, event(datetime.now(UTC)))
+        for effect in effects:
+            assert isinstance(effect, machine.Record)  # recovery only records
+            self.recorder.record(run.active, effect.transition)
+        return run.active
 
     async def close(self) -> None:
         await self.memory.close()

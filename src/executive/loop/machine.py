@@ -135,7 +135,15 @@ class Interrupted:
     at: datetime
 
 
-Event = Started | HookAnswered | WorkerFinished | Verified | Interrupted
+@dataclass(frozen=True)
+class Recovered:
+    """Start-up found the goal still active with every step done: the daemon stopped between
+    the last step's record and the goal's (Hook C runs there)."""
+
+    at: datetime
+
+
+Event = Started | HookAnswered | WorkerFinished | Verified | Interrupted | Recovered
 
 
 # --- effects ----------------------------------------------------------------------------------
@@ -222,6 +230,10 @@ def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
             return _diagnosed(run, event)
         case Interrupted() if run.step.status == "in_progress":
             return _interrupted(run)
+        case Recovered() if run.active.state.next_step() is None:
+            # Nothing is left to run, and selection never picks a bundle with no next step.
+            done = transitions.goal_completed(run.active, run.step.contract_id, recovered=True)
+            return run, [Record(done)]
     raise WrongEvent(f"{type(event).__name__} in phase {run.phase!r} of step {run.number}")
 
 
