@@ -30,7 +30,7 @@ from executive.loop.executive import Executive, Pace
 from executive.memory.runtime import MemoryRuntime
 from executive.observe import Observer
 from executive.settings import load_settings
-from executive.workers.record import reader as record
+from executive.workers.record import left
 from tests.loop.homes import MEMORY_ON, add_bundle, make_home
 
 LIMIT = 3
@@ -38,8 +38,9 @@ LIMIT = 3
 TARGETS: dict[str, tuple[Any, str]] = {
     "prepare": (steps, "prepare"),
     "spawn": (steps, "spawn"),
-    "snapshot": (record, "snapshot"),
-    "read": (record, "read"),
+    # What a worker left, read through the names the record room's Left calls.
+    "snapshot": (left, "snapshot"),
+    "read": (left, "read_run"),
     "verify": (steps, "verify"),
     "hook": (executive_module, "run_memory_hook"),
     "report": (Observer, "worker_finished"),
