@@ -22,8 +22,11 @@ from executive.loop.machine import (
     BackOff,
     BlockGoal,
     HookAnswered,
+    Prepare,
     Record,
     ReportOutcome,
+    Route,
+    RouteOpened,
     RunHook,
     Spawn,
     Started,
@@ -31,6 +34,7 @@ from executive.loop.machine import (
     Verified,
     Verify,
     WorkerFinished,
+    WorkerPrepared,
 )
 from executive.workers.verifiers import VerifierResult
 from executive.workspace.bundle import Bundle, Frontmatter, StepSpec
@@ -74,10 +78,14 @@ def failing(contract_id: str = "c-1", error: str = "error: ECONNRESET") -> Attem
 
 
 def spawned(run: StepRun, at: datetime, contract_id: str = "c-1") -> StepRun:
-    """Started and packed: the worker is running."""
+    """Started, packed, prepared and routed: the worker is running."""
     run, _ = machine.advance(run, Started(contract_id, "command", at))
     run, effects = machine.advance(run, answered(HookName.PRE_SPAWN, at, pack="the pack"))
-    assert effects == [Spawn("the pack", effects[0].packed)]
+    assert effects == [Prepare("the pack", effects[0].packed)]
+    run, effects = machine.advance(run, WorkerPrepared(at))
+    assert effects == [Route()]
+    run, effects = machine.advance(run, RouteOpened(at))
+    assert effects == [Spawn("the pack")]
     return run
 
 
@@ -106,7 +114,12 @@ def test_a_passing_step_is_packed_spawned_verified_recorded_and_completes_its_go
 
     run, effects = machine.advance(run, answered(HookName.PRE_SPAWN, T0, pack="# Memory"))
     assert [(e.pack, e.packed.memory_pack) for e in effects] == [("# Memory", "# Memory")]
-    assert run.worker_busy
+    assert (run.phase, run.worker_busy) == ("preparing", False)
+    run, effects = machine.advance(run, WorkerPrepared(T0))
+    assert (effects, run.phase, run.worker_busy) == ([Route()], "routing", False)
+    run, effects = machine.advance(run, RouteOpened(T0))
+    assert (effects, run.phase) == ([Spawn("# Memory")], "running")
+    assert run.worker_busy  # its route is open: closed when the attempt ends
 
     run, effects = machine.advance(run, WorkerFinished(clean(), T0 + timedelta(seconds=5)))
     assert effects == [Verify(clean())]
@@ -194,7 +207,20 @@ def test_a_pack_hook_that_failed_or_is_off_spawns_without_a_pack():
     off = HookResult(hook="pre_spawn", ran=False, skipped=True, reason="off")
     for result in (None, off, broken):
         _, effects = machine.advance(run, HookAnswered(HookName.PRE_SPAWN, result, T0))
-        assert effects == [Spawn(None, result)]
+        assert effects == [Prepare(None, result)]
+
+
+@pytest.mark.parametrize("phase_events", [0, 1])
+def test_a_worker_that_could_not_be_prepared_or_routed_is_a_failed_attempt(phase_events):
+    run, _ = machine.advance(goal(), Started("c-1", "command", T0))
+    run, _ = machine.advance(run, answered(HookName.PRE_SPAWN, T0))
+    if phase_events:
+        run, _ = machine.advance(run, WorkerPrepared(T0))  # then the route could not open
+    refused = Attempt("c-1", False, "egress: the proxy could not start", fatal=True)
+    run, effects = machine.advance(run, WorkerFinished(refused, T0))
+    assert kinds(effects)[:2] == ["ReportOutcome", "Record:STEP_FAILED"]
+    assert effects[0] == ReportOutcome("fatal")
+    assert (run.step.attempts, run.phase) == (1, "blocked")
 
 
 # --- retry and backoff ------------------------------------------------------------------------

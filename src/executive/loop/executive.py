@@ -268,17 +268,30 @@ class Executive:
                 result = await self._hook(hook, told)
                 text = redactor().scrub(result.final_text) if result is not None else ""
                 return machine.HookAnswered(hook, result, datetime.now(UTC), text)
-            case machine.Spawn():
-                return machine.WorkerFinished(
-                    await self._spawn(run, worker, effect), datetime.now(UTC)
+            case machine.Prepare():
+                return await self._prepare(run, worker, effect)
+            case machine.Route():
+                assert worker.prepared is not None  # routing follows preparing
+                routed = await steps.open_route(
+                    self.settings, self.home, worker.prepared, worker.route
                 )
+                if isinstance(routed, Attempt):
+                    return machine.WorkerFinished(routed, datetime.now(UTC))
+                worker.prepared = routed
+                return machine.RouteOpened(datetime.now(UTC))
+            case machine.Spawn(pack=pack):
+                attempt = await self._spawn(run, worker)
+                attempt = budget.over_run_cap(attempt, self.settings.budget_run_usd, pack)
+                return machine.WorkerFinished(attempt, datetime.now(UTC))
             case machine.Verify(attempt=attempt):
                 assert worker.prepared is not None  # verifying follows a clean spawn
                 verified = await steps.verify(run.active.bundle, worker.prepared, attempt)
                 return machine.Verified(verified, datetime.now(UTC))
         return None
 
-    async def _spawn(self, run: machine.StepRun, worker: _Worker, spawn: machine.Spawn) -> Attempt:
+    async def _prepare(
+        self, run: machine.StepRun, worker: _Worker, prepare: machine.Prepare
+    ) -> machine.Event:
         bundle, step, contract_id = run.active.bundle, run.step, run.step.contract_id
         if self.observer is not None:
             self.observer.spawned(
@@ -287,7 +300,7 @@ class Executive:
                 step=step.number,
                 step_title=step.title,
                 attempt=step.attempts + 1,
-                result=spawn.packed,
+                result=prepare.packed,
             )
         prepared = await steps.prepare(
             settings=self.settings,
@@ -296,20 +309,21 @@ class Executive:
             step=step,
             vendor=run.vendor,
             contract_id=contract_id,
-            pack=spawn.pack,
+            pack=prepare.pack,
         )
-        if isinstance(prepared, steps.Prepared):
-            prepared = await steps.open_route(self.settings, self.home, prepared, worker.route)
         if isinstance(prepared, Attempt):
-            return prepared
+            return machine.WorkerFinished(prepared, datetime.now(UTC))
         worker.prepared = prepared
+        return machine.WorkerPrepared(datetime.now(UTC))
+
+    async def _spawn(self, run: machine.StepRun, worker: _Worker) -> Attempt:
+        assert worker.prepared is not None  # spawning follows routing
+        bundle = run.active.bundle
         limit = bundle.spec.timeout_seconds or self.settings.worker_timeout_ms / 1000
         if self.observer is None:
-            attempt = await steps.spawn(self.settings, self.home, bundle, prepared)
-        else:
-            with self.observer.waiting_on_worker(limit):
-                attempt = await steps.spawn(self.settings, self.home, bundle, prepared)
-        return budget.over_run_cap(attempt, self.settings.budget_run_usd, spawn.pack)
+            return await steps.spawn(self.settings, self.home, bundle, worker.prepared)
+        with self.observer.waiting_on_worker(limit):
+            return await steps.spawn(self.settings, self.home, bundle, worker.prepared)
 
     def _policy(self, bundle: Bundle) -> machine.Policy:
         return machine.Policy(
@@ -340,7 +354,7 @@ def _failed(run: machine.StepRun, effect: machine.Effect, exc: Exception) -> mac
     match effect:
         case machine.RunHook(hook=hook):
             return machine.HookAnswered(hook, None, now)
-        case machine.Spawn():
+        case machine.Prepare() | machine.Route() | machine.Spawn():
             return machine.WorkerFinished(Attempt(run.step.contract_id, False, why), now)
         case machine.Verify(attempt=attempt):
             return machine.Verified(replace(attempt, passed=False, error=why), now)

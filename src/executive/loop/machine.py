@@ -5,16 +5,18 @@ what to do about it (effects). It reads no file, no clock and no setting: the ti
 the event, the limits in the state's :class:`Policy`. The executive carries out the effects
 and feeds back the events they produce, so every decision about a step is made here:
 
-    Started ─→ record, Hook B ─→ HookAnswered(B) ─→ spawn ─→ WorkerFinished
+    Started ─→ record, Hook B ─→ HookAnswered(B) ─→ prepare ─→ WorkerPrepared
       (an attempt left in progress counts first; at the limit the goal blocks instead)
+      ─→ route ─→ RouteOpened ─→ spawn ─→ WorkerFinished
       ├ the worker exited cleanly → verify ─→ Verified
-      └ it failed, or could not start ───────┐
+      └ it failed, or could not be prepared, routed or started ─┐
     passed → record, Hook C ─→ HookAnswered(C) → the goal completes after its last step
     failed → record; Hook D from the 3rd failure ─→ HookAnswered(D) → keep its diagnosis
            → block (fatal, or at the limit) │ back off until T │ run again at once
 
-The step and the goal's state inside a :class:`StepRun` are copies: ``advance`` never
-changes its input.
+A daemon that stopped is recovered by events too: ``Interrupted`` for a step it stopped
+during, ``Recovered`` for a goal it stopped with every step done. The step and the goal's
+state inside a :class:`StepRun` are copies: ``advance`` never changes its input.
 """
 
 from __future__ import annotations
@@ -27,6 +29,18 @@ from executive.hooks.result import HookResult
 from executive.hookspecs import HookName
 from executive.loop import transitions
 from executive.loop.attempt import Attempt
+from executive.loop.effects import (
+    BackOff,
+    BlockGoal,
+    Effect,
+    Prepare,
+    Record,
+    ReportOutcome,
+    Route,
+    RunHook,
+    Spawn,
+    Verify,
+)
 from executive.untrusted import one_line, opening
 from executive.workspace.lifecycle import Active
 from executive.workspace.needs_you import error_tail
@@ -40,6 +54,8 @@ DIAGNOSIS_CHARS = 2500  # the part of Hook D's diagnosis a step's state keeps
 Phase = Literal[
     "ready",  # pending: may start (selection has seen its backoff elapse)
     "packing",  # started; Hook B is building the worker's memory pack
+    "preparing",  # its folder, CLAUDE.md, environment and command line are being made
+    "routing",  # its egress route is being opened (sandboxed and networked workers)
     "running",  # the worker runs
     "verifying",  # the worker exited cleanly; the verifiers run
     "reviewing",  # passed; Hook C is recording what was learned
@@ -76,6 +92,7 @@ class StepRun:
     policy: Policy
     phase: Phase = "ready"
     vendor: str = ""
+    pack: str | None = None  # Hook B's pack for this attempt's worker
     attempt: Attempt | None = None  # the attempt's outcome so far, once its worker ran
 
     @property
@@ -113,8 +130,23 @@ class HookAnswered:
 
 
 @dataclass(frozen=True)
+class WorkerPrepared:
+    """The worker's folder, CLAUDE.md, environment and command line are made."""
+
+    at: datetime
+
+
+@dataclass(frozen=True)
+class RouteOpened:
+    """The worker's way out is open (or it needs none)."""
+
+    at: datetime
+
+
+@dataclass(frozen=True)
 class WorkerFinished:
-    """The worker ended (or could not start: a fatal attempt)."""
+    """The worker ended, or never started: preparing it or its route failed (the attempt
+    says why, and whether retrying can help)."""
 
     attempt: Attempt
     at: datetime
@@ -143,64 +175,16 @@ class Recovered:
     at: datetime
 
 
-Event = Started | HookAnswered | WorkerFinished | Verified | Interrupted | Recovered
-
-
-# --- effects ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Record:
-    """Record ``transition`` (state file, work ledger, log line, PROGRESS log: see
-    :mod:`executive.loop.transitions`); the effects below are carried out the same way."""
-
-    transition: transitions.Transition
-
-
-@dataclass(frozen=True)
-class BackOff(Record):
-    """The step waits until ``until`` before it runs again."""
-
-    until: datetime
-    seconds: float
-
-
-@dataclass(frozen=True)
-class BlockGoal(Record):
-    """The goal is blocked: the needs-you entry carries the reason and Hook D's diagnosis."""
-
-    reason: str
-    diagnosis: str
-
-
-@dataclass(frozen=True)
-class RunHook:
-    """Run ``hook`` with its context, built from the step's state; answer ``HookAnswered``."""
-
-    hook: HookName
-
-
-@dataclass(frozen=True)
-class Spawn:
-    """Prepare the worker's folder and run it with ``pack``; answer ``WorkerFinished``."""
-
-    pack: str | None
-    packed: HookResult | None  # Hook B's whole answer, for the observer
-
-
-@dataclass(frozen=True)
-class Verify:
-    """Run the verifiers on the worker's output; answer ``Verified``."""
-
-    attempt: Attempt
-
-
-@dataclass(frozen=True)
-class ReportOutcome:
-    """Tell the observer how the worker's attempt ended."""
-
-    outcome: Literal["passed", "failed", "fatal"]
-
-
-Effect = Record | BackOff | BlockGoal | RunHook | Spawn | Verify | ReportOutcome
+Event = (
+    Started
+    | HookAnswered
+    | WorkerPrepared
+    | RouteOpened
+    | WorkerFinished
+    | Verified
+    | Interrupted
+    | Recovered
+)
 
 
 class WrongEvent(ValueError):
@@ -215,8 +199,13 @@ def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
         case Started() if run.phase in ("ready", "waiting"):
             return _started(run, event)
         case HookAnswered(hook=HookName.PRE_SPAWN) if run.phase == "packing":
-            return replace(run, phase="running"), [Spawn(_pack(event), event.result)]
-        case WorkerFinished() if run.phase == "running":
+            pack = _pack(event)
+            return replace(run, phase="preparing", pack=pack), [Prepare(pack, event.result)]
+        case WorkerPrepared() if run.phase == "preparing":
+            return replace(run, phase="routing"), [Route()]
+        case RouteOpened() if run.phase == "routing":
+            return replace(run, phase="running"), [Spawn(run.pack)]
+        case WorkerFinished() if run.phase in ("preparing", "routing", "running"):
             if event.attempt.exited_clean:
                 return replace(run, phase="verifying", attempt=event.attempt), [
                     Verify(event.attempt)
@@ -263,7 +252,7 @@ def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
     )
     effects.append(Record(transitions.step_started(step, event.contract_id, event.vendor)))
     effects.append(RunHook(HookName.PRE_SPAWN))
-    return replace(run, phase="packing", vendor=event.vendor, attempt=None), effects
+    return replace(run, phase="packing", vendor=event.vendor, pack=None, attempt=None), effects
 
 
 def _pack(event: HookAnswered) -> str | None:
