@@ -22,20 +22,10 @@ import anyio
 
 from executive.logs import get_logger
 from executive.memory.store import mem0_door, mem0_memory
-from executive.memory.store.base import (
-    Filter,
-    MemoryRecord,
-    NewMemory,
-    StoreError,
-    WriteReceipt,
-)
+from executive.memory.store.base import Filter, MemoryRecord, NewMemory, StoreError, WriteReceipt
 from executive.memory.store.edge import EdgeVectors, compile_where
 from executive.memory.store.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, EmbedderSpec
-from executive.memory.store.records import (
-    compile_filter,
-    record_from_item,
-    record_from_payload,
-)
+from executive.memory.store.records import compile_filter, record_from_item, record_from_payload
 from executive.memory.store.wordindex import WordIndex
 
 if TYPE_CHECKING:
