@@ -81,10 +81,6 @@ def check_memory_config(settings: Settings) -> list[Check]:
     ]
 
 
-def check_postgres(settings: Settings) -> list[Check]:
-    return [Check(f.name, f.ok, f.detail, f.fix) for f in doctor_store.postgres(settings)]
-
-
 def check_llm_engine(settings: Settings) -> list[Check]:
     """Whether the claude skill engine can run here (SDK, CLI, credentials), and why not.
 
@@ -124,10 +120,6 @@ def check_env_keys(settings: Settings) -> list[Check]:
         )
         for key, close in unknown_keys(env_file)
     ]
-
-
-def check_store(settings: Settings) -> list[Check]:
-    return [Check(f.name, f.ok, f.detail, f.fix) for f in doctor_store.store(settings)]
 
 
 def check_isolation(settings: Settings) -> list[Check]:
@@ -228,7 +220,7 @@ def check_components(settings: Settings) -> list[Check]:
         try:
             report = anyio.run(RemoteSurface(home.socket).call, "status")
         except SurfaceError:
-            return []  # check_store reports a daemon that does not answer
+            return []  # doctor_store.store reports a daemon that does not answer
         health = report.get("health") or {}
         degraded = health.get("degraded") or {}
         return [
@@ -266,8 +258,8 @@ DEFAULT_CHECKS: list[CheckFn] = [
     check_env_keys,
     check_environment_keys,
     check_memory_config,
-    check_postgres,
-    check_store,
+    doctor_store.postgres,
+    doctor_store.store,
     check_workers,
     check_isolation,
     check_limits,

@@ -10,11 +10,11 @@ seconds: the Postgres connection and the pool's wait are bounded (``pgpool.CONNE
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
+from executive.daemon.doctor_check import Check
 from executive.daemon.status import memory_counts
 from executive.home import Home
 from executive.memory import health as store_health
@@ -25,17 +25,7 @@ from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A check's result before doctor.py wraps it as its ``Check``."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-
-
-def postgres(settings: Settings) -> list[Finding]:
+def postgres(settings: Settings) -> list[Check]:
     """The Postgres store's server: reachable, pgvector 0.8.0 or later (iterative scans)."""
     if settings.store_backend != "postgres" or settings.store_url is None:
         return []
@@ -48,7 +38,7 @@ def postgres(settings: Settings) -> list[Finding]:
     except Exception as exc:
         cause = store_health.describe(exc)
         return [
-            Finding(
+            Check(
                 "postgres",
                 False,
                 f"the database server at {redacted(url)} does not answer: {cause}",
@@ -60,31 +50,31 @@ def postgres(settings: Settings) -> list[Finding]:
     version = found["pgvector"] or found["pgvector_available"]
     if version is None:
         missing = f"{where}: the pgvector extension is not available"
-        return [Finding("postgres", False, missing, "install pgvector on the server")]
+        return [Check("postgres", False, missing, "install pgvector on the server")]
     if version_tuple(version) < MIN_PGVECTOR:
         old = f"{where}: pgvector {version} is older than {wanted} (iterative index scans)"
-        return [Finding("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
+        return [Check("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
     state = "installed" if found["pgvector"] else "available, created on first start"
-    return [Finding("postgres", True, f"{where}: pgvector {version} ({state})")]
+    return [Check("postgres", True, f"{where}: pgvector {version} ({state})")]
 
 
-def store(settings: Settings) -> list[Finding]:
+def store(settings: Settings) -> list[Check]:
     """Open the store (or ask the daemon that holds it), count memories against the ledgers,
     load the embedder."""
     if not settings.surface_memory_on:
-        return [Finding("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
+        return [Check("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
     home = Home(settings.home)
     if daemon_listening(home.socket):
         return [_via_daemon(home)]
     # Before opening: opening the embedded store makes its folder again, empty.
     lost = store_health.folder_lost(settings, home.store_dir, MemoryRuntime(settings).ledger)
     if lost is not None:
-        return [Finding("memory store", False, lost.detail, lost.fix)]
+        return [Check("memory store", False, lost.detail, lost.fix)]
     try:
         health, counts = anyio.run(_open_and_count, settings)
     except Exception as exc:
         return [
-            Finding(
+            Check(
                 "memory store",
                 False,
                 f"cannot open the {settings.store_backend} store: {store_health.describe(exc)}",
@@ -93,26 +83,26 @@ def store(settings: Settings) -> list[Finding]:
             )
         ]
     if not health.ok:
-        return [Finding("memory store", False, health.detail, health.fix)]
+        return [Check("memory store", False, health.detail, health.fix)]
     assert counts is not None  # a store that answered was counted
-    return [Finding("memory store", True, _counts(counts)), _powers(counts["lacks"])]
+    return [Check("memory store", True, _counts(counts)), _powers(counts["lacks"])]
 
 
-def _powers(lacks: list[Any]) -> Finding:
+def _powers(lacks: list[Any]) -> Check:
     """The store's optional powers (``memory/store/base.py``), and what a pack loses without one."""
     if not lacks:
         names = ", ".join(c.name for c in CAPABILITIES)
-        return Finding("store powers", True, f"all: {names}")
+        return Check("store powers", True, f"all: {names}")
     said = "; ".join(f"no {c.name}: {c.without}" for c in lacks)
-    return Finding("store powers", True, said)
+    return Check("store powers", True, said)
 
 
-def _via_daemon(home: Home) -> Finding:
+def _via_daemon(home: Home) -> Check:
     name = "memory store (via the daemon)"
     try:
         report = anyio.run(RemoteSurface(home.socket).call, "status")
     except SurfaceError as exc:
-        return Finding(
+        return Check(
             "memory store",
             False,
             f"the running daemon did not answer: {exc}",
@@ -122,12 +112,12 @@ def _via_daemon(home: Home) -> Finding:
     info = report.get("store", {})
     found = info.get("health")
     if isinstance(found, dict) and not found.get("ok"):
-        return Finding(name, False, str(found["detail"]), str(found["fix"]))
+        return Check(name, False, str(found["detail"]), str(found["fix"]))
     if "total" not in info:
         detail = info.get("error") or "the daemon has not opened it (memory hooks off)"
         fix = "" if "error" not in info else "see the daemon's log; executive --home HOME doctor"
-        return Finding(name, "error" not in info, detail, fix)
-    return Finding(name, True, _counts(info))
+        return Check(name, "error" not in info, detail, fix)
+    return Check(name, True, _counts(info))
 
 
 async def _open_and_count(
