@@ -114,26 +114,6 @@ def changes(before: Snapshot, after: Snapshot, max_files: int = 0) -> FolderDiff
     return FolderDiff(kept, unkept=unkept, max_files=max_files)
 
 
-def read(
-    log_path: Path | None,
-    *,
-    vendor: str,
-    workdir: Path,
-    folder: FolderDiff,
-    command: str,
-    exit_code: int | None,
-) -> Experience:
-    """The experience of one attempt; never raises (an unreadable log gives a partial one)."""
-    return read_run(
-        log_path,
-        vendor=vendor,
-        workdir=workdir,
-        folder=folder,
-        command=command,
-        exit_code=exit_code,
-    )[0]
-
-
 def read_run(
     log_path: Path | None,
     *,
