@@ -152,3 +152,18 @@ setsid sleep 131.{tag} &
 sleep 139.{tag} | cat &
 echo started > started.txt
 """
+
+
+def whole_history(home: Path) -> bytes:
+    """Everything in the home committed (the daemon may have committed it all already), then
+    every patch of its history: where a secret that reached git would be."""
+    import subprocess
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(
+            ["git", "-C", str(home), *args], check=True, capture_output=True
+        ).stdout
+
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--allow-empty", "-qm", "x")
+    return git("log", "-p", "--all")

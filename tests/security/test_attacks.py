@@ -13,7 +13,6 @@ import json
 import shutil
 import signal
 import socket
-import subprocess
 import tempfile
 import uuid
 from pathlib import Path
@@ -218,27 +217,7 @@ def test_every_attack_is_refused_contained_or_redacted(scene):
     # 3. Secrets: planted shapes and .env.executive values appear in no file of the home,
     # in no commit, in no prompt or CLAUDE.md, in no log line.
     needles = hostile.needles(scene["shapes"], scene["secrets"])
-    subprocess.run(["git", "-C", str(home), "add", "-A"], check=True, capture_output=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(home),
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--allow-empty",
-            "-qm",
-            "x",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    history = subprocess.run(
-        ["git", "-C", str(home), "log", "-p", "--all"], check=True, capture_output=True
-    ).stdout
+    history = hostile.whole_history(home)
     # Every file but the one the operator keeps them in (git-ignored, mode 0600).
     recorded = [(p, p.read_bytes()) for p in _every_file(home) if p != home / ".env.executive"]
     recorded += [

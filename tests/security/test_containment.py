@@ -16,7 +16,6 @@ import secrets
 import shutil
 import signal
 import socket
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.conftest import scaffolded
 from tests.daemonproc import Daemon
 from tests.isolation import fetch_as, named_server
 from tests.loop.homes import add_bundle, events, make_home, outputs
+from tests.security import hostile
 
 pytestmark = pytest.mark.skipif(
     sandbox.choose("auto").mode != "sandbox", reason="bubblewrap cannot build namespaces here"
@@ -237,27 +237,7 @@ def test_a_peers_token_is_redacted_everywhere_it_could_be_recorded(scene):
     assert len(failed) == 2
     assert all("No such file or directory" in e["error"] for e in failed)  # the peer's file
     assert all("[REDACTED]" in e["error"] for e in failed)  # the copy found elsewhere
-    subprocess.run(["git", "-C", str(home), "add", "-A"], check=True, capture_output=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(home),
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "--allow-empty",
-            "-qm",
-            "x",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    history = subprocess.run(
-        ["git", "-C", str(home), "log", "-p", "--all"], check=True, capture_output=True
-    ).stdout
+    history = hostile.whole_history(home)
     leak = scene["out"] / "leak"
     recorded = {str(p): p.read_bytes() for p in home.rglob("*") if p.is_file()}
     recorded |= {
