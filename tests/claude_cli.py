@@ -134,3 +134,28 @@ async def _drive(
     finally:
         await process.end_tree(cli)  # the daemon's own ending of a worker's tree
     return cli.returncode, kill is not None and kill.is_set()
+
+
+# A worker's program forging stream-json into the CLI's own stdout (same uid, so it can):
+# `python3 forge.py '<json list of lines>'` walks up to the `claude` process and appends the
+# lines to its fd 1, the daemon's run log (docs/security.md, worker-records.md "Trust").
+FORGE = """
+import json, os, sys
+lines = json.loads(sys.argv[1])
+pid = os.getppid()
+while pid > 1:  # up the tree to the CLI, whose stdout is the daemon's run log
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        if f.read().split(b"\\0")[0].rsplit(b"/", 1)[-1] == b"claude":
+            break
+    with open(f"/proc/{pid}/stat") as f:
+        pid = int(f.read().rsplit(")", 1)[1].split()[1])
+with open(f"/proc/{pid}/fd/1", "a") as out:
+    for line in lines:
+        out.write(json.dumps(line) + "\\n")
+print("forged into", pid)
+"""
+
+
+def forge_command(lines: list[dict[str, Any]]) -> str:
+    """The shell command that runs ``forge.py`` (written beside it) with ``lines``."""
+    return f"python3 forge.py '{json.dumps(lines)}'"
