@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from executive.hooks import skills
 from executive.hooks.builtin.post_run import decide
-from executive.hooks.context import ValidationReport, VerifierReport
 from executive.hooks.harvest import RUN_HARVEST
 from executive.hookspecs import SPECS, HookName
 from executive.workers.record.experience import Experience, FileChange
-from tests.hooks.builtin.test_post_run import _experience
+from tests.hooks.builtin.test_post_run import overfull_run
 from tests.hooks.conftest import post_run
 
 
@@ -32,16 +31,7 @@ def test_the_llm_skill_says_the_declared_figures_and_every_lesson_rule():
 
 def test_the_built_in_engine_writes_by_the_declared_figures():
     h = RUN_HARVEST
-    ctx = post_run(
-        vendor="claude",
-        experience=_experience(),
-        duration_seconds=45.0,
-        validation_report=ValidationReport(
-            passed=True,
-            verifiers=[VerifierReport(verifier="lint", result="PASS", message="note: slow disk")],
-        ),
-    )
-    payloads, notes = decide(ctx)
+    payloads, notes = decide(overfull_run())
     assert len(payloads) == h.max_writes and notes[0].startswith(f"over the {h.max_writes}-write")
     card, lesson, note = (p["metadata"] for p in payloads)
     assert card["confidence"] == h.card_confidence

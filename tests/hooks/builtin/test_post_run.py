@@ -5,7 +5,7 @@ import json
 import pytest
 
 from executive.hooks.builtin.post_run import decide
-from executive.hooks.context import Step, ValidationReport, VerifierReport
+from executive.hooks.context import PostRunContext, Step, ValidationReport, VerifierReport
 from executive.hooks.runner import run_memory_hook
 from tests.conftest import run_cli
 from tests.hooks.conftest import post_run
@@ -147,8 +147,9 @@ def test_a_retry_that_changed_files_is_a_fix_and_one_that_changed_nothing_is_ret
     assert "retry it" in payloads[1]["text"]
 
 
-def test_at_most_three_writes_and_the_rest_is_noted():
-    ctx = post_run(
+def overfull_run() -> PostRunContext:
+    """A run that earns a card, a lesson, a slow-step note and a verifier note: one too many."""
+    return post_run(
         vendor="claude",
         experience=_experience(),
         duration_seconds=45.0,
@@ -157,7 +158,10 @@ def test_at_most_three_writes_and_the_rest_is_noted():
             verifiers=[VerifierReport(verifier="lint", result="PASS", message="note: slow disk")],
         ),
     )
-    payloads, notes = decide(ctx)
+
+
+def test_at_most_three_writes_and_the_rest_is_noted():
+    payloads, notes = decide(overfull_run())
     assert [p["metadata"]["type"] for p in payloads] == ["episodic", "procedural", "semantic"]
     assert len(notes) == 1 and notes[0].startswith("over the 3-write limit")
 
