@@ -175,8 +175,8 @@ class Observer:
         self._next_id = 0
 
     # --- the supervisor ---------------------------------------------------------------------
-    def iteration_started(self, number: int) -> None:
-        now = time.monotonic()
+    def iteration_started(self, number: int, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
         self.in_flight = (number, now)
         self.last_tick = now
 
