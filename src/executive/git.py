@@ -17,7 +17,9 @@ def available() -> bool:
     return shutil.which("git") is not None
 
 
-def run(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(
+    args: list[str], cwd: Path, *, check: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     if "push" in args:
         # Pillar: the daemon commits, it never publishes.
         raise GitError("executive never runs git push")
@@ -27,6 +29,7 @@ def run(args: list[str], cwd: Path, *, check: bool = True) -> subprocess.Complet
         capture_output=True,
         text=True,
         check=False,
+        input=stdin,
         env={
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(Path.home()),
@@ -70,13 +73,13 @@ def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path
     """
     existing = [str(p.relative_to(path)) for p in paths if p.exists()]
     if existing:
-        run(["add", "--", *existing], path)
+        _each(["add"], existing, path)
     kept = set(existing)
     for folder in follow:
         listed = run(["ls-files", "-z", "--", str(folder.relative_to(path))], path).stdout
         gone = [name for name in listed.split("\0") if name and name not in kept]
         if gone:
-            run(["rm", "--cached", "-q", "--ignore-unmatch", "--", *gone], path)
+            _each(["rm", "--cached", "-q", "--ignore-unmatch"], gone, path)
     if run(["diff", "--cached", "--quiet"], path, check=False).returncode == 0:
         return False
     run(
@@ -93,3 +96,13 @@ def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path
         path,
     )
     return True
+
+
+def _each(command: list[str], names: list[str], cwd: Path) -> None:
+    """``git <command>`` on ``names``, given on stdin: a workspace of thousands of bundles
+    would pass the argument list's limit, and a name is never read as an option or a glob."""
+    run(
+        ["--literal-pathspecs", *command, "--pathspec-from-file=-", "--pathspec-file-nul"],
+        cwd,
+        stdin="\0".join(names),
+    )
