@@ -7,10 +7,8 @@ rules (``addresses``) allow. What the rest of the daemon uses is named here.
 
 from executive.workers.egress.route import (
     EgressUnavailable,
-    Plan,
-    Route,
     opened,
     plan_for,
 )
 
-__all__ = ["EgressUnavailable", "Plan", "Route", "opened", "plan_for"]
+__all__ = ["EgressUnavailable", "opened", "plan_for"]

@@ -6,14 +6,11 @@ first program is the launcher (``sandbox``, ``launcher``). What the rest of the 
 is named here; the modules are the room's own.
 """
 
-from executive.workers.isolation.cgroup import Found
 from executive.workers.isolation.cgroup import find as find_cgroups
-from executive.workers.isolation.limits import Limits, tmpfs_size_supported
 from executive.workers.isolation.limits import report as limits_report
 from executive.workers.isolation.process import (
     MARK,
     NOT_ISOLATED,
-    WorkerRun,
     reap_orphans,
     run,
     supervise,
@@ -33,11 +30,8 @@ __all__ = [
     "MARK",
     "NOT_ISOLATED",
     "SANDBOX_PATH",
-    "Found",
     "Isolation",
     "IsolationUnavailable",
-    "Limits",
-    "WorkerRun",
     "find_cgroups",
     "from_settings",
     "limits_report",
@@ -46,5 +40,4 @@ __all__ = [
     "reap_orphans",
     "run",
     "supervise",
-    "tmpfs_size_supported",
 ]

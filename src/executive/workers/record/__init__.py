@@ -7,7 +7,7 @@ command identity). Everything here is untrusted text, kept apart from what the d
 What the rest of the daemon uses is named here.
 """
 
-from executive.workers.record.digest import digest, fix_across, harness, of_command, own_test
+from executive.workers.record.digest import fix_across, harness, own_test
 from executive.workers.record.experience import (
     ACROSS,
     Experience,
@@ -18,7 +18,6 @@ from executive.workers.record.experience import (
     scratch,
 )
 from executive.workers.record.left import Left
-from executive.workers.record.reader import Snapshot, changes, read_run, snapshot
 from executive.workers.record.shell import core as command_core
 from executive.workers.record.shell import error_line
 from executive.workers.record.shell import key as command_key
@@ -30,20 +29,14 @@ __all__ = [
     "FileChange",
     "Fix",
     "Left",
-    "Snapshot",
     "brief",
-    "changes",
     "command_core",
     "command_key",
-    "digest",
     "error_line",
     "fix_across",
     "harness",
     "listed",
-    "of_command",
     "own_test",
-    "read_run",
     "scratch",
-    "snapshot",
     "unsafe_command",
 ]
