@@ -27,6 +27,8 @@ _USAGE = {
     "cache_read": "cache_read_input_tokens",
     "cache_write": "cache_creation_input_tokens",
 }
+# The token figures, in the order the ledger, status and /metrics show them.
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 MAX_USD = 1_000_000.0  # no single run costs this: a figure past it is not believed
 MAX_COUNT = 10**12
 
@@ -42,6 +44,10 @@ class Spend:
     cache_write_tokens: int = 0
     turns: int = 0
     api_ms: int = 0
+
+    def of(self, names: Iterable[str]) -> dict[str, Any]:
+        """The named figures (cost in dollars to the micro-dollar, as the ledger keeps it)."""
+        return {n: round(self.cost_usd, 6) if n == "cost_usd" else getattr(self, n) for n in names}
 
     def __add__(self, other: Spend) -> Spend:
         return Spend(

@@ -23,13 +23,14 @@ from zoneinfo import ZoneInfo
 from executive.dates import parse_instant
 from executive.home import Home
 from executive.settings import Settings
-from executive.spend import Spend, of_record
+from executive.spend import TOKENS, Spend, of_record
 from executive.workspace.ledger import LedgerFold, WorkLedger
 
 WORKER_EVENTS = ("STEP_COMPLETED", "STEP_FAILED")
 HOOK_EVENT = "EXECUTIVE_SKILL_USED"
 KINDS = ("worker", "hook")
 PAUSED = "paused: daily budget"
+_RUN_FIGURES = ("cost_usd", *TOKENS, "turns")  # a run's, as the ledger recorded them
 
 
 @dataclass
@@ -49,12 +50,7 @@ class Run:
             "kind": self.kind,
             "name": self.name,
             "contract_id": self.contract_id,
-            "cost_usd": self.spend.cost_usd if self.spend else None,
-            "input_tokens": self.spend.input_tokens if self.spend else None,
-            "output_tokens": self.spend.output_tokens if self.spend else None,
-            "cache_read_tokens": self.spend.cache_read_tokens if self.spend else None,
-            "cache_write_tokens": self.spend.cache_write_tokens if self.spend else None,
-            "turns": self.spend.turns if self.spend else None,
+            **{n: getattr(self.spend, n) if self.spend else None for n in _RUN_FIGURES},
             "pack_tokens": self.pack_tokens,
         }
 
@@ -75,15 +71,11 @@ class Tally:
             self.spend = self.spend + run.spend
 
     def as_dict(self) -> dict[str, Any]:
-        s = self.spend
         return {
-            "cost_usd": round(s.cost_usd, 6),
+            **self.spend.of(["cost_usd"]),
             "runs": self.runs,
             "not_reported": self.not_reported,
-            "input_tokens": s.input_tokens,
-            "output_tokens": s.output_tokens,
-            "cache_read_tokens": s.cache_read_tokens,
-            "cache_write_tokens": s.cache_write_tokens,
+            **self.spend.of(TOKENS),
         }
 
 
