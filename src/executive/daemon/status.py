@@ -230,7 +230,7 @@ def _daemon_lines(report: dict[str, Any]) -> list[str]:
         return [f"daemon   {state}"]
     lines = [
         f"daemon   running, pid {daemon['pid']}, version {daemon['version']}, "
-        f"up {_duration(daemon['uptime_seconds'])} (since {daemon['started_at']})"
+        f"up {duration(daemon['uptime_seconds'])} (since {daemon['started_at']})"
     ]
     if daemon.get("restart_needed"):
         lines.append(
@@ -298,8 +298,3 @@ def _store_lines(store: dict[str, Any]) -> list[str]:
         lines.append(f"store    {state}: {found['detail']}")
         lines.append(f"         fix: {found['fix']}")
     return lines
-
-
-def _duration(seconds: int) -> str:
-    hours, rest = divmod(int(seconds), 3600)
-    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
