@@ -151,7 +151,14 @@ def scene(tmp_path_factory: pytest.TempPathFactory):
 def _run_log(home: Path) -> tuple[Path, list[dict[str, Any]]]:
     [completed] = events(home, "STEP_COMPLETED", bundle=SLUG)
     [path] = (home / "ledgers" / "worker-logs").glob(f"*/{completed['contract_id']}.log")
-    return path, [json.loads(line) for line in path.read_text().splitlines()]
+    # The log is the CLI's stdout and stderr on one pipe: a blank line it prints between
+    # (seen once on a busy machine) is not a record line; any other line must be JSON.
+    text = path.read_text()
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        return path, [json.loads(line) for line in lines]
+    except ValueError as exc:
+        raise AssertionError(f"a run log line is not JSON ({exc}):\n{text[-4000:]}") from None
 
 
 def test_the_cli_worker_completes_the_goal_in_its_sandbox(scene):
