@@ -14,7 +14,7 @@ from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
 from executive.dates import parse_instant
 from executive.home import Home
-from executive.memory.read.pack import HEADING as PACK_HEADING
+from executive.memory.read import PACK_HEADING
 from executive.memory.taxonomy import slugify
 from executive.settings import Settings
 from executive.spend import usd

@@ -28,12 +28,10 @@ import yaml
 from executive.corpus.distill import distill, unstamped
 from executive.home import Home
 from executive.logs import get_logger
-from executive.memory.durability.shared import Member
-from executive.memory.store.base import Filter, ReadView
+from executive.memory.durability import Member
+from executive.memory.store import Filter, ReadView
 from executive.memory.taxonomy import GLOBAL_APP, SKILL_APP_PREFIX, slugify, today
-from executive.memory.write.classify import Rejected
-from executive.memory.write.harvester import Harvester
-from executive.memory.write.principles import TrustedRules
+from executive.memory.write import Harvester, Rejected, TrustedRules
 from executive.workspace.ledger import WorkLedger
 from executive.workspace.retrospective import parse_lessons
 from executive.workspace.state import StateError, read_state

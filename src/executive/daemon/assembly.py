@@ -22,9 +22,9 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.loop.executive import Executive
 from executive.memory import health as store_health
-from executive.memory.durability import snapshot as snapshots
+from executive.memory.durability import SnapshotRefused, snapshot_overdue
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import StoreError, StoreUnavailable
+from executive.memory.store import StoreError, StoreUnavailable
 from executive.observe import Observer
 from executive.settings import Settings
 from executive.surface import control
@@ -105,7 +105,7 @@ def _jobs(home: Home, settings: Settings, runtime: MemoryRuntime) -> list[Job]:
             daily(hour, minute, settings.tz),
             # The job store forgets runs missed while the daemon was down: catch up.
             overdue=lambda: (
-                maintenance.should_snapshot() is None and snapshots.overdue(home.snapshots)
+                maintenance.should_snapshot() is None and snapshot_overdue(home.snapshots)
             ),
         ),
         Job(
@@ -179,7 +179,7 @@ async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
     try:
         return await maintenance.snapshot()
     except SurfaceError as exc:
-        if not isinstance(exc.__cause__, snapshots.SnapshotRefused):
+        if not isinstance(exc.__cause__, SnapshotRefused):
             raise
         # Refused, not failed: the good copy stays; job.finished says why (so does the
         # snapshot.refused line before it).

@@ -5,7 +5,7 @@ a store that does not answer is named with its cause and the fix for its kind (a
 that is down is started, never rebuilt: a rebuild wipes this installation's rows and writes
 them again, which is no cure for a server that is merely stopped); a store holding fewer
 memories than the harvest ledgers confirm is named with ``mem rebuild``. Each answers within
-seconds: the Postgres connection and the pool's wait are bounded (``pgpool.CONNECT_SECONDS``).
+seconds: the Postgres connection and the pool's wait are bounded.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from executive.daemon.status import memory_counts
 from executive.home import Home
 from executive.memory import health as store_health
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import CAPABILITIES, Filter, missing
+from executive.memory.store import CAPABILITIES, Filter, missing
 from executive.settings import Settings
 from executive.surface.control import RemoteSurface, daemon_listening
 from executive.surface.operations import SurfaceError
@@ -27,35 +27,8 @@ from executive.surface.operations import SurfaceError
 
 def postgres(settings: Settings) -> list[Check]:
     """The Postgres store's server: reachable, pgvector 0.8.0 or later (iterative scans)."""
-    if settings.store_backend != "postgres" or settings.store_url is None:
-        return []
-    from executive.memory.store.pgpool import CONNECT_SECONDS, probe, redacted
-    from executive.memory.store.pgschema import MIN_PGVECTOR, version_tuple
-
-    url = settings.store_url.get_secret_value()
-    try:
-        found = probe(url, timeout=CONNECT_SECONDS)
-    except Exception as exc:
-        cause = store_health.describe(exc)
-        return [
-            Check(
-                "postgres",
-                False,
-                f"the database server at {redacted(url)} does not answer: {cause}",
-                store_health.down_fix(settings) + "; `psql` with the same URL shows the same error",
-            )
-        ]
-    where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
-    wanted = ".".join(map(str, MIN_PGVECTOR))
-    version = found["pgvector"] or found["pgvector_available"]
-    if version is None:
-        missing = f"{where}: the pgvector extension is not available"
-        return [Check("postgres", False, missing, "install pgvector on the server")]
-    if version_tuple(version) < MIN_PGVECTOR:
-        old = f"{where}: pgvector {version} is older than {wanted} (iterative index scans)"
-        return [Check("postgres", False, old, "ALTER EXTENSION vector UPDATE;")]
-    state = "installed" if found["pgvector"] else "available, created on first start"
-    return [Check("postgres", True, f"{where}: pgvector {version} ({state})")]
+    found = store_health.database(settings)
+    return [] if found is None else [Check("postgres", found.ok, found.detail, found.fix)]
 
 
 def store(settings: Settings) -> list[Check]:

@@ -15,7 +15,7 @@ from executive.home import Home
 from executive.logs import get_logger
 from executive.memory import health as store_health
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import StoreError
+from executive.memory.store import StoreError
 from executive.settings import value_sources
 
 log = get_logger(__name__)

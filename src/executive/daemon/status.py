@@ -14,10 +14,10 @@ from typing import Any
 from executive.home import Home
 from executive.hookspecs import SPECS
 from executive.memory import health as store_health
-from executive.memory.durability import snapshot as snapshots
-from executive.memory.store.base import Filter, StoreReader
+from executive.memory.durability import latest_snapshot
+from executive.memory.store import Filter, StoreReader
 from executive.memory.taxonomy import MemoryType
-from executive.memory.write.ledger import HarvestLedger
+from executive.memory.write import HarvestLedger
 from executive.settings import Settings, value_sources
 from executive.spend import chart
 from executive.workspace import spending
@@ -143,7 +143,7 @@ def gather(settings: Settings) -> dict[str, Any]:
     """The view from the files: what ``.env.executive`` says now, queue, ledgers."""
     home = Home(settings.home)
     pid = daemon_pid(home)
-    last = snapshots.latest(home.snapshots)
+    last = latest_snapshot(home.snapshots)
     ledger = HarvestLedger(home.harvest_runs)
     lost = store_health.folder_lost(settings, home.store_dir, ledger)
     return {

@@ -22,10 +22,9 @@ import executive
 from executive.dashboard import charts, health, sources
 from executive.home import Home
 from executive.hookspecs import HookName
-from executive.memory.read import plan
-from executive.memory.read.reader import Reader, Scope
+from executive.memory.read import Reader, Scope, for_question
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter, StoreError
+from executive.memory.store import Filter, StoreError
 from executive.observe import HookRun, Observer
 from executive.redact import scrub
 from executive.settings import Settings
@@ -246,7 +245,7 @@ async def memory(ctx: Context, request: Request) -> Page:
                     user_id=ctx.settings.user_id or "",
                     floor=ctx.settings.confidence_floor,
                 )
-                request_ = plan.for_question(search, app_id=query.app or "_global")
+                request_ = for_question(search, app_id=query.app or "_global")
                 if not query.app:  # one search over every app, not just the global scope
                     request_ = replace(request_, scopes=(Scope("every app"),))
                 request_ = replace(request_, env=query.env or ctx.settings.env)

@@ -18,10 +18,10 @@ from typing import Any
 from executive.dates import parse_instant
 from executive.home import Home
 from executive.hookspecs import HookName
-from executive.memory.durability.shared import Member, SharedLedgers, member
-from executive.memory.store.base import Filter, MemoryRecord, ReadView
+from executive.memory.durability import Member, SharedLedgers, member
+from executive.memory.store import Filter, MemoryRecord, ReadView
 from executive.memory.taxonomy import MemoryType
-from executive.memory.write.ledger import HarvestLedger
+from executive.memory.write import HarvestLedger
 from executive.observe import HookRun
 from executive.workspace import operator
 from executive.workspace.state import StepState

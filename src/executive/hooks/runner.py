@@ -27,7 +27,7 @@ from executive.hooks.tools import HookTools
 from executive.hookspecs import HookName, HookSpec, spec_of
 from executive.logs import bound, get_logger
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.write.harvester import HarvestSummary
+from executive.memory.write import HarvestSummary
 from executive.observe import Observer
 from executive.settings import Settings
 from executive.workspace.ledger import WorkLedger

@@ -11,11 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from executive.hookspecs import HookSpec
-from executive.memory.read.reader import Reader
+from executive.memory.read import Reader
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter, MemoryRecord, ReadView, StoreError, Words
+from executive.memory.store import Filter, MemoryRecord, ReadView, StoreError, Words
 from executive.memory.taxonomy import MAX_FILES, MemoryType
-from executive.memory.write.harvester import HarvestSummary
+from executive.memory.write import HarvestSummary
 from executive.settings import Settings
 
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from executive.logs import get_logger
 from executive.loop import transitions
 from executive.loop.attempt import Attempt
-from executive.memory.read.tokens import estimate
+from executive.memory.read import estimate_tokens
 from executive.settings import Settings
 from executive.spend import usd
 from executive.workspace.lifecycle import Active
@@ -33,7 +33,7 @@ def paid(active: Active, settings: Settings) -> bool:
 
 def pack_tokens(pack: str | None) -> int | None:
     """The memory pack's tokens (memory's share of the worker's input), as the pack counts them."""
-    return estimate(pack) if pack else None
+    return estimate_tokens(pack) if pack else None
 
 
 def over_run_cap(attempt: Attempt, cap: float | None, pack: str | None) -> Attempt:

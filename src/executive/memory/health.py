@@ -155,3 +155,31 @@ def folder_lost(settings: Settings, store_dir: Path, ledger: HarvestLedger) -> S
         0,
         expected,
     )
+
+
+def database(settings: Settings) -> StoreHealth | None:
+    """The Postgres store's server (``doctor``): it answers, with pgvector 0.8.0 or later
+    (iterative index scans); None for another backend. Bounded: ``pgpool.CONNECT_SECONDS``."""
+    if settings.store_backend != "postgres" or settings.store_url is None:
+        return None
+    from executive.memory.store.pgpool import CONNECT_SECONDS, probe, redacted
+    from executive.memory.store.pgschema import MIN_PGVECTOR, version_tuple
+
+    url = settings.store_url.get_secret_value()
+    try:
+        found = probe(url, timeout=CONNECT_SECONDS)
+    except Exception as exc:
+        said = f"the database server at {redacted(url)} does not answer: {describe(exc)}"
+        fix = down_fix(settings) + "; `psql` with the same URL shows the same error"
+        return StoreHealth("down", said, fix)
+    where = f"PostgreSQL {found['server']} at {redacted(url)}" + (", TLS" if found["tls"] else "")
+    version = found["pgvector"] or found["pgvector_available"]
+    if version is None:
+        said = f"{where}: the pgvector extension is not available"
+        return StoreHealth("error", said, "install pgvector on the server")
+    if version_tuple(version) < MIN_PGVECTOR:
+        wanted = ".".join(map(str, MIN_PGVECTOR))
+        old = f"{where}: pgvector {version} is older than {wanted} (iterative index scans)"
+        return StoreHealth("error", old, "ALTER EXTENSION vector UPDATE;")
+    state = "installed" if found["pgvector"] else "available, created on first start"
+    return StoreHealth("ok", f"{where}: pgvector {version} ({state})")

@@ -17,12 +17,22 @@ import anyio
 from executive import git
 from executive.corpus import backfill
 from executive.logs import get_logger
-from executive.memory.durability import drift as drifting
-from executive.memory.durability import rebuild as rebuilding
-from executive.memory.durability import snapshot as snapshots
+from executive.memory.durability import (
+    Progress,
+    RebuildError,
+    SnapshotError,
+    find_drift,
+    fix_drift,
+    installation,
+    load_snapshot,
+    purge,
+    rebuild_store,
+    restore,
+    take_snapshot,
+)
 from executive.memory.health import confirmed_live
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.write.principles import TrustedRules
+from executive.memory.write import TrustedRules
 from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
@@ -32,7 +42,7 @@ log = get_logger(__name__)
 def _as_surface_error() -> Iterator[None]:
     try:
         yield
-    except (snapshots.SnapshotError, rebuilding.RebuildError) as exc:
+    except (SnapshotError, RebuildError) as exc:
         raise SurfaceError(str(exc)) from exc
 
 
@@ -69,7 +79,7 @@ class Maintenance:
         user_id = self.runtime.settings.user_id
         expected = await anyio.to_thread.run_sync(confirmed_live, self.runtime.ledger, user_id)
         with _as_surface_error():
-            result = await snapshots.take(
+            result = await take_snapshot(
                 await self.runtime.store(), home.snapshots, user_id=user_id, expected=expected
             )
         if self.runtime.settings.snapshot_commit:
@@ -92,18 +102,16 @@ class Maintenance:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         with _as_surface_error():
-            document = snapshots.load(Path(file))
+            document = load_snapshot(Path(file))
             store = await self.runtime.store()
-            return await rebuilding.restore(
-                store, await self.runtime.harvester(), document, self._trusted()
-            )
+            return await restore(store, await self.runtime.harvester(), document, self._trusted())
 
-    async def rebuild(self, progress: rebuilding.Progress | None = None) -> dict[str, Any]:
+    async def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
         store = await self.runtime.store()
         with _as_surface_error():
-            return await rebuilding.rebuild(
+            return await rebuild_store(
                 store,
                 await self.runtime.harvester(),
                 self.runtime.ledgers(),
@@ -118,10 +126,10 @@ class Maintenance:
             if (off := skipped_when_off(self.runtime.settings)) is not None:
                 return off
             with _as_surface_error():
-                return await drifting.fix_drift(
+                return await fix_drift(
                     store, await self.runtime.harvester(), self.runtime.ledgers(), trusted
                 )
-        report, _, _ = await drifting.drift(
+        report, _, _ = await find_drift(
             store, self.runtime.ledgers(), self.runtime.settings.user_id, trusted
         )
         return report.as_dict()
@@ -137,7 +145,7 @@ class Maintenance:
             return off
         with _as_surface_error():
             # This installation's memories only: another's may share the store.
-            mine = rebuilding.installation(self.runtime.settings.user_id, "purge")
+            mine = installation(self.runtime.settings.user_id, "purge")
             where = mine.narrowed(env=env, cohort=cohort, app_ids=(app_id,) if app_id else ())
             store = await self.runtime.store()
             if dry_run:
@@ -149,9 +157,7 @@ class Maintenance:
             what = ", ".join(
                 f"{k}={v}" for k, v in {"env": env, "cohort": cohort, "app_id": app_id}.items() if v
             )
-            return await rebuilding.purge(
-                store, await self.runtime.harvester(), where, f"purge {what}"
-            )
+            return await purge(store, await self.runtime.harvester(), where, f"purge {what}")
 
     async def replay(self) -> dict[str, Any]:
         """Send again every write the store never confirmed."""

@@ -11,12 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from executive.memory.runtime import MemoryRuntime
-from executive.memory.store.base import Filter, MemoryRecord, StoreError
+from executive.memory.store import Filter, MemoryRecord, StoreError
 from executive.memory.taxonomy import AGENT_ID, Importance, MemoryType
-from executive.memory.write.classify import Rejected, classify
-from executive.memory.write.envelope import stamp
-from executive.memory.write.fields import Rejection
-from executive.memory.write.harvester import PRINCIPLE_REFUSED
+from executive.memory.write import PRINCIPLE_REFUSED, Rejected, Rejection, classify_memory, stamp
 from executive.settings import Settings
 
 # Memory ids are UUIDs; packs and log lines show their first 8 characters. Anything shorter
@@ -180,7 +177,7 @@ class MemorySurface:
         problems = []
         for index, item in enumerate(items):
             stamped = stamp(item, defaults)
-            rejections = classify(stamped, user_id=defaults.user_id)
+            rejections = classify_memory(stamped, user_id=defaults.user_id)
             if not rejections and stamped["metadata"]["type"] == MemoryType.PRINCIPLE:
                 # What `add` would say: this surface never writes a principle.
                 rejections = [Rejection("metadata.type", PRINCIPLE_REFUSED)]

@@ -11,9 +11,15 @@ from executive.hooks.builtin.summary import harvest_summary, payload
 from executive.hooks.context import FailDiagContext, PriorAttempt
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.read import plan, synthesis
-from executive.memory.read.reader import ReadRequest, ReadResult
-from executive.memory.store.base import Filter, MemoryRecord
+from executive.memory.read import (
+    ReadRequest,
+    ReadResult,
+    bullet,
+    cite,
+    for_failure,
+    render_findings,
+)
+from executive.memory.store import Filter, MemoryRecord
 from executive.memory.taxonomy import GLOBAL_APP, MAX_FILES
 from executive.workers.record import Experience, error_line, listed
 from executive.workspace.signals import root_signal, signal_tag
@@ -79,7 +85,7 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
     body += tried(ctx)
     body += _advice(fixed_before, result)
     body += _strategy(escalate, same)
-    text = synthesis.render("failure diagnosis", result, body)
+    text = render_findings("failure diagnosis", result, body)
     if written_note is not None:
         text += "\n" + written_note
     return EngineOutput(
@@ -95,7 +101,7 @@ async def run(ctx: FailDiagContext, tools: HookTools) -> EngineOutput:
 
 def _request(ctx: FailDiagContext, signal: str) -> ReadRequest:
     item, failure = ctx.work_item, ctx.failure_signals
-    return plan.for_failure(
+    return for_failure(
         title=item.title,
         slug=item.bundle_slug,
         app_id=item.app_id,
@@ -167,7 +173,7 @@ def _diagnosis(
     ]
     if recorded:
         body.append(
-            f"Memory already records this pattern: {', '.join(synthesis.cite(r) for r in recorded)}; it came back."
+            f"Memory already records this pattern: {', '.join(cite(r) for r in recorded)}; it came back."
         )
     return body
 
@@ -180,10 +186,10 @@ def _advice(fixed_before: list[MemoryRecord], result: ReadResult) -> list[str]:
             "",
             "What fixed this failure before:",
             # Whole enough to follow: the failing command, the change and the command.
-            *(synthesis.bullet(m, FIX_CHARS) for m in fixed_before[:3]),
+            *(bullet(m, FIX_CHARS) for m in fixed_before[:3]),
         ]
     if result.memories:
-        body += ["", "What memory says:", *(synthesis.bullet(m) for m in result.memories[:6])]
+        body += ["", "What memory says:", *(bullet(m) for m in result.memories[:6])]
     return body
 
 

@@ -14,8 +14,8 @@ from executive.hooks.builtin.summary import harvest_summary
 from executive.hooks.context import PostRetroContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.read.synthesis import cite
-from executive.memory.store.base import Filter
+from executive.memory.read import cite
+from executive.memory.store import Filter
 from executive.memory.taxonomy import MAX_FILES
 from executive.workspace.retrospective import parse_lessons
 

@@ -5,9 +5,17 @@ from __future__ import annotations
 from executive.hooks.context import PreSpawnContext
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.read import about, pack, plan
-from executive.memory.read.reader import Reader, ReadRequest, ReadResult, scope_names
-from executive.memory.store.base import MemoryRecord
+from executive.memory.read import (
+    Pack,
+    Reader,
+    ReadRequest,
+    ReadResult,
+    files_of,
+    for_step,
+    render_pack,
+    scope_names,
+)
+from executive.memory.store import MemoryRecord
 
 # A memory reaches the pack when two passes agree on it (corroborated), or when its
 # similarity to a question shows it is on topic; below this cosine a lone hit is noise.
@@ -52,17 +60,17 @@ def one_card_a_run(ranked: list[MemoryRecord]) -> list[MemoryRecord]:
     return kept
 
 
-async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadResult]:
+async def build(reader: Reader, request: ReadRequest) -> tuple[Pack, ReadResult]:
     """The read and the pack, nothing else: what ``bench/retrieval.py``'s ``pack`` row runs."""
     result = await reader.read(request)
     # Principles are the rules that apply (the plan asks for them last, of the global scope):
     # they are in by right, not by similarity; ranking still decides whether they fit.
     best = max((m.score or 0.0 for m in result.memories), default=0.0)
-    code = any(about.files_of(m) for m in result.memories)
+    code = any(files_of(m) for m in result.memories)
     chosen = one_card_a_run(
         [m for n, m in enumerate(result.memories) if relevant(m, result, n, best, code)]
     )
-    built = pack.render(
+    built = render_pack(
         chosen,
         questions=result.questions,
         consulted=f"{len(result.questions)} questions; scopes: {scope_names(request.scopes)}",
@@ -74,7 +82,7 @@ async def build(reader: Reader, request: ReadRequest) -> tuple[pack.Pack, ReadRe
 def request_for(ctx: PreSpawnContext) -> ReadRequest:
     """What Hook B asks of memory for this step (``bench/experience.py`` asks the same)."""
     item, step = ctx.work_item, ctx.current_step
-    return plan.for_step(
+    return for_step(
         title=item.title,
         slug=item.bundle_slug,
         app_id=item.app_id,

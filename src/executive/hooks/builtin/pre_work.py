@@ -9,9 +9,8 @@ from __future__ import annotations
 from executive.hooks.context import PreWorkContext, WorkItem
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.memory.read import plan, synthesis
-from executive.memory.read.reader import ReadResult
-from executive.memory.store.base import MemoryRecord
+from executive.memory.read import ReadResult, cite, for_bundle, render_findings
+from executive.memory.store import MemoryRecord
 
 MAX_BUNDLES = 5  # each costs a read: bound the iteration's retrieval budget
 
@@ -42,7 +41,7 @@ async def run(ctx: PreWorkContext, tools: HookTools) -> EngineOutput:
     seen: dict[str, MemoryRecord] = {}
     for item in ctx.queued[:MAX_BUNDLES]:
         result = await reader.read(
-            plan.for_bundle(
+            for_bundle(
                 title=item.title,
                 slug=item.bundle_slug,
                 app_id=item.app_id,
@@ -53,7 +52,7 @@ async def run(ctx: PreWorkContext, tools: HookTools) -> EngineOutput:
         seen |= {m.id: m for m in result.memories}
         verdict, evidence = advice(item, result.memories)
         verdicts[item.bundle_slug] = verdict
-        cited = ", ".join(synthesis.cite(m) for m in evidence[:4]) or "no prior memory"
+        cited = ", ".join(cite(m) for m in evidence[:4]) or "no prior memory"
         lines.append(f"- {item.bundle_slug}: {verdict} ({cited})")
     merged.memories = list(seen.values())
     # In the queue's order (``verdicts`` keeps it): the first preferred, else the first not avoided.
@@ -71,7 +70,7 @@ async def run(ctx: PreWorkContext, tools: HookTools) -> EngineOutput:
         caveats.append(
             f"only the first {MAX_BUNDLES} of {len(ctx.queued)} queued bundles were consulted"
         )
-    text = synthesis.render("work selection", merged, body, caveats)
+    text = render_findings("work selection", merged, body, caveats)
     return EngineOutput(
         text,
         details={

@@ -8,8 +8,7 @@ from typing import Any
 from executive.corpus.distill import unstamped
 from executive.hooks.context import FailDiagContext, PostRunContext
 from executive.memory.taxonomy import WorkerVendor
-from executive.memory.write.harvester import HarvestSummary
-from executive.memory.write.limits import MAX_TEXT_CHARS
+from executive.memory.write import MAX_TEXT_CHARS, HarvestSummary
 from executive.untrusted import clip
 
 _VENDORS = {v.value for v in WorkerVendor}

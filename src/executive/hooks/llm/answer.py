@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from executive.memory.read.pack import HEADING
-from executive.memory.read.tokens import PACK_TOKEN_CAP, estimate
+from executive.memory.read import PACK_HEADING, PACK_TOKEN_CAP, estimate_tokens
 from executive.memory.taxonomy import MemoryType
 
-_HEADING = re.compile(rf"^[ \t]*{re.escape(HEADING)}[ \t]*$", re.MULTILINE)
+_HEADING = re.compile(rf"^[ \t]*{re.escape(PACK_HEADING)}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _ENTRY = re.compile(r"^###\s*\[([^\]]*)\]?(.*)$")
 _SOURCE = re.compile(r"(?:Source:|·)\s*([A-Za-z0-9._/-]{1,80})")
@@ -99,11 +98,11 @@ def cap(pack: str, *, limit: int = PACK_TOKEN_CAP) -> Capped:
     entries = [[entry_heading(e[0]), *e[1:]] for e in entries]
     kept, cut = entries, 0
     markdown = _join(head, kept, cut)
-    while estimate(markdown) > limit and kept:
+    while estimate_tokens(markdown) > limit and kept:
         kept.pop()
         cut += 1
         markdown = _join(head, kept, cut)
-    while estimate(markdown) > limit and len(head) > 1:  # an intro alone over the limit
+    while estimate_tokens(markdown) > limit and len(head) > 1:  # an intro alone over the limit
         head.pop()
         markdown = _join(head, kept, cut)
-    return Capped(markdown, len(kept), cut, estimate(markdown))
+    return Capped(markdown, len(kept), cut, estimate_tokens(markdown))

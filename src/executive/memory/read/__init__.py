@@ -8,4 +8,72 @@ The reader's words live here too: the tokenizer (``words``), the keyword index a
 (``lexical``) and a request's view of it (``scope_index``), which the stores keep as they
 write (``store/wordindex.py``, ``store/pgwords.py``). Nothing here writes: an import contract
 keeps the write path and the store's backends out of this whole folder.
+What the rest of the daemon uses is named here, and imported when first used
+(:mod:`executive.memory.face`).
 """
+
+from typing import TYPE_CHECKING
+
+from executive.memory.face import on_first_use
+
+if TYPE_CHECKING:
+    from executive.memory.read.about import files_of as files_of
+    from executive.memory.read.pack import HEADING as PACK_HEADING
+    from executive.memory.read.pack import Pack as Pack
+    from executive.memory.read.pack import render as render_pack
+    from executive.memory.read.plan import for_bundle as for_bundle
+    from executive.memory.read.plan import for_failure as for_failure
+    from executive.memory.read.plan import for_question as for_question
+    from executive.memory.read.plan import for_step as for_step
+    from executive.memory.read.reader import Reader as Reader
+    from executive.memory.read.reader import ReadRequest as ReadRequest
+    from executive.memory.read.reader import ReadResult as ReadResult
+    from executive.memory.read.reader import Scope as Scope
+    from executive.memory.read.reader import scope_names as scope_names
+    from executive.memory.read.synthesis import bullet as bullet
+    from executive.memory.read.synthesis import cite as cite
+    from executive.memory.read.synthesis import render as render_findings
+    from executive.memory.read.tokens import PACK_TOKEN_CAP as PACK_TOKEN_CAP
+    from executive.memory.read.tokens import estimate as estimate_tokens
+
+_NAMES = {
+    "bullet": "synthesis",
+    "cite": "synthesis",
+    "estimate_tokens": "tokens:estimate",
+    "files_of": "about",
+    "for_bundle": "plan",
+    "for_failure": "plan",
+    "for_question": "plan",
+    "for_step": "plan",
+    "Pack": "pack",
+    "PACK_HEADING": "pack:HEADING",
+    "PACK_TOKEN_CAP": "tokens",
+    "Reader": "reader",
+    "ReadRequest": "reader",
+    "ReadResult": "reader",
+    "render_findings": "synthesis:render",
+    "render_pack": "pack:render",
+    "Scope": "reader",
+    "scope_names": "reader",
+}
+__all__ = [
+    "PACK_HEADING",
+    "PACK_TOKEN_CAP",
+    "Pack",
+    "ReadRequest",
+    "ReadResult",
+    "Reader",
+    "Scope",
+    "bullet",
+    "cite",
+    "estimate_tokens",
+    "files_of",
+    "for_bundle",
+    "for_failure",
+    "for_question",
+    "for_step",
+    "render_findings",
+    "render_pack",
+    "scope_names",
+]
+__getattr__ = on_first_use(__name__, _NAMES)

@@ -1,0 +1,65 @@
+"""The memory rooms' faces: each name a face lists is the object its ``TYPE_CHECKING`` import
+names (so type checkers, import-linter and the running code agree), and a face loads only
+what is asked of it."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, clean_env
+
+FACES = ["executive.memory.read", "executive.memory.write", "executive.memory.durability"]
+
+
+def _static_imports(package: str) -> dict[str, tuple[str, str]]:
+    """The face's ``if TYPE_CHECKING:`` imports: public name -> (module, attribute)."""
+    path = Path(importlib.import_module(package).__file__ or "")
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imported in node.body:
+                assert isinstance(imported, ast.ImportFrom) and imported.module
+                for alias in imported.names:
+                    found[alias.asname or alias.name] = (imported.module, alias.name)
+    return found
+
+
+@pytest.mark.parametrize("package", FACES)
+def test_a_face_names_what_its_static_imports_name(package: str) -> None:
+    face = importlib.import_module(package)
+    static = _static_imports(package)
+    assert sorted(static) == sorted(face.__all__) == sorted(face._NAMES)
+    for name, (module, attribute) in static.items():
+        assert getattr(face, name) is getattr(importlib.import_module(module), attribute), name
+
+
+def test_a_name_no_face_has_is_an_attribute_error() -> None:
+    face = importlib.import_module("executive.memory.write")
+    with pytest.raises(AttributeError, match="has no attribute 'harvest'"):
+        face.harvest  # noqa: B018
+
+
+def test_one_module_of_a_room_loads_without_the_rest_of_it() -> None:
+    probe = (
+        "import json, sys; import executive.memory.write.ledger; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('executive.memory'))))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=clean_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = json.loads(ran.stdout)
+    assert "executive.memory.write.ledger" in loaded
+    assert "executive.memory.write.harvester" not in loaded
+    assert not [m for m in loaded if m.startswith("executive.memory.read")]
