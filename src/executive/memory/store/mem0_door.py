@@ -1,14 +1,13 @@
 """The one door to mem0 (and Qdrant through it): every reach past their public API, and why.
 
-mem0 is pinned (``mem0ai==2.2.1``, with the ``qdrant-client`` it brings). Each function here
-was read from that version, says what it relies on and why the public API does not serve, and
-``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves or changes it. No
-other module of the store names a private part of mem0 or Qdrant, writes mem0's module state or
-touches a part of a live ``Memory``; the rest of what it uses of mem0 is public (``Memory.update``,
-``delete``, ``history``, ``reset``, ``close``, ``search``; its pgvector and Qdrant providers;
-``MemoryClient``). Sections: importing mem0, building ``Memory``, parts of a live ``Memory``,
-writing as ``add(infer=False)`` does, Qdrant. Importing this module imports neither mem0 nor
-qdrant-client (seconds of start-up): each function imports what it reaches.
+mem0 is pinned (``mem0ai==2.2.1``, with its ``qdrant-client``). Each function here was read
+from that version and says what it relies on and why the public API does not serve;
+``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves or changes it. No other
+module of the store names a private part of mem0 or Qdrant, writes mem0's module state or touches
+a part of a live ``Memory``: the rest is mem0's public API (``Memory.update``, ``delete``,
+``history``, ``reset``, ``close``, ``search``; its pgvector and Qdrant providers; ``MemoryClient``).
+Importing this module imports neither mem0 nor qdrant-client (seconds): each function imports
+what it reaches.
 """
 
 from __future__ import annotations
@@ -40,11 +39,10 @@ def prepare(mem0_dir: Path | None) -> None:
     """What must be true before ``import mem0``: telemetry off, its folder confined, no hub.
 
     mem0 2.2.1 reads ``MEM0_TELEMETRY`` once, at import, into
-    ``mem0.memory.telemetry.MEM0_TELEMETRY`` (on by default: PostHog and a second Qdrant
-    store), and writes ``$MEM0_DIR/config.json`` at import (``~/.mem0`` otherwise). Setting
-    the variable after the import changes nothing, and mem0 has no API to ask, so a mem0
-    already imported with telemetry on is refused by reading that module variable. Every
-    store calls this before its first mem0 import.
+    ``mem0.memory.telemetry.MEM0_TELEMETRY`` (on by default: PostHog and a second Qdrant store)
+    and writes ``$MEM0_DIR/config.json`` (``~/.mem0`` otherwise). Set later, the variable changes
+    nothing and mem0 has no API to ask, so a mem0 imported with telemetry on is refused by
+    reading that module variable. Every store calls this before its first mem0 import.
     """
     telemetry = sys.modules.get("mem0.memory.telemetry")
     if telemetry is not None and getattr(telemetry, "MEM0_TELEMETRY", False):
@@ -71,18 +69,16 @@ def prepare(mem0_dir: Path | None) -> None:
 def import_mem0() -> None:
     """``import mem0`` without importing ``qdrant_client`` for a default nobody uses.
 
-    mem0 2.2.1 declares ``Memory.__init__(self, config=MemoryConfig())``: the default argument
-    builds a Qdrant config at import time, and that imports ``qdrant_client`` (0.8 of the 1.3 s
-    ``import mem0`` takes here). Our stores pass their own config, so the default is never used:
-    a stand-in for ``mem0.configs.vector_stores.qdrant`` serves while mem0 imports, and leaves
-    ``sys.modules`` before this returns (a Qdrant server's config later imports the real one).
-    mem0 has no lazy or config-first import. Call it where mem0 is first imported (after
-    :func:`prepare`); a no-op once mem0 is in.
+    mem0 2.2.1 declares ``Memory.__init__(self, config=MemoryConfig())``: the default builds a
+    Qdrant config at import, which imports ``qdrant_client`` (0.8 of the 1.3 s ``import mem0``
+    takes here). Our stores pass their own config, so a stand-in for
+    ``mem0.configs.vector_stores.qdrant`` serves while mem0 imports and leaves ``sys.modules``
+    before this returns (a Qdrant server's config later imports the real one). mem0 has no lazy
+    import. Call it after :func:`prepare`, where mem0 is first imported; a no-op once mem0 is in.
 
-    The same for PostHog: ``mem0.memory.telemetry`` does ``from posthog import Posthog`` at
-    import and makes one only when telemetry is on, which :func:`prepare` has turned off. A
-    stand-in whose ``Posthog`` refuses to be made serves instead (~3 MB of the daemon's memory,
-    and no telemetry library in the process at all).
+    Likewise PostHog: ``mem0.memory.telemetry`` imports ``Posthog`` at import time and makes
+    one only with telemetry on, which :func:`prepare` turned off; a stand-in that refuses to be
+    made serves instead (~3 MB of the daemon's memory, and no telemetry library in the process).
     """
     if "mem0" in sys.modules:
         return
@@ -121,11 +117,11 @@ def import_mem0() -> None:
 def register_providers() -> None:
     """Our embedder, our Qdrant Edge vectors and our no-op LLM in mem0's factory tables.
 
-    mem0 2.2.1 offers ``LlmFactory.register_provider`` but no registry API for embedders or
-    vector stores: ``EmbedderFactory.provider_to_class`` and
-    ``VectorStoreFactory.provider_to_class`` (class attributes, process-wide) map a provider
-    name to a dotted path that ``create`` loads and calls. The Edge entry is a function, not a
-    class: mem0 gets the shard the store already opened (``edge.shared``). Idempotent.
+    mem0 2.2.1 offers ``LlmFactory.register_provider`` but no registry for embedders or vector
+    stores: ``EmbedderFactory.provider_to_class`` and ``VectorStoreFactory.provider_to_class``
+    (process-wide class attributes) map a provider name to a dotted path ``create`` loads and
+    calls. The Edge entry is a function, so mem0 gets the shard the store already opened
+    (``edge.shared``). Idempotent.
     """
     from mem0.utils.factory import EmbedderFactory, LlmFactory, VectorStoreFactory
 
@@ -139,10 +135,10 @@ def register_providers() -> None:
 def edge_vector_store(config: Any) -> Any:
     """A ``VectorStoreConfig`` naming our Qdrant Edge provider, not validated.
 
-    mem0 2.2.1's ``VectorStoreConfig`` validator checks the provider against a hard-coded
-    table (``_provider_configs``) and re-runs on instances, so it refuses any provider of
-    ours; ``model_construct`` (pydantic) skips it. ``config`` needs the fields mem0 reads from
-    a vector-store config (``collection_name``) and ``edge.shared`` takes.
+    mem0 2.2.1's ``VectorStoreConfig`` validator checks the provider against a hard-coded table
+    (``_provider_configs``), re-runs on instances and so refuses ours; pydantic's
+    ``model_construct`` skips it. ``config`` holds what mem0 reads (``collection_name``) and
+    ``edge.shared`` takes.
     """
     from mem0.vector_stores.configs import VectorStoreConfig
 
@@ -152,11 +148,10 @@ def edge_vector_store(config: Any) -> Any:
 def new_memory(vector_store: Any, embedder: dict[str, Any], history_db_path: str) -> Any:
     """mem0's ``Memory`` on ``vector_store``, our embedder and no LLM, its history WAL.
 
-    Every field of mem0 2.2.1's ``MemoryConfig`` is given and none is validated
-    (``model_construct``): a default left to it would be a Qdrant config, and building one
-    imports qdrant_client (0.8 s) for nothing; validating ours would refuse the providers
-    :func:`register_providers` adds (mem0 checks them against fixed lists). ``embedder`` is
-    the embedder config mem0 hands our ``OnnxEmbedding`` (``model_kwargs`` name it).
+    Every field of mem0 2.2.1's ``MemoryConfig`` is given and none validated
+    (``model_construct``): a default would be a Qdrant config, importing qdrant_client (0.8 s)
+    for nothing; validation would refuse the providers :func:`register_providers` adds (mem0
+    checks fixed lists). ``embedder`` is the config mem0 hands our ``OnnxEmbedding``.
     """
     import_mem0()
     from mem0 import Memory
@@ -182,29 +177,24 @@ def new_memory(vector_store: Any, embedder: dict[str, Any], history_db_path: str
 
 # --- parts of a live Memory -------------------------------------------------------------------
 def vectors_of(memory: Any) -> Any:
-    """The vector store ``memory`` writes to (mem0 2.2.1: ``Memory.vector_store``).
-
-    mem0 documents no accessor: the store reads through it what mem0 offers no call for
-    (a Qdrant server's full listing and count, pgvector's collection check).
-    """
+    """The vector store ``memory`` writes to (mem0 2.2.1: ``Memory.vector_store``, no accessor):
+    the store reads through it what mem0 has no call for (a Qdrant server's listing and count,
+    pgvector's collection check)."""
     return memory.vector_store
 
 
 def embedder_of(memory: Any) -> Any:
-    """The embedder ``memory`` built from its config (mem0 2.2.1: ``Memory.embedding_model``).
-
-    mem0 documents no accessor: with a Qdrant server the store embeds its questions with the
-    very instance mem0 writes with.
-    """
+    """The embedder ``memory`` built (mem0 2.2.1: ``Memory.embedding_model``, no accessor): with
+    a Qdrant server the store embeds its questions with the very instance mem0 writes with."""
     return memory.embedding_model
 
 
 def use_embedder(memory: Any, embedder: Any) -> None:
     """``memory`` embeds with ``embedder``, the instance the store's reads use.
 
-    mem0 2.2.1 builds its own embedder from the config (``Memory.embedding_model``) and has
-    no way to be handed one; one instance keeps one question cache for every path (a Qdrant
-    server's searches run through mem0 and find what the store's ``prepare`` primed).
+    mem0 2.2.1 builds its own (``Memory.embedding_model``) and cannot be handed one; one
+    instance keeps one question cache for every path (a Qdrant server's searches run through
+    mem0 and find what the store's ``prepare`` primed).
     """
     memory.embedding_model = embedder
 
@@ -222,12 +212,11 @@ def use_history(memory: Any, history: Any) -> None:
 def write_ahead(memory: Any) -> None:
     """mem0's history SQLite in WAL mode with synchronous=NORMAL.
 
-    With SQLite's defaults every write pays an fsync (~14 ms on this class of disk). WAL keeps
-    every committed write across a process kill (SIGKILL) and only risks the last transactions
-    on a power loss, when the harvest ledger (fsync'd before a write is confirmed) is the
-    truth and ``executive mem drift --fix`` restores the store. mem0 2.2.1 has no setting for
-    it: ``Memory.db.connection`` is ``SQLiteManager``'s sqlite3 handle. A missing one is
-    logged, never fatal.
+    SQLite's defaults pay an fsync per write (~14 ms on this class of disk). WAL keeps every
+    committed write across SIGKILL and risks only the last transactions on a power loss, when
+    the harvest ledger (fsync'd before a write is confirmed) is the truth and ``executive mem
+    drift --fix`` restores the store. mem0 2.2.1 has no setting: ``Memory.db.connection`` is
+    ``SQLiteManager``'s sqlite3 handle. A missing one is logged, never fatal.
     """
     connection = getattr(getattr(memory, "db", None), "connection", None)
     if connection is None:
@@ -238,13 +227,11 @@ def write_ahead(memory: Any) -> None:
 
 
 def trust_collection(memory: Any) -> None:
-    """mem0's pgvector store under ``memory`` takes its table as there: ``pgschema.migrate``
-    made it.
+    """mem0's pgvector store under ``memory`` takes its table as there (``pgschema.migrate``).
 
     mem0 2.2.1's ``PGVector._ensure_collection`` runs before each call until it has seen the
-    table once (``_collection_ensured``), and would create mem0's own table (without our
-    indexes and unique key) if it looked elsewhere than the migration did. There is no
-    option to skip it.
+    table once (``_collection_ensured``), and would create mem0's own table (without our indexes
+    and unique key) if it looked elsewhere than the migration did; no option skips it.
     """
     vectors_of(memory)._collection_ensured = True
 
@@ -274,9 +261,8 @@ def payload(item: NewMemory) -> dict[str, Any]:
 def create(memory: Any, item: NewMemory, vector: list[float]) -> str:
     """Store ``item`` with its precomputed vector: under its own id when it has one.
 
-    mem0 2.2.1's ``Memory.add`` embeds one text at a time; ``Memory._create_memory`` is the
-    write it makes, taking the embedding as an argument, so a batch embeds once (several
-    times faster on a CPU).
+    mem0 2.2.1's ``Memory.add`` embeds one text at a time; ``Memory._create_memory``, the write
+    it makes, takes the embedding, so a batch embeds once (several times faster on a CPU).
     """
     full = payload(item)
     if item.memory_id:
@@ -289,11 +275,10 @@ def create_with_id(
 ) -> str:
     """``Memory._create_memory`` under the id the memory had, with its history replayed.
 
-    mem0 picks a new uuid on every create, so a rebuild would renumber every memory (and
-    every id in a pack, a log line or a person's notes would point nowhere). The payload is
-    built exactly as mem0 2.2.1 builds it (``main.py`` ``_create_memory``: ``data``, ``hash``,
-    both dates, ``lemmatize_for_bm25``), through ``Memory.vector_store.insert`` and
-    ``Memory.db.add_history``.
+    mem0 picks a new uuid on every create, so a rebuild would renumber every memory (and every
+    id in a pack, a log line or a person's notes would point nowhere). The payload is built as
+    mem0 2.2.1's ``_create_memory`` builds it (``data``, ``hash``, both dates,
+    ``lemmatize_for_bm25``), through ``Memory.vector_store.insert`` and ``Memory.db.add_history``.
     """
     from mem0.utils.lemmatization import lemmatize_for_bm25
 
@@ -327,11 +312,10 @@ def create_with_id(
 def qdrant_filter(filters: dict[str, Any]) -> Any:
     """mem0's Qdrant filter for a mem0 filter dict (None for none), with no Qdrant store.
 
-    mem0 2.2.1 builds it in ``Qdrant._create_filter`` (every shape it emits: equality, in,
-    ne, nin, ranges, AND/OR/NOT), a method that uses nothing of its store but two helpers
-    (``_build_field_condition``, ``_is_datetime_range``). The Edge shard and a Qdrant
-    server's scroll and count need the very filter mem0 searches with; a Qdrant store would
-    open a client, so the method runs on :class:`_FilterBuilder` instead.
+    mem0 2.2.1 builds it in ``Qdrant._create_filter`` (every shape it emits: equality, in, ne,
+    nin, ranges, AND/OR/NOT), which uses nothing of its store but two helpers. The Edge shard and
+    a Qdrant server's scroll and count need the very filter mem0 searches with; a Qdrant store
+    would open a client, so the method runs on :class:`_FilterBuilder` instead.
     """
     if not filters:
         return None
@@ -368,8 +352,8 @@ def _qdrant_client(store: Any) -> Any:
 def qdrant_points(store: Any, filters: dict[str, Any]) -> list[Any]:
     """Every point of a Qdrant server's store that matches ``filters``, with its payload.
 
-    mem0 2.2.1's ``Qdrant.list`` reads one page with no offset: a full listing pages
-    through its client's ``scroll``, with the filter mem0 searches with.
+    mem0 2.2.1's ``Qdrant.list`` reads one page with no offset: this pages through its client's
+    ``scroll``, with the filter mem0 searches with.
     """
     client, where = _qdrant_client(store), qdrant_filter(filters)
     points: list[Any] = []
