@@ -1,4 +1,5 @@
-"""The house rules a newcomer can rely on: no function in ``src/executive`` over 60 lines.
+"""The house rules a newcomer can rely on: no function in ``src/executive`` over 60 lines, no
+module over 400 lines, no modules importing each other in a circle.
 
 A function's length is its lines from ``def`` to its last line, as the AST gives them (its
 docstring and comments included). SQL text is set aside: a function that is a list of
@@ -15,6 +16,7 @@ from pathlib import Path
 import grimp
 
 MAX_LINES = 60
+MAX_MODULE_LINES = 400
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "executive"
 
 # SQL text aside: DDL statements, one after another.
@@ -74,6 +76,15 @@ def test_the_measure_sees_nested_functions_and_methods():
     (method, inner) = functions(ast.parse(source))
     assert (method[0], inner[0]) == ("A.m", "A.m.inner")
     assert inner[1].end_lineno - inner[1].lineno + 1 == 62
+
+
+def test_no_module_is_over_400_lines():
+    over = [
+        f"{path.relative_to(SOURCE).as_posix()} {lines} lines"
+        for path in sorted(SOURCE.rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not over, f"modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(over)
 
 
 def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
