@@ -71,6 +71,20 @@ def run_cli(
     )
 
 
+def loaded_by(module: str) -> list[str]:
+    """Every module a fresh interpreter holds after importing ``module``."""
+    probe = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
+    ran = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=clean_env(),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(ran.stdout)
+
+
 def json_lines(text: str) -> list[dict]:
     """Parse every line as JSON; a line that is not JSON fails the test."""
     records = []

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
-from tests.conftest import REPO, clean_env
+from tests.conftest import loaded_by
 
 HEAVY = (
     "executive.daemon.assembly",
@@ -19,20 +15,6 @@ HEAVY = (
     "onnxruntime",
     "numpy",
 )
-
-
-def loaded_by(module: str) -> list[str]:
-    """Every module a fresh interpreter holds after importing ``module``."""
-    probe = f"import json, sys, {module}; print(json.dumps(sorted(sys.modules)))"
-    ran = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=clean_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(ran.stdout)
 
 
 def test_importing_the_cli_loads_no_command_s_machinery():

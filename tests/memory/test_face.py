@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import ast
 import importlib
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, clean_env
+from tests.conftest import loaded_by
 
 FACES = ["executive.memory.read", "executive.memory.write", "executive.memory.durability"]
 
@@ -47,19 +44,7 @@ def test_a_name_no_face_has_is_an_attribute_error() -> None:
 
 
 def test_one_module_of_a_room_loads_without_the_rest_of_it() -> None:
-    probe = (
-        "import json, sys; import executive.memory.write.ledger; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('executive.memory'))))"
-    )
-    ran = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=clean_env(),
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    loaded = json.loads(ran.stdout)
+    loaded = [m for m in loaded_by("executive.memory.write.ledger") if m.startswith("executive.")]
     assert "executive.memory.write.ledger" in loaded
     assert "executive.memory.write.harvester" not in loaded
     assert not [m for m in loaded if m.startswith("executive.memory.read")]
