@@ -16,7 +16,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from executive.home import PRIORITIES, Home
+from executive.home import Home
+from executive.workspace.operator import places
 
 MAX_BYTES = 1024 * 1024  # a PROMPT.md is at most 256 KiB; a progress log grows with attempts
 MAX_FILES = 200  # a bundle's
@@ -41,8 +42,7 @@ def workspace(home: Home) -> Kept:
 
 
 def _queues(home: Home) -> list[Path]:
-    priorities = [home.priority_dir(p) for p in PRIORITIES]
-    return [home.ondeck, *priorities, home.completed, home.blocked]
+    return [root for _, root in places(home)]
 
 
 def _subfolders(queue: Path) -> list[Path]:
