@@ -12,7 +12,6 @@ from pydantic import ValidationError
 from executive.cli.root import JsonFlag, app, emit_json, fail, load
 from executive.daemon import status as status_mod
 from executive.daemon.lock import AlreadyRunning, daemon_lock
-from executive.dates import parse_instant
 from executive.home import Home
 from executive.memory.read import PACK_HEADING
 from executive.memory.taxonomy import slugify
@@ -21,7 +20,7 @@ from executive.spend import usd
 from executive.workspace import bundle as bundles
 from executive.workspace import operator, spending
 from executive.workspace.needs_you import error_tail
-from executive.workspace.progress import duration, running_step, wait_seconds
+from executive.workspace.progress import duration, elapsed_seconds, running_step, wait_seconds
 
 group = typer.Typer(help="Queue and inspect goal bundles.", no_args_is_help=True)
 app.add_typer(group, name="bundle")
@@ -298,7 +297,6 @@ def _summary(home: Home, found: operator.Located, now: datetime, live: bool) -> 
     state = found.state
     step = state.next_step() if state else None
     under_way = running_step(found)
-    started = parse_instant(under_way.started_at) if under_way else None
     status = state.status if state else "unknown"
     if under_way is not None:
         status = "running" if live else "interrupted"
@@ -312,7 +310,7 @@ def _summary(home: Home, found: operator.Located, now: datetime, live: bool) -> 
         # Done: every step's failures (a step that passed on its retry failed once).
         "attempts": step.attempts if step else sum(s.attempts for s in state.steps) if state else 0,
         "running_seconds": (
-            max(0, round((now - started).total_seconds())) if started and live else None
+            elapsed_seconds(under_way.started_at, now) if under_way and live else None
         ),
         "retry_after": step.retry_after if waits else "",
         "wait_seconds": waits,

@@ -10,6 +10,7 @@ it before its next iteration; with no daemon the CLI applies it itself, holding 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,10 +46,11 @@ def places(home: Home) -> list[tuple[str, Path]]:
     ]
 
 
-def list_bundles(home: Home) -> list[Located]:
+def list_bundles(home: Home, wheres: Collection[str] = ()) -> list[Located]:
+    """Every bundle of the workspace, or of the places named in ``wheres`` only."""
     found = []
     for where, root in places(home):
-        if not root.is_dir():
+        if (wheres and where not in wheres) or not root.is_dir():
             continue
         for folder in sorted(root.iterdir()):
             if folder.is_dir() and not folder.is_symlink() and not folder.name.startswith("."):

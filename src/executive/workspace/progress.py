@@ -40,12 +40,11 @@ def running_step(found: Located) -> StepState | None:
 def running(home: Home, now: datetime) -> list[Running]:
     """Every bundle with a step under way (one, while a daemon runs its loop)."""
     found = []
-    for bundle in list_bundles(home):
+    # Only the queues in progress: completed/ grows for ever and holds no running step.
+    for bundle in list_bundles(home, PRIORITIES):
         step = running_step(bundle)
         if step is None or bundle.state is None:
             continue
-        started = parse_instant(step.started_at)
-        seconds = max(0, round((now - started).total_seconds())) if started else 0
         found.append(
             Running(
                 slug=bundle.slug,
@@ -55,11 +54,17 @@ def running(home: Home, now: datetime) -> list[Running]:
                 title=step.title,
                 attempt=step.attempts + 1,
                 started_at=step.started_at,
-                seconds=seconds,
+                seconds=elapsed_seconds(step.started_at, now) or 0,
                 cancel_pending=cancel_pending(home, bundle.slug),
             )
         )
     return found
+
+
+def elapsed_seconds(since: str, now: datetime) -> int | None:
+    """How long ago ``since`` was, in whole seconds (None when it is no time)."""
+    started = parse_instant(since) if since else None
+    return max(0, round((now - started).total_seconds())) if started is not None else None
 
 
 def wait_seconds(retry_after: str, now: datetime) -> int:
