@@ -144,7 +144,8 @@ class Executive:
                 contexts.work_item(a, self.home.root, steps.output_dir(self.settings, a.bundle))
                 for a in active
             ]
-            told = contexts.pre_work(queued, pick.bundle.slug, self._recent)
+            with bound(hook=HookName.PRE_WORK.value):  # a failed build names its hook
+                told = contexts.pre_work(queued, pick.bundle.slug, self._recent)
             await self._hook(HookName.PRE_WORK, told)
             try:
                 await self._run_step(pick)
@@ -264,7 +265,8 @@ class Executive:
                 if self.observer is not None:
                     self.observer.worker_finished(outcome)
             case machine.RunHook(hook=hook):
-                told = contexts.of_step(hook, run, worker.item, self.ledger)
+                with bound(hook=hook.value):  # a failed build names its hook
+                    told = contexts.of_step(hook, run, worker.item, self.ledger)
                 result = await self._hook(hook, told)
                 text = redactor().scrub(result.final_text) if result is not None else ""
                 return machine.HookAnswered(hook, result, datetime.now(UTC), text)
