@@ -12,8 +12,8 @@ import anyio
 from executive import git
 from executive.daemon import doctor_store
 from executive.daemon.doctor_check import Check, CheckFn
-from executive.daemon.provenance import check_environment_keys, check_workers
-from executive.envfile import unknown_keys
+from executive.daemon.provenance import check_workers
+from executive.envfile import unknown_environment_keys, unknown_keys
 from executive.home import Home
 from executive.hooks.llm import preflight
 from executive.settings import Settings
@@ -107,18 +107,28 @@ def check_llm_engine(settings: Settings) -> list[Check]:
 
 
 def check_env_keys(settings: Settings) -> list[Check]:
-    """Misspelt keys in ``.env.executive``: a warning naming the closest real variable."""
+    """Misspelt keys in ``.env.executive`` and in the process environment: a warning naming
+    the closest real variable, and where to rename it."""
     env_file = Home(settings.home).env_file
+    sources = [
+        (str(env_file), unknown_keys(env_file), ""),
+        (
+            "the process environment",
+            unknown_environment_keys(),
+            " where the daemon's environment is set (PM2's env, systemd's Environment=, the shell)",
+        ),
+    ]
     return [
         Check(
             f"unknown key {key}",
             False,
-            f"{env_file} sets {key}, which no setting reads"
+            f"{source} sets {key}, which no setting reads"
             + (f"; did you mean {close}?" if close else ""),
-            f"rename it to {close}" if close else "remove it",
+            (f"rename it to {close}" if close else "remove it") + where,
             warning=True,
         )
-        for key, close in unknown_keys(env_file)
+        for source, found, where in sources
+        for key, close in found
     ]
 
 
@@ -256,7 +266,6 @@ _COMPONENT_FIX = {
 DEFAULT_CHECKS: list[CheckFn] = [
     check_home,
     check_env_keys,
-    check_environment_keys,
     check_memory_config,
     doctor_store.postgres,
     doctor_store.store,

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 
 from executive.daemon.doctor_check import Check
-from executive.envfile import unknown_environment_keys
 from executive.hooks.llm.preflight import credential_source
 from executive.settings import Settings
 from executive.workers import claude_cli
@@ -17,22 +16,6 @@ CLAUDE_MISSING_FIX = (
     "'executive[claude]', whose SDK bundles one) or set EXECUTIVE_CLAUDE_BIN to its path, or "
     "set WORKER_VENDOR=command (or `vendor: command` in a bundle's PROMPT.md)"
 )
-
-
-def check_environment_keys(settings: Settings) -> list[Check]:
-    """Misspelt keys in the process environment: a warning naming the closest real variable."""
-    return [
-        Check(
-            f"unknown key {key}",
-            False,
-            f"the process environment sets {key}, which no setting reads"
-            + (f"; did you mean {close}?" if close else ""),
-            (f"rename it to {close}" if close else "remove it")
-            + " where the daemon's environment is set (PM2's env, systemd's Environment=, the shell)",
-            warning=True,
-        )
-        for key, close in unknown_environment_keys()
-    ]
 
 
 def check_workers(settings: Settings) -> list[Check]:
