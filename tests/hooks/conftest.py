@@ -19,14 +19,18 @@ import structlog
 from executive.hooks.context import (
     FailDiagContext,
     FailureSignals,
+    HookContext,
+    PostRetroContext,
     PostRunContext,
     PreSpawnContext,
+    PreWorkContext,
     Step,
     ValidationReport,
     VerifierReport,
     WorkItem,
 )
 from executive.hooks.runner import HookEnv
+from executive.hookspecs import HookName
 from executive.logs import configure_logging
 from executive.memory.runtime import MemoryRuntime
 from executive.settings import Settings, load_settings
@@ -139,3 +143,17 @@ def fail_diag(
         ],
         harvest_run=f"2026-12-02-fail-greeting-page-{attempts}",
     )
+
+
+# One context of each hook, for tests that run every hook.
+CONTEXTS: dict[HookName, Callable[[], HookContext]] = {
+    HookName.PRE_WORK: lambda: PreWorkContext(
+        queued=[pre_spawn().work_item], picked="greeting-page"
+    ),
+    HookName.PRE_SPAWN: pre_spawn,
+    HookName.POST_RUN: post_run,
+    HookName.FAIL_DIAG: lambda: fail_diag(3, [("r1", "boom"), ("r2", "boom")]),
+    HookName.POST_RETRO: lambda: PostRetroContext(
+        retro_path="learning/retrospectives/none.md", harvest_run="2026-12-02-retro-weekly"
+    ),
+}

@@ -12,6 +12,7 @@ from executive.hooks.context import PreSpawnContext
 from executive.hooks.dispatch import HOOKS, BuiltinEngine, parse_context
 from executive.hooks.engine import EngineOutput
 from executive.hookspecs import SPECS, HookName
+from tests.hooks.conftest import CONTEXTS
 from tests.hooks.conftest import pre_spawn as pre_spawn_context
 
 pytestmark = pytest.mark.anyio
@@ -24,21 +25,6 @@ def test_every_declared_hook_has_its_code_in_the_declarations_order():
     assert len({code.context for code in HOOKS.values()}) == len(HOOKS)
 
 
-@pytest.mark.parametrize("name", list(HookName))
-def test_each_builtin_function_takes_the_context_its_hook_is_bound_to(name):
-    # A function bound to the wrong hook would be told a context it cannot read.
-    builtin = {
-        HookName.PRE_WORK: pre_work.run,
-        HookName.PRE_SPAWN: pre_spawn.run,
-        HookName.POST_RUN: post_run.run,
-        HookName.FAIL_DIAG: fail_diag.run,
-        HookName.POST_RETRO: post_retro.run,
-    }[name]
-    hints = typing.get_type_hints(builtin)
-    assert hints["ctx"] is HOOKS[name].context
-    assert hints["return"] is EngineOutput
-
-
 def test_a_json_context_is_read_as_its_hooks_model():
     data = pre_spawn_context().model_dump(mode="json")
     assert isinstance(parse_context("pre-spawn-pack", data), PreSpawnContext)
@@ -49,18 +35,28 @@ def test_a_json_context_is_read_as_its_hooks_model():
         parse_context("pre-spawn", data)
 
 
-async def test_the_builtin_engine_runs_the_function_bound_to_the_hook(monkeypatch):
-    seen: list[tuple[object, object]] = []
+MODULES = (pre_work, pre_spawn, post_run, fail_diag, post_retro)
 
-    async def recorded(ctx, tools):
-        seen.append((ctx, tools))
-        return EngineOutput(final_text="bound")
 
-    monkeypatch.setattr(pre_spawn, "run", recorded)
-    context, tools = pre_spawn_context(), object()
-    output = await BuiltinEngine().run(SPECS[HookName.PRE_SPAWN], context, tools)  # type: ignore[arg-type]
+@pytest.mark.parametrize("name", list(HookName))
+async def test_the_builtin_engine_runs_the_function_that_reads_its_hooks_context(name, monkeypatch):
+    # A function bound to the wrong hook would be told a context it cannot read.
+    hints = {module: typing.get_type_hints(module.run) for module in MODULES}
+    seen: list[tuple[object, object, object]] = []
+    for module in MODULES:
+
+        async def recorded(ctx, tools, module=module):
+            seen.append((module, ctx, tools))
+            return EngineOutput(final_text="bound")
+
+        monkeypatch.setattr(module, "run", recorded)
+    context, tools = CONTEXTS[name](), object()
+    output = await BuiltinEngine().run(SPECS[name], context, tools)  # type: ignore[arg-type]
     assert output.final_text == "bound"
-    assert seen == [(context, tools)]
+    [(module, told, given)] = seen
+    assert (told, given) == (context, tools)
+    assert hints[module]["ctx"] is HOOKS[name].context
+    assert hints[module]["return"] is EngineOutput
 
 
 async def test_a_context_no_hook_is_told_is_refused_by_name():

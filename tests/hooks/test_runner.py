@@ -13,7 +13,7 @@ from executive.settings import variable_names
 from executive.workspace.ledger import WorkLedger
 from tests.hooks.conftest import (
     ALL_ON,
-    fail_diag,
+    CONTEXTS,
     post_run,
     pre_spawn,
     settings_for,
@@ -22,20 +22,6 @@ from tests.memory.conftest import open_store
 from tests.memory.faults import FaultyStore
 
 pytestmark = pytest.mark.anyio
-
-CONTEXTS = {
-    HookName.PRE_WORK: lambda: __import__("executive.hooks.context", fromlist=["x"]).PreWorkContext(
-        queued=[pre_spawn().work_item], picked="greeting-page"
-    ),
-    HookName.PRE_SPAWN: pre_spawn,
-    HookName.POST_RUN: post_run,
-    HookName.FAIL_DIAG: lambda: fail_diag(3, [("r1", "boom"), ("r2", "boom")]),
-    HookName.POST_RETRO: lambda: __import__(
-        "executive.hooks.context", fromlist=["x"]
-    ).PostRetroContext(
-        retro_path="learning/retrospectives/none.md", harvest_run="2026-12-02-retro-weekly"
-    ),
-}
 
 
 async def run_all(env: HookEnv) -> dict[str, object]:
