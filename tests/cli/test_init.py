@@ -20,7 +20,10 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
     doctor = run_cli("--home", str(home), "doctor", "--json", env=plain)
     checks = json.loads(doctor.stdout)
     cli = next(c for c in checks if c["name"] == "claude worker CLI")
-    if bundled_cli() is not None:
+    if bundled_cli() is None:  # a platform the SDK ships no CLI for: doctor fails and says so
+        assert doctor.returncode == 1 and not cli["ok"]
+        assert cli["detail"].startswith("no Claude Code CLI")
+    else:
         assert doctor.returncode == 0, doctor.stdout + doctor.stderr
         assert all(c["ok"] or c["warning"] for c in checks)
         assert cli["detail"] == f"{bundled_cli()} (from claude-agent-sdk's bundled CLI)"

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_a_lost_store_is_named_everywhere_and_the_good_snapshot_stays(home):
     folder = home / "memory" / "snapshots"
     old_day = (datetime.now(UTC) - timedelta(days=2)).date().isoformat()
     good = folder / f"{old_day}.json"
-    (folder / f"{datetime.now(UTC).date().isoformat()}.json").rename(good)
+    Path(taken["path"]).rename(good)  # the day it was taken, whatever the clock says now
     good_text = good.read_text()
     git(home, "add", "-A", "memory/snapshots")
     git(home, "commit", "-q", "-m", "the good copy, two days old")
