@@ -7,9 +7,26 @@ from executive.workers.record import reader as record
 from tests.workers import records as r
 
 
-def read(log_path, **kwargs) -> Experience:
-    """The experience alone (what the run cost is tested in tests/test_spend.py)."""
-    return record.read_run(log_path, **kwargs)[0]
+def read(
+    log_path,
+    *,
+    vendor: str,
+    exit_code: int,
+    folder: record.FolderDiff | None = None,
+    command: str | None = None,
+) -> Experience:
+    """The experience alone (what the run cost is tested in tests/test_spend.py), of a run in
+    the log's folder: a command worker's ``sh w.sh`` or a claude worker, no folder changes."""
+    if command is None:
+        command = "sh w.sh" if vendor == "command" else ""
+    return record.read_run(
+        log_path,
+        vendor=vendor,
+        workdir=log_path.parent,
+        folder=folder or record.FolderDiff(),
+        command=command,
+        exit_code=exit_code,
+    )[0]
 
 
 def test_the_folder_changes_are_created_changed_and_deleted_without_noise(tmp_path):
@@ -53,9 +70,7 @@ def test_names_the_digest_cannot_keep_are_counted_and_said_never_raised(tmp_path
     ]
     log = tmp_path / "run.log"
     log.write_text("done\n")
-    found = read(
-        log, vendor="command", workdir=tmp_path, folder=diff, command="sh w.sh", exit_code=0
-    )
+    found = read(log, vendor="command", folder=diff, exit_code=0)
     assert found.changed == ["ok.py"] and found.notes == diff.notes
     found.model_dump_json()  # every string in it can be written
 
@@ -87,41 +102,23 @@ def test_a_line_over_the_limit_is_cut_and_the_rest_of_it_skipped(tmp_path):
 def test_a_claude_log_on_disk_is_read_whole_and_a_missing_one_is_a_partial_digest(tmp_path):
     log = tmp_path / "contract-1.log"
     log.write_bytes(b"".join(r.fixed_run(str(tmp_path))))
-    found = read(
-        log, vendor="claude", workdir=tmp_path, folder=record.FolderDiff(), command="", exit_code=0
-    )
+    found = read(log, vendor="claude", exit_code=0)
     assert found.fixes and found.complete
-    missing = read(
-        tmp_path / "nope.log",
-        vendor="claude",
-        workdir=tmp_path,
-        folder=record.FolderDiff(),
-        command="",
-        exit_code=0,
-    )
+    missing = read(tmp_path / "nope.log", vendor="claude", exit_code=0)
     assert not missing.complete and "could not be read" in missing.notes[0]
 
 
 def test_a_claude_run_that_printed_no_stream_json_is_its_output(tmp_path):
     log = tmp_path / "contract-2.log"
     log.write_text("error: unknown option '--verbose'\n")
-    found = read(
-        log, vendor="claude", workdir=tmp_path, folder=record.FolderDiff(), command="", exit_code=1
-    )
+    found = read(log, vendor="claude", exit_code=1)
     assert not found.complete and "unknown option" in found.summary
 
 
 def test_a_command_workers_digest_reads_only_the_tail_of_its_log(tmp_path):
     log = tmp_path / "contract-3.log"
     log.write_text("x" * 100_000 + "\nError: the build failed\n")
-    found = read(
-        log,
-        vendor="command",
-        workdir=tmp_path,
-        folder=record.FolderDiff(),
-        command="sh w.sh",
-        exit_code=2,
-    )
+    found = read(log, vendor="command", exit_code=2)
     assert found.commands[0].error == "Error: the build failed"
     assert len(found.summary) < 1000
 
@@ -131,24 +128,10 @@ def test_a_capped_log_says_so_and_its_marker_is_never_the_workers_last_word(tmp_
 
     log = tmp_path / "contract-4.log"
     log.write_text("building\ncompiling module 812 of 900\n" + MARKER.format(limit=1048576))
-    found = read(
-        log,
-        vendor="command",
-        workdir=tmp_path,
-        folder=record.FolderDiff(),
-        command="sh w.sh",
-        exit_code=1,
-    )
+    found = read(log, vendor="command", exit_code=1)
     assert found.commands[0].error == "compiling module 812 of 900"
     assert not found.complete and found.notes[0].startswith("the run log stops at its cap")
     claude = tmp_path / "contract-5.log"
     claude.write_bytes(b"".join(r.fixed_run(str(tmp_path)))[:-40] + MARKER.format(limit=9).encode())
-    found = read(
-        claude,
-        vendor="claude",
-        workdir=tmp_path,
-        folder=record.FolderDiff(),
-        command="",
-        exit_code=0,
-    )
+    found = read(claude, vendor="claude", exit_code=0)
     assert not found.complete and found.notes[0].startswith("the run log stops at its cap")
