@@ -226,21 +226,18 @@ async def test_a_scrape_answers_without_the_store_and_the_log_says_why(tmp_path)
     from executive.dashboard.pages import Context
     from executive.dashboard.routes import _figures
     from executive.memory.runtime import MemoryRuntime
-    from executive.memory.store.base import StoreError
     from executive.testing import InMemoryStore
-
-    class Unreachable(InMemoryStore):
-        async def list(self, where=None):
-            raise StoreError("list: connection refused (port 5432)")
+    from tests.memory.faults import FaultyStore
 
     conf = settings(EXECUTIVE_HOME=str(tmp_path))
-    store = await Unreachable.open(tmp_path / "store")
-    runtime = MemoryRuntime(conf, store=store)
+    store = FaultyStore(await InMemoryStore.open(tmp_path / "store"), calls=("list",))
+    store.mode = "raise"
+    runtime = MemoryRuntime(conf, store=store)  # type: ignore[arg-type]
     ctx = Context(conf, Observer(), runtime, status=dict)
     with capture_logs() as logs:
         figures = await _figures(ctx)
     assert figures.by_type == {}
     assert figures.queue["ondeck"] == 0
     [line] = [e for e in logs if e["event"] == "metrics.store_unreadable"]
-    assert line["error"] == "StoreError: list: connection refused (port 5432)"
+    assert line["error"] == "StoreError: list failed: injected outage"
     assert line["log_level"] == "warning"
