@@ -20,6 +20,7 @@ from executive.loop.attempt import Attempt
 from executive.memory.read import estimate_tokens
 from executive.settings import Settings
 from executive.spend import usd
+from executive.workers import vendors
 from executive.workspace.lifecycle import Active
 from executive.workspace.spending import Budget, Pause
 
@@ -28,7 +29,7 @@ log = get_logger(__name__)
 
 def paid(active: Active, settings: Settings) -> bool:
     """Whether the bundle's worker is a paid one (Claude Code)."""
-    return active.bundle.vendor(settings.worker_vendor) == "claude"
+    return vendors.paid(active.bundle.vendor(settings.worker_vendor))
 
 
 def pack_tokens(pack: str | None) -> int | None:

@@ -331,7 +331,7 @@ async def spawn(settings: Settings, home: Home, bundle: Bundle, worker: Prepared
         log_path=run.log_path,
         output_changed=left.changed,
         experience=left.experience,
-        paid=worker.vendor == "claude",
+        paid=vendors.paid(worker.vendor),
         spend=left.spend,
     )
     if run.timed_out:

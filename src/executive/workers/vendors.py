@@ -12,6 +12,12 @@ CLAUDE_DEFAULTS = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
+def paid(vendor: str) -> bool:
+    """Whether a run of ``vendor`` is paid for: Claude Code's is (its CLI reports the cost),
+    a command's is not (what it spends itself, the daemon cannot see)."""
+    return vendor == "claude"
+
+
 def defaults(vendor: str) -> dict[str, str]:
     """Variables a vendor's worker gets unless the operator passes their own."""
     return dict(CLAUDE_DEFAULTS) if vendor == "claude" else {}

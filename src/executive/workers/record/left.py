@@ -15,6 +15,7 @@ from pathlib import Path
 import anyio
 
 from executive.spend import Spend, logged
+from executive.workers import vendors
 from executive.workers.record.experience import Experience
 from executive.workers.record.reader import Snapshot, changes, read_run, snapshot
 
@@ -53,7 +54,7 @@ class Left:
             "folder_compared": self.looks[0].complete and self.looks[1].complete,
             "folder_seconds": round(self.looks[0].seconds + self.looks[1].seconds, 3),
             "record_seconds": round(time.monotonic() - started, 3),
-            **logged(self.spend, paid=self.vendor == "claude"),
+            **logged(self.spend, paid=vendors.paid(self.vendor)),
         }
 
     def _walk(self) -> Snapshot:
