@@ -37,8 +37,6 @@ from executive.workspace import spending
 
 log = get_logger(__name__)
 
-log = get_logger(__name__)
-
 COOKIE = "executive_dashboard_token"
 
 
