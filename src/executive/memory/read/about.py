@@ -64,9 +64,8 @@ def near(
     folders = {posixpath.dirname(p) for p in wanted if "/" in p}
     counts: dict[str, int] = {}
     for record in records:
-        files = record.metadata.get("files")
-        for path in files if isinstance(files, list) else []:
-            if isinstance(path, str) and path not in wanted and posixpath.dirname(path) in folders:
+        for path in files_of(record):
+            if path not in wanted and posixpath.dirname(path) in folders:
                 counts[path] = counts.get(path, 0) + 1
     return sorted(counts, key=lambda p: (-counts[p], p))[:limit]
 

@@ -196,8 +196,7 @@ class Reader:
         score), the best of them first. A scope of memories that name no files (a chat's)
         costs nothing here."""
         named = state.request.named
-        pool = state.index.records() if state.index is not None else state.seen.values()
-        sharing = [r for r in pool if about.naming(r, named)] if named else []
+        sharing = [r for r in state.pool() if about.naming(r, named)] if named else []
         why: dict[str, object] = {"named": list(named)}
         if not sharing:
             ranking = best_first(state.fusion)
@@ -205,8 +204,7 @@ class Reader:
             hot = set(about.files_of(seed)) if seed is not None else set()
             if not hot:
                 return
-            pool = state.index.records() if state.index is not None else state.seen.values()
-            sharing = [r for r in pool if not hot.isdisjoint(about.files_of(r))]
+            sharing = [r for r in state.pool() if not hot.isdisjoint(about.files_of(r))]
             why = {"files": sorted(hot)}
         for record in sharing:
             state.seen.setdefault(record.id, record)
@@ -216,8 +214,7 @@ class Reader:
 
     def _queue_files(self, state: ReadState) -> None:
         """A question about the files beside the ones the consumer's work names."""
-        pool = state.index.records() if state.index is not None else state.seen.values()
-        neighbours = about.near(state.request.paths, pool)
+        neighbours = about.near(state.request.paths, state.pool())
         if neighbours:
             state.queue.append(
                 (about.files_question(neighbours), self._config.w_angle, "files beside named ones")

@@ -9,7 +9,7 @@ the trace), and the result.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -229,6 +229,11 @@ class ReadState:
             used_terms=set(questions.first_terms)
             | {t for q in questions.planned for t in terms(q)},
         )
+
+    def pool(self) -> Iterable[MemoryRecord]:
+        """Every memory this read can reach without a store call: the scopes' word index,
+        or what its passes have brought so far."""
+        return self.index.records() if self.index is not None else self.seen.values()
 
     def fuse(self, ids: list[str], weight: float, cfg: ReaderConfig) -> None:
         for position, memory_id in enumerate(ids):
