@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from executive.spend import Spend, chart, not_reported, of_line, of_record, total, usd
+from executive.spend import Spend, chart, not_reported, of_line, of_record, usd
 
 LINE = {
     "type": "result",
@@ -27,7 +27,7 @@ LINE = {
 def test_a_result_line_gives_cost_tokens_turns_and_api_time():
     spend = of_line(LINE)
     assert spend == Spend(0.220896, 54664, 112, 20, 10, 4, 126)
-    assert spend.tokens("cache_read") == 20 and spend.tokens("cache_write") == 10
+    assert spend.cache_read_tokens == 20 and spend.cache_write_tokens == 10
 
 
 def test_the_ledger_form_reads_back_the_same_with_the_packs_tokens_beside_it():
@@ -53,9 +53,11 @@ def test_not_reported_stays_not_reported_and_bad_counts_are_not_counted():
     assert odd == Spend(0.220896, 0, 0, 0, 0, 1, 126)
 
 
-def test_totals_skip_the_unreported_and_amounts_read_as_dollars():
+def test_a_sum_adds_every_figure_and_amounts_read_as_dollars():
+    # The unreported are left out of a sum (and counted) by the spending's Tally: see
+    # tests/workspace/test_spending.py.
     one = Spend(0.25, 10, 1, 0, 0, 1, 5)
-    assert total([one, None, one]) == Spend(0.5, 20, 2, 0, 0, 2, 10)
+    assert sum([one, one], Spend()) == Spend(0.5, 20, 2, 0, 0, 2, 10)
     assert usd(None) == "not reported" and usd(0.0123) == "$0.0123" and usd(1234.5) == "$1,234.50"
 
 

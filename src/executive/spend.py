@@ -19,16 +19,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-# The token counts a run reports, under the names the ledger, status and /metrics use.
-DIRECTIONS = ("input", "output", "cache_read", "cache_write")
+# The token counts a run reports: each direction, as the ledger, status and /metrics name it
+# (in the order they show them), and the key of its count in the CLI's ``usage``.
 _USAGE = {
     "input": "input_tokens",
     "output": "output_tokens",
     "cache_read": "cache_read_input_tokens",
     "cache_write": "cache_creation_input_tokens",
 }
-# The token figures, in the order the ledger, status and /metrics show them.
-TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+DIRECTIONS = tuple(_USAGE)
+TOKENS = tuple(f"{d}_tokens" for d in DIRECTIONS)  # the token figures of a Spend
 MAX_USD = 1_000_000.0  # no single run costs this: a figure past it is not believed
 MAX_COUNT = 10**12
 
@@ -50,20 +50,20 @@ class Spend:
         return {n: round(self.cost_usd, 6) if n == "cost_usd" else getattr(self, n) for n in names}
 
     def __add__(self, other: Spend) -> Spend:
-        return Spend(
-            **{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(Spend)}
-        )
-
-    def tokens(self, direction: str) -> int:
-        return int(getattr(self, f"{direction}_tokens"))
+        return Spend(*(getattr(self, n) + getattr(other, n) for n in _FIGURES))
 
     def record(self, pack_tokens: int | None = None) -> dict[str, Any]:
         """The ledger's form: the figures, and the pack's tokens (memory's share of input)."""
         out: dict[str, Any] = {"reported": True, "cost_usd": round(self.cost_usd, 6)}
-        out |= {f.name: getattr(self, f.name) for f in fields(Spend) if f.name != "cost_usd"}
+        out |= {n: getattr(self, n) for n in _COUNTS}
         if pack_tokens is not None:
             out["pack_tokens"] = pack_tokens
         return out
+
+
+# Spend's fields in order, read once: the summary adds a run's figures for every run it folds.
+_FIGURES = tuple(f.name for f in fields(Spend))
+_COUNTS = tuple(n for n in _FIGURES if n != "cost_usd")  # whole numbers
 
 
 def logged(spend: Spend | None, *, paid: bool) -> dict[str, Any]:
@@ -126,16 +126,8 @@ def of_record(value: object) -> Spend | None:
     usd = _usd(value.get("cost_usd"))
     if usd is None:
         return None
-    kept = {f.name: _count(value.get(f.name)) for f in fields(Spend) if f.name != "cost_usd"}
+    kept = {n: _count(value.get(n)) for n in _COUNTS}
     return Spend(cost_usd=usd, **kept)
-
-
-def total(spends: Iterable[Spend | None]) -> Spend:
-    out = Spend()
-    for one in spends:
-        if one is not None:
-            out = out + one
-    return out
 
 
 def usd(amount: float | None) -> str:
