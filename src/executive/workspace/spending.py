@@ -70,6 +70,9 @@ class Tally:
         else:
             self.spend = self.spend + run.spend
 
+    def copy(self) -> Tally:
+        return Tally(self.spend, self.runs, self.not_reported)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.spend.of(["cost_usd"]),
@@ -88,7 +91,10 @@ class Spending(LedgerFold):
 
     def reset(self) -> None:
         self.days: dict[date, dict[str, Tally]] = {}
+        # Each bundle's runs (``bundle show`` and a blocked bundle's needs-you list them) and
+        # their running total (the summary ranks every bundle on each scrape: no re-adding).
         self.bundles: dict[str, list[Run]] = {}
+        self.bundle_totals: dict[str, Tally] = {}
         self.hooks: dict[str, Tally] = {}
         self.kinds: dict[str, Tally] = {k: Tally() for k in KINDS}
 
@@ -104,6 +110,7 @@ class Spending(LedgerFold):
         bundle = event.get("bundle")
         if isinstance(bundle, str) and bundle:
             self.bundles.setdefault(bundle, []).append(run)
+            self.bundle_totals.setdefault(bundle, Tally()).add(run)
         if run.kind == "hook":
             self.hooks.setdefault(run.name, Tally()).add(run)
 
@@ -116,10 +123,9 @@ class Spending(LedgerFold):
         return out
 
     def bundle(self, slug: str) -> Tally:
-        out = Tally()
-        for run in self.bundles.get(slug, []):
-            out.add(run)
-        return out
+        """A bundle's total (a copy: the fold goes on adding to its own)."""
+        found = self.bundle_totals.get(slug)
+        return found.copy() if found is not None else Tally()
 
 
 def _run(event: dict[str, Any]) -> Run | None:
@@ -217,10 +223,7 @@ class Budget:
         spending = self.refresh()
         today = self.today()
         week = [today - timedelta(days=n) for n in range(days - 1, -1, -1)]
-        bundles = sorted(
-            ((slug, spending.bundle(slug)) for slug in spending.bundles),
-            key=lambda item: -item[1].spend.cost_usd,
-        )
+        bundles = sorted(spending.bundle_totals.items(), key=lambda item: -item[1].spend.cost_usd)
         hooks = sorted(spending.hooks.items(), key=lambda item: -item[1].spend.cost_usd)
         pause = self.paused()
         s = self.settings
