@@ -90,7 +90,7 @@ class Spending(LedgerFold):
         super().__init__(ledger)
 
     def reset(self) -> None:
-        self.days: dict[date, dict[str, Tally]] = {}
+        self.days: dict[date, Tally] = {}
         # Each bundle's runs (``bundle show`` and a blocked bundle's needs-you list them) and
         # their running total (the summary ranks every bundle on each scrape: no re-adding).
         self.bundles: dict[str, list[Run]] = {}
@@ -104,8 +104,7 @@ class Spending(LedgerFold):
             return
         when = parse_instant(run.ts)
         if when is not None:
-            day = self.days.setdefault(when.astimezone(self.tz).date(), {k: Tally() for k in KINDS})
-            day[run.kind].add(run)
+            self.days.setdefault(when.astimezone(self.tz).date(), Tally()).add(run)
         self.kinds[run.kind].add(run)
         bundle = event.get("bundle")
         if isinstance(bundle, str) and bundle:
@@ -115,15 +114,12 @@ class Spending(LedgerFold):
             self.hooks.setdefault(run.name, Tally()).add(run)
 
     def day(self, day: date) -> Tally:
-        """A day's total over both kinds."""
-        out = Tally()
-        for tally in self.days.get(day, {}).values():
-            out.spend, out.runs = out.spend + tally.spend, out.runs + tally.runs
-            out.not_reported += tally.not_reported
-        return out
+        """A day's total over both kinds (a copy: the fold goes on adding to its own)."""
+        found = self.days.get(day)
+        return found.copy() if found is not None else Tally()
 
     def bundle(self, slug: str) -> Tally:
-        """A bundle's total (a copy: the fold goes on adding to its own)."""
+        """A bundle's total (a copy, as :meth:`day`'s)."""
         found = self.bundle_totals.get(slug)
         return found.copy() if found is not None else Tally()
 
