@@ -74,8 +74,10 @@ def test_the_day_cap_pauses_until_the_next_midnight_in_the_operators_zone(tmp_pa
     now = datetime(2026, 12, 7, 12, tzinfo=UTC)
     assert _budget(tmp_path, now).paused() is None  # no cap: never paused
     assert _budget(tmp_path, now, budget_day_usd=0.31).paused() is None
-    pause = _budget(tmp_path, now, budget_day_usd=0.3).paused()
+    capped = _budget(tmp_path, now, budget_day_usd=0.3)
+    pause = capped.paused()
     assert pause is not None and pause.spent == 0.3 and pause.cap == 0.3
+    assert capped.summary()["paused"] == pause.as_dict()  # the summary's pause is the same
     assert pause.until.isoformat() == "2026-12-08T00:00:00+01:00"
     assert pause.describe().startswith(PAUSED)
     # The next day in Berlin (23:30 UTC is 00:30 there) the day starts from nothing.

@@ -190,16 +190,18 @@ class Budget:
 
     def paused(self) -> Pause | None:
         """The day's pause, while today's spend has reached ``EXECUTIVE_BUDGET_DAY_USD``."""
-        cap = self.settings.budget_day_usd
-        if cap is None:
+        if self.settings.budget_day_usd is None:
             return None
         today = self.today()
         with self._lock:
-            spent = self.refresh().day(today).spend.cost_usd
-        if spent < cap:
+            return self._pause(today, self.refresh().day(today))
+
+    def _pause(self, today: date, spent: Tally) -> Pause | None:
+        cap = self.settings.budget_day_usd
+        if cap is None or spent.spend.cost_usd < cap:
             return None
         until = datetime.combine(today + timedelta(days=1), time(0), tzinfo=self.tz)
-        return Pause(spent, cap, until)
+        return Pause(spent.spend.cost_usd, cap, until)
 
     def bundle_over(self, slug: str) -> Tally | None:
         """The bundle's spend, when it has reached ``EXECUTIVE_BUDGET_BUNDLE_USD``."""
@@ -219,12 +221,13 @@ class Budget:
         spending = self.refresh()
         today = self.today()
         week = [today - timedelta(days=n) for n in range(days - 1, -1, -1)]
+        spent_today = spending.day(today)
         bundles = sorted(spending.bundle_totals.items(), key=lambda item: -item[1].spend.cost_usd)
         hooks = sorted(spending.hooks.items(), key=lambda item: -item[1].spend.cost_usd)
-        pause = self.paused()
+        pause = self._pause(today, spent_today)
         s = self.settings
         return {
-            "today": {"date": today.isoformat(), **spending.day(today).as_dict()},
+            "today": {"date": today.isoformat(), **spent_today.as_dict()},
             "days": [{"date": d.isoformat(), **spending.day(d).as_dict()} for d in week],
             "bundles": [{"bundle": k, **v.as_dict()} for k, v in bundles[:top]],
             "hooks": [{"hook": k, **v.as_dict()} for k, v in hooks[:top]],
