@@ -79,6 +79,8 @@ class DayGate:
 
     def __init__(self, budget: Budget, settings: Settings) -> None:
         self.budget = budget
+        # The loop's own, not budget.settings: budget_of shares one Budget among settings that
+        # agree on the ledger, time zone and caps only, and which worker is paid is none of them.
         self.settings = settings
         self._announced: Pause | None = None
 
