@@ -94,7 +94,6 @@ class LogFile(Redacting):
     def __init__(self, path: Path, limit: int | None) -> None:
         super().__init__(limit)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
         self._file = path.open("ab")
 
     def _put(self, data: bytes) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-VENDORS = ("claude", "command")
 # Claude Code's own traffic besides the conversation (telemetry, update checks, a warm-up
 # call) would be refused by the sandbox's egress proxy anyway, with a log line each time.
 CLAUDE_DEFAULTS = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}

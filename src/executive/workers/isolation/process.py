@@ -53,10 +53,6 @@ class WorkerRun:
     duration_seconds: float
     log_path: Path
 
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
     def tail(self, limit: int = TAIL_BYTES) -> str:
         try:
             return output.log_tail(self.log_path, limit)

@@ -13,9 +13,8 @@ text, so only identifiers are kept; nothing here raises on what a record holds.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-MAX_SYMBOLS = 12
 _DEFINES = re.compile(
     r"^(?P<indent>[ \t]*)(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function|fn|func(?:\s*\([^)]*\))?|module|struct|impl|trait|interface)\s+"
@@ -94,7 +93,3 @@ def of_edit(shown: Mapping[int, str], old: str, new: str) -> list[str]:
     if chain and not names:
         names.append(".".join(n for _, n in chain))
     return names
-
-
-def bounded(names: Iterable[str], limit: int = MAX_SYMBOLS) -> list[str]:
-    return list(dict.fromkeys(n for n in names if n))[:limit]
