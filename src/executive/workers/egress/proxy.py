@@ -127,15 +127,21 @@ class Proxy:
         forward: bytes = b"",
     ) -> None:
         """``reply`` to the client, ``forward`` upstream, then bytes both ways until the end."""
+        async with self._upstream(upstream):
+            if reply:
+                await client.send(reply)
+            if forward:
+                await upstream.send(forward)
+            await pipe(client, upstream)
+
+    @contextlib.asynccontextmanager
+    async def _upstream(self, upstream: SocketStream) -> AsyncIterator[None]:
+        """``upstream`` open (and ended by ``close``) for the block; a side gone ends it."""
         self.streams.add(upstream)
         try:
             async with upstream:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    if reply:
-                        await client.send(reply)
-                    if forward:
-                        await upstream.send(forward)
-                    await pipe(client, upstream)
+                    yield
         finally:
             self.streams.discard(upstream)
 
@@ -168,17 +174,12 @@ class Proxy:
         back until the host ends it. A second request on the connection goes nowhere: its
         head was never checked."""
         assert target.head is not None
-        self.streams.add(upstream)
-        try:
-            async with upstream:
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await upstream.send(target.head)
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(_send_body, buffered, upstream, target.body)
-                        await _copy(upstream, client)
-                        await end(client)  # wakes the body's reader, which waits on the client
-        finally:
-            self.streams.discard(upstream)
+        async with self._upstream(upstream):
+            await upstream.send(target.head)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_send_body, buffered, upstream, target.body)
+                await _copy(upstream, client)
+                await end(client)  # wakes the body's reader, which waits on the client
 
     async def _open(self, target: Target) -> SocketStream:
         where = authority(target.host, target.port)
