@@ -129,9 +129,12 @@ async def supervise(
     try:
         result = await job.supervised(argv, sink, readonly)
         if after_exit is not None:
-            job.ended.fields.update(await after_exit(*result))
+            job.finished.update(await after_exit(*result))
     finally:
-        job.ended.log(label)
+        # Every worker.started has its worker.finished: workers and verifiers, ended however
+        # (a cancelled run's exit code is what the kill left).
+        if job.finished:
+            log.info("worker.finished", contract_id=label, **job.finished)
     return result
 
 
@@ -148,30 +151,6 @@ async def _shielded(blocking: Callable[..., object], *args: object) -> None:
 
 
 @dataclass
-class _Ended:
-    """How a run ended, for its ``worker.finished`` line: written once the process started."""
-
-    started: bool = False
-    exit_code: int | None = None
-    timed_out: bool = False
-    duration_ms: int = 0
-    fields: dict[str, object] = field(default_factory=dict)
-
-    def log(self, label: str) -> None:
-        # Every worker.started has its worker.finished: workers and verifiers, ended however
-        # (a cancelled run's exit code is what the kill left).
-        if self.started:
-            log.info(
-                "worker.finished",
-                contract_id=label,
-                exit_code=self.exit_code,
-                timed_out=self.timed_out,
-                duration_ms=self.duration_ms,
-                **self.fields,
-            )
-
-
-@dataclass
 class _Job:
     """One supervised run: its isolation, its cgroup once made, and how it ended."""
 
@@ -183,7 +162,8 @@ class _Job:
     pid_file: Path | None
     label: str
     group: cgroup.RunGroup | None = None
-    ended: _Ended = field(default_factory=_Ended)
+    # How it ended, for its worker.finished line: filled in once the process started.
+    finished: dict[str, object] = field(default_factory=dict)
 
     async def supervised(
         self, argv: Sequence[str], sink: output.Redacting, readonly: Sequence[Path]
@@ -271,9 +251,11 @@ class _Job:
             raise
         finally:
             peers.unregister(process.pid)
-            self.ended.started, self.ended.exit_code = True, process.returncode
-            self.ended.timed_out = timed_out
-            self.ended.duration_ms = round((time.monotonic() - started) * 1000)
+            self.finished = {
+                "exit_code": process.returncode,
+                "timed_out": timed_out,
+                "duration_ms": round((time.monotonic() - started) * 1000),
+            }
             if self.pid_file is not None:
                 with anyio.CancelScope(shield=True):
                     await anyio.Path(self.pid_file).unlink(missing_ok=True)
