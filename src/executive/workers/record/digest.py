@@ -66,8 +66,7 @@ _NOISE_LINES = ("pyenv: cannot rehash:",)
 # --- text from the worker ----------------------------------------------------------------------
 def _head(text: str, limit: int) -> str:
     """The start of ``text``, redacted first (a secret cut in half would no longer match)."""
-    kept = scrub(clean(text[: limit + _MARGIN]))
-    return clip(kept, limit)
+    return clip(scrub(clean(text[: limit + _MARGIN])), limit)
 
 
 def _tail(text: str, limit: int) -> str:

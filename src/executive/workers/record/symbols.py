@@ -25,12 +25,7 @@ _NUMBERED = re.compile(r"^\s*(\d+)→(.*)$")
 
 def numbered(text: str) -> dict[int, str]:
     """The lines of a tool's ``N→text`` listing, by number (empty when it is none)."""
-    lines = {}
-    for raw in text.splitlines():
-        found = _NUMBERED.match(raw)
-        if found:
-            lines[int(found.group(1))] = found.group(2)
-    return lines
+    return {int(m.group(1)): m.group(2) for raw in text.splitlines() if (m := _NUMBERED.match(raw))}
 
 
 def _indent(line: str) -> int:
