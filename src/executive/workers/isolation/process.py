@@ -1,15 +1,11 @@
 """Running one worker: its isolation and limits, its own process group, a time limit, a pid
 file, its output streamed into a run log.
 
-The limit (or the daemon's shutdown) sends SIGTERM to the whole group and every descendant,
-then SIGKILL after a grace, and waits until none is left. A pid file per run records pid,
-group, start time and cgroup, so a daemon killed with SIGKILL finds and ends its orphaned
-workers when it starts again (the start time makes sure a recycled pid is never mistaken
-for one).
-
-Where the run gets a cgroup (:mod:`executive.workers.isolation.cgroup`), the worker starts behind a
-gate: a shell that waits for one word on its stdin, sent once the daemon has moved it into
-the cgroup, so not one process of the tree ever runs outside it.
+The limit (or the daemon's shutdown) ends the whole tree (:func:`end_tree`). A pid file per
+run records pid, group, start time and cgroup, so a daemon killed with SIGKILL ends its
+orphaned workers when it starts again (the start time: a recycled pid is never mistaken for
+one). Where the run gets a cgroup, the worker starts behind a gate (:data:`GATE`), so not one
+process of the tree ever runs outside it.
 """
 
 from __future__ import annotations
@@ -39,10 +35,11 @@ TERM_GRACE_SECONDS = tree.GRACE_SECONDS
 MARK = tree.MARK
 TAIL_BYTES = 4000
 NOT_ISOLATED = Isolation("none", "not isolated")
-# Runs the worker's command once the daemon says "go" (after the move into the cgroup).
 # What a run's caller reads once it is over (told its exit code and whether it timed out);
 # the fields it returns join the run's worker.finished line.
 AfterExit = Callable[[int | None, bool], Awaitable[Mapping[str, object]]]
+# A shell that waits for one word on its stdin, sent once the daemon has moved it into the
+# run's cgroup, then runs the worker's command.
 GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null; exit 125', "gate"]
 
 
@@ -84,7 +81,7 @@ async def run(
     Nothing unredacted is written anywhere, and the log holds at most the isolation's
     ``log_max_bytes`` plus one marker line (:mod:`executive.workers.output`).
     ``after_exit`` runs once the tree is gone and the log closed (what the run left is
-    read there); the fields it returns join the run's ``worker.finished`` line.
+    read there).
     """
     await anyio.Path(pid_dir).mkdir(parents=True, exist_ok=True)
     limit = (isolation or NOT_ISOLATED).limits.log_max_bytes

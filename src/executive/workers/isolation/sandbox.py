@@ -297,9 +297,7 @@ def reachable(folder: Path, uid: int, gid: int) -> bool:
 
 
 def from_settings(settings: Settings) -> Isolation:
-    """The isolation the settings ask for. Hidden: the home, its state, the socket folder,
-    the outputs root (each worker gets its own folder back), the peer homes and the
-    operator's list."""
+    """The isolation the settings ask for, hiding what the module's notes list."""
     home = Home(settings.home)
     hidden = [home.root, home.state, home.socket.parent, settings.outputs]
     hidden += [*settings.peer_home_list, *_paths(settings.sandbox_hide)]
