@@ -23,7 +23,6 @@ log = get_logger(__name__)
 
 CHUNK_BYTES = 64 * 1024
 MARKER = "\n[executive: the output passed {limit} bytes; the rest was dropped]\n"
-# The marker where it ends a capped log.
 _MARKED = re.compile(r"\n?\[executive: the output passed \d+ bytes; the rest was dropped\]\n\Z")
 
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Literal
 from executive.home import Home
 from executive.settings import Settings
 from executive.workers.isolation import launcher
-from executive.workers.isolation.limits import Limits, tmpfs_size_supported
+from executive.workers.isolation.limits import PROBE_TIMEOUT_SECONDS, Limits, tmpfs_size_supported
 
 if TYPE_CHECKING:
     from executive.workers.egress.route import Route
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 Mode = Literal["sandbox", "user", "none"]
 Forward = tuple[str, int, str, bool]  # listen host, port, Unix socket inside, required
 Requested = Literal["auto", "sandbox", "user", "none"]
-PROBE_TIMEOUT_SECONDS = 10.0
 # The order a path is searched for in the worker: plain system folders only.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
