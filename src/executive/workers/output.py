@@ -41,10 +41,8 @@ def log_tail(path: Path, limit: int) -> str:
 
 class Redacting:
     """Decodes, scrubs and caps a stream of chunks; subclasses say where the text goes.
-
     ``write`` and ``close`` run in a worker thread (file writes, regular expressions); the
-    pump reads ``full`` on the loop to drop chunks without a thread hop.
-    """
+    pump reads ``full`` on the loop, to drop chunks without a thread hop."""
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit

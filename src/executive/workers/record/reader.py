@@ -1,6 +1,6 @@
 """What a finished worker left behind, read from disk: its folder's changes and its run log.
 
-The pure digest is :mod:`executive.workers.record.experience`; this is its edge. The folder is
+The digest (:mod:`executive.workers.record.digest`) is pure; this is its edge. The folder is
 looked at with ``lstat`` only (a planted link is noted, never followed) and at most
 ``max_files`` entries of it (past them the folder is "too large to compare", not walked on),
 and the run log is read line by line with every line bounded, so a log of one enormous line
