@@ -123,21 +123,15 @@ class Proxy:
         forward: bytes = b"",
     ) -> None:
         """``reply`` to the client, ``forward`` upstream, then bytes both ways until the end."""
-        async with self._upstream(upstream):
-            if reply:
-                await client.send(reply)
-            if forward:
-                await upstream.send(forward)
-            await pipe(client, upstream)
-
-    @contextlib.asynccontextmanager
-    async def _upstream(self, upstream: SocketStream) -> AsyncIterator[None]:
-        """``upstream`` open (and ended by ``close``) for the block; a side gone ends it."""
         self.streams.add(upstream)
         try:
             async with upstream:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    yield
+                    if reply:
+                        await client.send(reply)
+                    if forward:
+                        await upstream.send(forward)
+                    await pipe(client, upstream)
         finally:
             self.streams.discard(upstream)
 
@@ -170,12 +164,17 @@ class Proxy:
         back until the host ends it. A second request on the connection goes nowhere: its
         head was never checked."""
         assert target.head is not None
-        async with self._upstream(upstream):
-            await upstream.send(target.head)
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_send_body, buffered, upstream, target.body)
-                await _copy(upstream, client)
-                await end(client)  # wakes the body's reader, which waits on the client
+        self.streams.add(upstream)
+        try:
+            async with upstream:
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await upstream.send(target.head)
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(_send_body, buffered, upstream, target.body)
+                        await _copy(upstream, client)
+                        await end(client)  # wakes the body's reader, which waits on the client
+        finally:
+            self.streams.discard(upstream)
 
     async def _open(self, target: Target) -> SocketStream:
         where = authority(target.host, target.port)
