@@ -26,7 +26,6 @@ BUNDLED = "claude-agent-sdk's bundled CLI"
 class ClaudeCli:
     path: str | None  # None: no CLI anywhere
     source: str  # CONFIGURED, ON_PATH or BUNDLED; what was looked for when none
-    looked_for: str  # what was asked for (EXECUTIVE_CLAUDE_BIN's value)
 
     def describe(self) -> str:
         if self.path is None:
@@ -62,13 +61,11 @@ def resolve(claude_bin: str = DEFAULT_NAME, path: str | None = None) -> ClaudeCl
     found = shutil.which(claude_bin, path=path)
     if configured:
         if found is not None:
-            return ClaudeCli(found, CONFIGURED, claude_bin)
-        return ClaudeCli(None, f"{CONFIGURED}={claude_bin} is not an executable", claude_bin)
+            return ClaudeCli(found, CONFIGURED)
+        return ClaudeCli(None, f"{CONFIGURED}={claude_bin} is not an executable")
     if found is not None:
-        return ClaudeCli(found, ON_PATH, claude_bin)
+        return ClaudeCli(found, ON_PATH)
     bundled = bundled_cli()
     if bundled is not None:
-        return ClaudeCli(str(bundled), BUNDLED, claude_bin)
-    return ClaudeCli(
-        None, f"{claude_bin} is not on PATH and claude-agent-sdk bundles none here", claude_bin
-    )
+        return ClaudeCli(str(bundled), BUNDLED)
+    return ClaudeCli(None, f"{claude_bin} is not on PATH and claude-agent-sdk bundles none here")

@@ -18,7 +18,6 @@ from pathlib import Path
 from executive.files import read_in, write_in
 from executive.untrusted import fence, one_line
 
-SLOT = "{{MEMORY_PACK_SECTION}}"
 FILE_NAME = "CLAUDE.md"
 _PLACEHOLDER = re.compile(r"\{\{(OUTPUT_DIR|CONSTITUTION|GOAL|MEMORY_PACK_SECTION)\}\}")
 MAX_READ = 4 * 1024 * 1024

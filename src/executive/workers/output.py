@@ -23,7 +23,6 @@ log = get_logger(__name__)
 
 CHUNK_BYTES = 64 * 1024
 MARKER = "\n[executive: the output passed {limit} bytes; the rest was dropped]\n"
-# The marker where it ends a capped log.
 _MARKED = re.compile(r"\n?\[executive: the output passed \d+ bytes; the rest was dropped\]\n\Z")
 
 
@@ -42,10 +41,8 @@ def log_tail(path: Path, limit: int) -> str:
 
 class Redacting:
     """Decodes, scrubs and caps a stream of chunks; subclasses say where the text goes.
-
     ``write`` and ``close`` run in a worker thread (file writes, regular expressions); the
-    pump reads ``full`` on the loop to drop chunks without a thread hop.
-    """
+    pump reads ``full`` on the loop, to drop chunks without a thread hop."""
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
@@ -94,7 +91,6 @@ class LogFile(Redacting):
     def __init__(self, path: Path, limit: int | None) -> None:
         super().__init__(limit)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
         self._file = path.open("ab")
 
     def _put(self, data: bytes) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-VENDORS = ("claude", "command")
 # Claude Code's own traffic besides the conversation (telemetry, update checks, a warm-up
 # call) would be refused by the sandbox's egress proxy anyway, with a log line each time.
 CLAUDE_DEFAULTS = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
@@ -42,21 +41,9 @@ def claude_argv(
     Edits are accepted and only the coding tools are allowed: a headless run cannot ask a
     person, so anything else is refused rather than waited on.
     """
-    argv = [
-        claude_bin,
-        "-p",
-        prompt,
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--max-turns",
-        str(max_turns),
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "Bash Read Write Edit Glob Grep",
-        "--no-session-persistence",
-    ]
+    argv = [claude_bin, "-p", prompt, "--output-format", "stream-json", "--verbose"]
+    argv += ["--max-turns", str(max_turns), "--permission-mode", "acceptEdits"]
+    argv += ["--allowedTools", "Bash Read Write Edit Glob Grep", "--no-session-persistence"]
     if model:
         argv += ["--model", model]
     if max_budget_usd is not None:

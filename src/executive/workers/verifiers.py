@@ -135,10 +135,8 @@ async def _capture(
     isolation: Isolation | None,
     readonly: Sequence[Path],
 ) -> tuple[int | None, bool, str]:
-    """Run in its own group and isolation; (exit code, timed out, last output redacted).
-
-    stderr joins stdout: evidence shows both. The output is redacted as it streams and
-    capped as a worker's log is: the evidence is the end of what was kept."""
+    """(exit code, timed out, the end of its output): stderr joins stdout (evidence shows
+    both), redacted as it streams and capped as a worker's log is."""
     iso = isolation or NOT_ISOLATED
     tail = output.Tail(CAPTURE_BYTES, iso.limits.log_max_bytes)
     code, timed_out = await supervise(

@@ -46,7 +46,7 @@ async def test_a_timeout_terminates_then_kills_the_whole_process_group(tmp_path,
     for limit in (1, 2, 4, 8, 16, 32):
         (tmp_path / "child.pid").unlink(missing_ok=True)
         result = await shell(tmp_path, script, "c1", timeout_seconds=limit)
-        assert result.timed_out and not result.ok
+        assert result.timed_out
         if (tmp_path / "child.pid").exists():
             break
     child = int((tmp_path / "child.pid").read_text())

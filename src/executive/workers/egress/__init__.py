@@ -2,7 +2,7 @@
 
 A run's route (``route``) starts a proxy of its own (``proxy``) that reads each request's
 head (``request``) and lets a name lead only where the operator's allow-list and the address
-rules (``addresses``) allow. What the rest of the daemon uses is named here.
+rules (``addresses``) allow.
 """
 
 from executive.workers.egress.route import (

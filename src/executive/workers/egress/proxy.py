@@ -11,12 +11,10 @@ bounded in size and time, and checked (:mod:`executive.workers.egress.request`),
   goes on, in origin-form with ``Connection: close``, and nothing after it;
 - anything else, or a host not on the list, gets a 4xx answer saying why.
 
-A name is resolved here, once, and the connection goes to the addresses checked, so a name
-that answers differently the second time gains nothing: an allowed name that resolves to an
-address that is not public, or to one of this machine's, is refused
-(:mod:`executive.workers.egress.addresses`). An address is reached when an entry names it itself:
-that is the operator's choice. The API endpoint the daemon carries into the sandbox is one
-exact address, reached through :meth:`Proxy.bridge` without a head.
+A name is resolved here, once, and leads only to public addresses, never this machine's
+(:mod:`executive.workers.egress.addresses`); an address an entry names itself is reached: the
+operator's choice. The API endpoint the daemon carries into the sandbox is one exact address,
+reached through :meth:`Proxy.bridge` without a head.
 """
 
 from __future__ import annotations
@@ -66,10 +64,8 @@ class Proxy:
         return exact or hosts.allowed(self.allow, host, port)
 
     async def close(self, grace: float) -> None:
-        """End every connection and wait (up to ``grace``) until each handler has returned.
-
-        Ended, not cancelled: see :func:`end` for why.
-        """
+        """End every connection (not cancelled: see :func:`end`) and wait (up to ``grace``)
+        until each handler has returned."""
         for stream in list(self.streams):
             await end(stream)
         if self.running:

@@ -1,9 +1,8 @@
 """A sandboxed worker's way out: an allow-list, a proxy in the daemon, and nothing else.
 
-The sandbox has a network namespace of its own (no interface but its loopback), so the
-dashboard, the control socket, a Postgres on loopback and every other service of this host
-are out of reach. For one run (the worker and its verifiers) the daemon opens, in a folder of
-its own under ``.state/``:
+The sandbox's network is its own loopback alone (:mod:`executive.workers.isolation.sandbox`):
+no service of this host is in reach. For one run (the worker and its verifiers) the daemon
+opens, in a folder of its own under ``.state/``:
 
 - ``proxy.sock``: the egress proxy (:mod:`executive.workers.egress.proxy`), which carries a request
   only to a host on ``EXECUTIVE_WORKER_ALLOW_HOSTS``;

@@ -2,8 +2,7 @@
 
 A worker is a process tree the daemon starts, bounds and ends (``process``, ``tree``,
 ``cgroup``, ``limits``), as its own account (``account``) inside a bubblewrap sandbox whose
-first program is the launcher (``sandbox``, ``launcher``). What the rest of the daemon uses
-is named here; the modules are the room's own.
+first program is the launcher (``sandbox``, ``launcher``).
 """
 
 from executive.workers.isolation.cgroup import find as find_cgroups

@@ -22,7 +22,7 @@ Bubblewrap runs this program there, and it:
 3. becomes the worker (exec). The listeners exist before it starts; the forwarder dies with
    the sandbox (its pid namespace ends with the worker).
 
-It runs as ``python -I -S -c <this file's text> <spec> <argv...>`` with the interpreter the
+It runs as ``python -I -S <this file> <spec> <argv...>`` with the interpreter the
 daemon runs on (the read-only ``/`` shows it), so it imports the standard library only:
 never ``executive``, never the worker's ``PYTHON*`` variables (``-I``).
 """

@@ -1,15 +1,11 @@
 """Running one worker: its isolation and limits, its own process group, a time limit, a pid
 file, its output streamed into a run log.
 
-The limit (or the daemon's shutdown) sends SIGTERM to the whole group and every descendant,
-then SIGKILL after a grace, and waits until none is left. A pid file per run records pid,
-group, start time and cgroup, so a daemon killed with SIGKILL finds and ends its orphaned
-workers when it starts again (the start time makes sure a recycled pid is never mistaken
-for one).
-
-Where the run gets a cgroup (:mod:`executive.workers.isolation.cgroup`), the worker starts behind a
-gate: a shell that waits for one word on its stdin, sent once the daemon has moved it into
-the cgroup, so not one process of the tree ever runs outside it.
+The limit (or the daemon's shutdown) ends the whole tree (:func:`end_tree`). A pid file per
+run records pid, group, start time and cgroup, so a daemon killed with SIGKILL ends its
+orphaned workers when it starts again (the start time: a recycled pid is never mistaken for
+one). Where the run gets a cgroup, the worker starts behind a gate (:data:`GATE`), so not one
+process of the tree ever runs outside it.
 """
 
 from __future__ import annotations
@@ -39,10 +35,11 @@ TERM_GRACE_SECONDS = tree.GRACE_SECONDS
 MARK = tree.MARK
 TAIL_BYTES = 4000
 NOT_ISOLATED = Isolation("none", "not isolated")
-# Runs the worker's command once the daemon says "go" (after the move into the cgroup).
 # What a run's caller reads once it is over (told its exit code and whether it timed out);
 # the fields it returns join the run's worker.finished line.
 AfterExit = Callable[[int | None, bool], Awaitable[Mapping[str, object]]]
+# A shell that waits for one word on its stdin, sent once the daemon has moved it into the
+# run's cgroup, then runs the worker's command.
 GATE = ["/bin/sh", "-c", 'read -r go && [ "$go" = go ] && exec "$@" </dev/null; exit 125', "gate"]
 
 
@@ -52,10 +49,6 @@ class WorkerRun:
     timed_out: bool
     duration_seconds: float
     log_path: Path
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
 
     def tail(self, limit: int = TAIL_BYTES) -> str:
         try:
@@ -88,7 +81,7 @@ async def run(
     Nothing unredacted is written anywhere, and the log holds at most the isolation's
     ``log_max_bytes`` plus one marker line (:mod:`executive.workers.output`).
     ``after_exit`` runs once the tree is gone and the log closed (what the run left is
-    read there); the fields it returns join the run's ``worker.finished`` line.
+    read there).
     """
     await anyio.Path(pid_dir).mkdir(parents=True, exist_ok=True)
     limit = (isolation or NOT_ISOLATED).limits.log_max_bytes
@@ -133,9 +126,12 @@ async def supervise(
     try:
         result = await job.supervised(argv, sink, readonly)
         if after_exit is not None:
-            job.ended.fields.update(await after_exit(*result))
+            job.finished.update(await after_exit(*result))
     finally:
-        job.ended.log(label)
+        # Every worker.started has its worker.finished: workers and verifiers, ended however
+        # (a cancelled run's exit code is what the kill left).
+        if job.finished:
+            log.info("worker.finished", contract_id=label, **job.finished)
     return result
 
 
@@ -152,30 +148,6 @@ async def _shielded(blocking: Callable[..., object], *args: object) -> None:
 
 
 @dataclass
-class _Ended:
-    """How a run ended, for its ``worker.finished`` line: written once the process started."""
-
-    started: bool = False
-    exit_code: int | None = None
-    timed_out: bool = False
-    duration_ms: int = 0
-    fields: dict[str, object] = field(default_factory=dict)
-
-    def log(self, label: str) -> None:
-        # Every worker.started has its worker.finished: workers and verifiers, ended however
-        # (a cancelled run's exit code is what the kill left).
-        if self.started:
-            log.info(
-                "worker.finished",
-                contract_id=label,
-                exit_code=self.exit_code,
-                timed_out=self.timed_out,
-                duration_ms=self.duration_ms,
-                **self.fields,
-            )
-
-
-@dataclass
 class _Job:
     """One supervised run: its isolation, its cgroup once made, and how it ended."""
 
@@ -187,7 +159,8 @@ class _Job:
     pid_file: Path | None
     label: str
     group: cgroup.RunGroup | None = None
-    ended: _Ended = field(default_factory=_Ended)
+    # How it ended, for its worker.finished line: filled in once the process started.
+    finished: dict[str, object] = field(default_factory=dict)
 
     async def supervised(
         self, argv: Sequence[str], sink: output.Redacting, readonly: Sequence[Path]
@@ -275,9 +248,11 @@ class _Job:
             raise
         finally:
             peers.unregister(process.pid)
-            self.ended.started, self.ended.exit_code = True, process.returncode
-            self.ended.timed_out = timed_out
-            self.ended.duration_ms = round((time.monotonic() - started) * 1000)
+            self.finished = {
+                "exit_code": process.returncode,
+                "timed_out": timed_out,
+                "duration_ms": round((time.monotonic() - started) * 1000),
+            }
             if self.pid_file is not None:
                 with anyio.CancelScope(shield=True):
                     await anyio.Path(self.pid_file).unlink(missing_ok=True)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Literal
 from executive.home import Home
 from executive.settings import Settings
 from executive.workers.isolation import launcher
-from executive.workers.isolation.limits import Limits, tmpfs_size_supported
+from executive.workers.isolation.limits import PROBE_TIMEOUT_SECONDS, Limits, tmpfs_size_supported
 
 if TYPE_CHECKING:
     from executive.workers.egress.route import Route
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 Mode = Literal["sandbox", "user", "none"]
 Forward = tuple[str, int, str, bool]  # listen host, port, Unix socket inside, required
 Requested = Literal["auto", "sandbox", "user", "none"]
-PROBE_TIMEOUT_SECONDS = 10.0
 # The order a path is searched for in the worker: plain system folders only.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -297,9 +296,7 @@ def reachable(folder: Path, uid: int, gid: int) -> bool:
 
 
 def from_settings(settings: Settings) -> Isolation:
-    """The isolation the settings ask for. Hidden: the home, its state, the socket folder,
-    the outputs root (each worker gets its own folder back), the peer homes and the
-    operator's list."""
+    """The isolation the settings ask for, hiding what the module's notes list."""
     home = Home(settings.home)
     hidden = [home.root, home.state, home.socket.parent, settings.outputs]
     hidden += [*settings.peer_home_list, *_paths(settings.sandbox_hide)]

@@ -1,10 +1,9 @@
 """The run's record: what a finished worker left, read by the daemon and told in a digest.
 
-``reader`` compares the worker's folder before and after the run and reads its run log
-(``runlog``); ``digest`` makes of them the run's ``experience`` (what changed, the functions
-touched: ``symbols``, the commands and their failures and fixes, compared by ``shell``'s
-command identity). Everything here is untrusted text, kept apart from what the daemon saw.
-What the rest of the daemon uses is named here.
+``left`` runs ``reader`` off the event loop: it compares the worker's folder before and after
+and reads its run log (``runlog``); ``digest`` makes of them the run's ``experience`` (the
+functions touched: ``symbols``; commands compared by ``shell``'s command identity).
+Everything here is untrusted text, kept apart from what the daemon saw.
 """
 
 from executive.workers.record.digest import fix_across, harness, own_test

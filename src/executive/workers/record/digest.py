@@ -5,8 +5,7 @@ the commands in order with the edits between them, the functions and classes tho
 touched (:mod:`executive.workers.record.symbols`), the failure→fix pairs (a command that failed,
 then a later run of the *same* command that passed: :func:`executive.workers.record.shell.same`),
 the tests, and the worker's account. A command worker's digest is its folder and how its
-output ended. Everything kept is the worker's text: cleaned, redacted, then cut. Pure: the
-files are read by :mod:`executive.workers.record.reader`.
+output ended. Pure: the files are read by :mod:`executive.workers.record.reader`.
 """
 
 from __future__ import annotations
@@ -66,8 +65,7 @@ _NOISE_LINES = ("pyenv: cannot rehash:",)
 # --- text from the worker ----------------------------------------------------------------------
 def _head(text: str, limit: int) -> str:
     """The start of ``text``, redacted first (a secret cut in half would no longer match)."""
-    kept = scrub(clean(text[: limit + _MARGIN]))
-    return clip(kept, limit)
+    return clip(scrub(clean(text[: limit + _MARGIN])), limit)
 
 
 def _tail(text: str, limit: int) -> str:

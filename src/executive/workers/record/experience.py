@@ -1,19 +1,15 @@
 """A finished attempt's experience: what the worker did, as the daemon keeps it.
 
-The loop keeps that a run happened (its outcome, its verifiers); this keeps what it did and
-so what can be learned from it: the files it created, changed or deleted (relative to its
-folder), the functions and classes its edits touched, the commands it ran with their status
-and a short tail of each failure, the failure→fix pairs its record shows (a command that
-failed, then the change and the run of the same command that made it pass), the tests it
-ran, and its own closing account. Hooks C, D and E read memories out of it.
+The loop keeps that a run happened (its outcome, its verifiers); this keeps what can be
+learned from it: the files it changed, the functions and classes its edits touched, its
+commands with their status and each failure's tail, its failure→fix pairs, its tests and its
+closing account. Hooks C, D and E read memories out of it.
 
 What the daemon saw itself and what the worker's record claims are kept apart
-(``observed``): the files come from the daemon's own before/after walk of the folder when it
-could take one, and everything else is the worker's text, so untrusted: each string is
-cleaned of control characters and redacted before it is cut to its limit, every list is
-bounded, and a malformed or truncated record gives a partial digest that says so
-(``complete``, ``notes``), never an exception. The record is read by
-:mod:`executive.workers.record.digest`; the files by :mod:`executive.workers.record.reader`.
+(``observed``): the files come from the daemon's own walk of the folder when it could take
+one; everything else is the worker's text, so untrusted: each string is cleaned and redacted
+before it is cut to its limit, every list is bounded, and a malformed or truncated record
+gives a partial digest that says so (``complete``, ``notes``), never an exception.
 """
 
 from __future__ import annotations

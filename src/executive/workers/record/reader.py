@@ -1,6 +1,6 @@
 """What a finished worker left behind, read from disk: its folder's changes and its run log.
 
-The pure digest is :mod:`executive.workers.record.experience`; this is its edge. The folder is
+The digest (:mod:`executive.workers.record.digest`) is pure; this is its edge. The folder is
 looked at with ``lstat`` only (a planted link is noted, never followed) and at most
 ``max_files`` entries of it (past them the folder is "too large to compare", not walked on),
 and the run log is read line by line with every line bounded, so a log of one enormous line
@@ -115,7 +115,7 @@ def changes(before: Snapshot, after: Snapshot, max_files: int = 0) -> FolderDiff
 
 
 def read_run(
-    log_path: Path | None,
+    log_path: Path,
     *,
     vendor: str,
     workdir: Path,
@@ -128,8 +128,7 @@ def read_run(
     spend: Spend | None = None
     try:
         # The marker line is the daemon's, not the worker's: never its last words.
-        raw = output.log_tail(log_path, OUTPUT_TAIL_BYTES) if log_path is not None else ""
-        tail, capped = output.unmarked(raw)
+        tail, capped = output.unmarked(output.log_tail(log_path, OUTPUT_TAIL_BYTES))
         if vendor == "claude":
             found, spend = _claude(log_path, workdir, folder, tail)
         else:
@@ -153,10 +152,8 @@ def read_run(
 
 
 def _claude(
-    log_path: Path | None, workdir: Path, folder: FolderDiff, tail: str
+    log_path: Path, workdir: Path, folder: FolderDiff, tail: str
 ) -> tuple[Experience, Spend | None]:
-    if log_path is None:
-        return Experience(source="stream-json", complete=False, notes=["no run log"]), None
     with log_path.open("rb") as handle:
         reading = runlog.read_lines(lines(handle))
     if reading.kind == "unknown":

@@ -164,10 +164,8 @@ def target(command: str) -> str:
 def same(first: str, second: str) -> bool:
     """Whether two commands run the same thing: one identity, and one target (or one of
     them runs the whole, naming none)."""
-    (name, aim), (other, other_aim) = (
-        _identity(_meaningful(first)),
-        _identity(_meaningful(second)),
-    )
+    name, aim = _identity(_meaningful(first))
+    other, other_aim = _identity(_meaningful(second))
     return bool(name) and name == other and (aim == other_aim or not aim or not other_aim)
 
 
@@ -289,10 +287,7 @@ def _meaningful(command: str) -> list[str]:
 
 def unsafe(command: str) -> str | None:
     """Why ``command`` must never be advice (it runs what it downloads), or None."""
-    for pattern, why in _UNSAFE:
-        if pattern.search(command):
-            return why
-    return None
+    return next((why for pattern, why in _UNSAFE if pattern.search(command)), None)
 
 
 def failed_output(output: str) -> bool | None:

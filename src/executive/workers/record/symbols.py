@@ -13,9 +13,8 @@ text, so only identifiers are kept; nothing here raises on what a record holds.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-MAX_SYMBOLS = 12
 _DEFINES = re.compile(
     r"^(?P<indent>[ \t]*)(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function|fn|func(?:\s*\([^)]*\))?|module|struct|impl|trait|interface)\s+"
@@ -26,12 +25,7 @@ _NUMBERED = re.compile(r"^\s*(\d+)→(.*)$")
 
 def numbered(text: str) -> dict[int, str]:
     """The lines of a tool's ``N→text`` listing, by number (empty when it is none)."""
-    lines = {}
-    for raw in text.splitlines():
-        found = _NUMBERED.match(raw)
-        if found:
-            lines[int(found.group(1))] = found.group(2)
-    return lines
+    return {int(m.group(1)): m.group(2) for raw in text.splitlines() if (m := _NUMBERED.match(raw))}
 
 
 def _indent(line: str) -> int:
@@ -94,7 +88,3 @@ def of_edit(shown: Mapping[int, str], old: str, new: str) -> list[str]:
     if chain and not names:
         names.append(".".join(n for _, n in chain))
     return names
-
-
-def bounded(names: Iterable[str], limit: int = MAX_SYMBOLS) -> list[str]:
-    return list(dict.fromkeys(n for n in names if n))[:limit]
