@@ -12,7 +12,6 @@ never shown. A key the CLI then rejects is caught at run time (``authentication_
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,15 +19,12 @@ from pathlib import Path
 
 from executive.settings import Settings
 from executive.workers import claude_cli
-from executive.workers.claude_cli import bundled_cli, sdk_dir
-
-__all__ = ["Readiness", "bundled_cli", "cli_env", "credential_source", "readiness", "sdk_dir"]
+from executive.workers.claude_cli import sdk_dir
+from executive.workers.environment import EXECUTIVE_TIER
 
 SDK_MISSING = "claude-agent-sdk is not installed: pip install 'executive[claude]'"
 _API_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 _PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
-# The executive tier (as for workers): memory flags and keys, mem0's variables, our settings.
-EXECUTIVE_TIER = re.compile(r"^(V3_|MEM0_|EXECUTIVE_)|^AGENT_PATH$")
 
 
 @dataclass(frozen=True)
