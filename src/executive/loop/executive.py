@@ -12,10 +12,9 @@ from __future__ import annotations
 import enum
 import secrets
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import ParamSpec
 
 from executive.corpus import backfill
 from executive.files import UnsafeFile
@@ -43,7 +42,6 @@ from executive.workspace.spending import budget_of
 from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
-P = ParamSpec("P")
 
 
 class Pace(enum.Enum):
@@ -322,9 +320,8 @@ class Executive:
         assert worker.prepared is not None  # spawning follows routing
         bundle = run.active.bundle
         limit = bundle.spec.timeout_seconds or self.settings.worker_timeout_ms / 1000
-        if self.observer is None:
-            return await steps.spawn(self.settings, self.home, bundle, worker.prepared)
-        with self.observer.waiting_on_worker(limit):
+        waiting = self.observer.waiting_on_worker(limit) if self.observer else nullcontext()
+        with waiting:
             return await steps.spawn(self.settings, self.home, bundle, worker.prepared)
 
     def _policy(self, bundle: Bundle) -> machine.Policy:

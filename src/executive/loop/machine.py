@@ -199,7 +199,7 @@ def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
         case Started() if run.phase in ("ready", "waiting"):
             return _started(run, event)
         case HookAnswered(hook=HookName.PRE_SPAWN) if run.phase == "packing":
-            pack = _pack(event)
+            pack = event.result.memory_pack if event.ok and event.result is not None else None
             return replace(run, phase="preparing", pack=pack), [Prepare(pack, event.result)]
         case WorkerPrepared() if run.phase == "preparing":
             return replace(run, phase="routing"), [Route()]
@@ -253,10 +253,6 @@ def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
     effects.append(Record(transitions.step_started(step, event.contract_id, event.vendor)))
     effects.append(RunHook(HookName.PRE_SPAWN))
     return replace(run, phase="packing", vendor=event.vendor, pack=None, attempt=None), effects
-
-
-def _pack(event: HookAnswered) -> str | None:
-    return event.result.memory_pack if event.ok and event.result is not None else None
 
 
 def _finished(run: StepRun, attempt: Attempt, at: datetime) -> tuple[StepRun, list[Effect]]:
