@@ -44,11 +44,6 @@ def body(name: str) -> str:
     return _FRONTMATTER.sub("", raw(name), count=1).strip() + "\n"
 
 
-def description(name: str) -> str:
-    match = re.search(r"^description: (.+)$", raw(name), re.MULTILINE)
-    return match.group(1).strip() if match else ""
-
-
 def render(hook: HookName, context: BaseModel | dict[str, Any], *, mem_command: str) -> str:
     """The full prompt of ``hook``: its skill, the downstream playbook, the context."""
     spec = SPECS[hook]
