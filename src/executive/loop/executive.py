@@ -346,10 +346,8 @@ class Executive:
 def _failed(run: machine.StepRun, effect: machine.Effect, exc: Exception) -> machine.Event | None:
     """The event an effect that raised stands for: its attempt failed, its hook did not run."""
     now = datetime.now(UTC)
-    why = scrub(
-        one_line(f"the daemon could not carry out the attempt: {type(exc).__name__}: {exc}")
-    )
-    why = clip(why, steps.ERROR_CHARS)
+    why = f"the daemon could not carry out the attempt: {type(exc).__name__}: {exc}"
+    why = clip(scrub(one_line(why)), steps.ERROR_CHARS)
     match effect:
         case machine.RunHook(hook=hook):
             return machine.HookAnswered(hook, None, now)

@@ -245,11 +245,8 @@ def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
     if not state.started_at:
         state.started_at = event.at.isoformat()
         effects.append(Record(transitions.goal_started(bundle, state.priority)))
-    step.status, step.contract_id, step.started_at = (
-        "in_progress",
-        event.contract_id,
-        event.at.isoformat(),
-    )
+    step.status, step.contract_id = "in_progress", event.contract_id
+    step.started_at = event.at.isoformat()
     effects.append(Record(transitions.step_started(step, event.contract_id, event.vendor)))
     effects.append(RunHook(HookName.PRE_SPAWN))
     return replace(run, phase="packing", vendor=event.vendor, pack=None, attempt=None), effects

@@ -173,26 +173,25 @@ def _result_error(result: Any) -> str | None:
 
 def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
     result = transcript.result
-    error: str | None
-    if result is not None:
-        error = _result_error(result)
-    else:
-        error = crash or "the Claude stream ended without a result message"
+    error = (
+        _result_error(result)
+        if result is not None
+        else crash or "the Claude stream ended without a result message"
+    )
     if error is not None and transcript.assistant_error in _ACCOUNT_ERRORS:
         raise EngineUnavailable(
             f"Claude refused this account ({transcript.assistant_error}): "
             f"{scrub(transcript.last_text.strip()[:200]) or scrub(error)}"
         )
     final_text = scrub(result.result or "") if error is None and result is not None else ""
-    details: dict[str, Any] = {"model": transcript.model}
     # The CLI's own account of what the run cost (never 0 when it gave none).
-    paid = (
-        of_result(result.total_cost_usd, result.usage, result.num_turns, result.duration_api_ms)
-        if result is not None
-        else None
-    )
-    details["spend"] = paid.record() if paid is not None else not_reported()
+    details: dict[str, Any] = {"model": transcript.model, "spend": not_reported()}
     if result is not None:
+        paid = of_result(
+            result.total_cost_usd, result.usage, result.num_turns, result.duration_api_ms
+        )
+        if paid is not None:
+            details["spend"] = paid.record()
         if crash is not None:
             details["exit_error"] = scrub(crash)
         details |= {
