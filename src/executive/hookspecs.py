@@ -1,15 +1,12 @@
 """The five memory hooks, declared once: one ``HookSpec`` per hook, A to E.
 
-Everything else is derived from here: the settings field of each flag
-(:mod:`executive.config.flags`), the env template ``executive init`` writes
+The settings' flag fields (:mod:`executive.config.flags`), the env template
 (:mod:`executive.envfile`, :mod:`executive.workspace.scaffold`), the docs' hooks tables
-(:func:`hooks_table`, checked current by a test), ``executive status``, and the runner's
-dispatch (:mod:`executive.hooks.dispatch`, which adds each hook's code: its context class and
-built-in function, keyed by :class:`HookName`). No other module names a hook's flag.
+(:func:`hooks_table`, checked current by a test), ``executive status`` and the hooks' code
+(:mod:`executive.hooks.dispatch`) are made from it. No other module names a hook's flag.
 
-Why here and not in :mod:`executive.hooks`: the settings read the flags, and settings know no
-layer (an import contract); the hooks read the settings. So the declaration sits below both
-and imports nothing of the project.
+It sits below the settings and the hooks, importing nothing of the project: the settings read
+the flags and know no layer (an import contract), and the hooks read the settings.
 """
 
 from __future__ import annotations
