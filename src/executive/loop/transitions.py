@@ -131,9 +131,7 @@ def step_completed(step: StepState, attempt: Attempt) -> Transition:
             "attempts": step.attempts + 1,
             "duration_seconds": step.duration_seconds,
             "estimated_seconds": step.estimated_seconds,
-            "verifiers": [r.as_dict() for r in attempt.results],
-            **_spend(attempt),
-            **_experience(attempt),
+            **_outcome(attempt),
         },
         "step.completed",
         ("step", "contract_id", "attempts"),
@@ -141,19 +139,16 @@ def step_completed(step: StepState, attempt: Attempt) -> Transition:
     )
 
 
-def _spend(attempt: Attempt) -> dict[str, Any]:
-    """A paid run's spend as the CLI reported it, the pack's tokens beside it (none for a
-    command worker: it costs nothing to count)."""
-    if not attempt.paid:
-        return {}
-    if attempt.spend is None:
-        return {"spend": not_reported(attempt.pack_tokens)}
-    return {"spend": attempt.spend.record(attempt.pack_tokens)}
-
-
-def _experience(attempt: Attempt) -> dict[str, Any]:
-    kept = brief(attempt.experience)
-    return {"experience": kept} if kept else {}
+def _outcome(attempt: Attempt) -> dict[str, Any]:
+    """The verifiers' results, a paid run's spend as the CLI reported it with the pack's tokens
+    beside it (none for a command worker: it costs nothing to count), what the worker did."""
+    out: dict[str, Any] = {"verifiers": [r.as_dict() for r in attempt.results]}
+    if attempt.paid:
+        spend, tokens = attempt.spend, attempt.pack_tokens
+        out["spend"] = spend.record(tokens) if spend is not None else not_reported(tokens)
+    if kept := brief(attempt.experience):
+        out["experience"] = kept
+    return out
 
 
 def goal_completed(active: Active, contract_id: str, *, recovered: bool = False) -> Transition:
@@ -186,9 +181,7 @@ def step_failed(step: StepState, attempt: Attempt, signal: str) -> Transition:
             "attempt": step.attempts,
             "error": attempt.error[-1000:],
             "signal": signal,
-            "verifiers": [r.as_dict() for r in attempt.results],
-            **_spend(attempt),
-            **_experience(attempt),
+            **_outcome(attempt),
         },
         "step.failed",
         ("step", "attempt", "contract_id", "signal"),
