@@ -21,7 +21,7 @@ import anyio
 from executive.hooks.context import HookContext
 from executive.hooks.dispatch import BuiltinEngine
 from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
-from executive.hooks.llm import ClaudeEngine  # the SDK itself is imported only when it runs
+from executive.hooks.llm.engine import ClaudeEngine  # imports the SDK only when it runs
 from executive.hooks.result import HookResult, Writes
 from executive.hooks.tools import HookTools
 from executive.hookspecs import HookName, HookSpec, spec_of

@@ -76,7 +76,7 @@ class HookTools:
 
     @property
     def user_id(self) -> str:
-        user = self.memory.settings.user_id
+        user = self.settings.user_id
         if not user:
             raise StoreError("V3_MEM0_USER_ID is not set: memory hooks cannot scope their reads")
         return user
@@ -85,12 +85,7 @@ class HookTools:
         return RecordingView(await self.memory.view(), self.calls)
 
     async def reader(self) -> Reader:
-        settings = self.memory.settings
-        return Reader(
-            await self.view(),
-            user_id=self.user_id,
-            floor=settings.confidence_floor,
-        )
+        return Reader(await self.view(), user_id=self.user_id, floor=self.settings.confidence_floor)
 
     def _writer(self) -> None:
         if not self.spec.writes:

@@ -79,10 +79,8 @@ def due(
     if fresh >= after_outcomes:
         return Due(since, fresh)
     assert outcomes.first is not None  # there is an outcome, so a first event
-    start = _parse(since) if since else _parse(outcomes.first["ts"])
-    if moment - start >= timedelta(days=interval_days):
-        return Due(since, fresh)
-    return None
+    start = _parse(since or outcomes.first["ts"])
+    return Due(since, fresh) if moment - start >= timedelta(days=interval_days) else None
 
 
 def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retrospective:

@@ -79,10 +79,7 @@ def _split(pack: str) -> tuple[list[str], list[list[str]], str | None]:
 
 
 def _join(head: list[str], entries: list[list[str]], cut: int) -> str:
-    lines = list(head)
-    for entry in entries:
-        lines += entry
-    text = "\n".join(lines).rstrip()
+    text = "\n".join([*head, *(line for entry in entries for line in entry)]).rstrip()
     if cut:
         text += (
             f"\n\n_…{cut} lower-ranked {'entry was' if cut == 1 else 'entries were'} cut by "

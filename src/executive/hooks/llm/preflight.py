@@ -61,9 +61,7 @@ class Readiness:
         return ""
 
     def describe(self) -> str:
-        if self.problem is not None:
-            return self.problem
-        return f"CLI {self.cli}; credentials from {self.credential}"
+        return self.problem or f"CLI {self.cli}; credentials from {self.credential}"
 
 
 def credential_source(environ: Mapping[str, str]) -> str | None:
