@@ -23,10 +23,6 @@ class HookName(StrEnum):
     POST_RETRO = "post-retro-harvest"  # E
 
 
-# The prefix every hook's flag shares; the settings field is the rest, lower-cased.
-_FLAG_PREFIX = "V3_MEM_"
-
-
 @dataclass(frozen=True)
 class HookSpec:
     name: HookName
@@ -54,7 +50,7 @@ class HookSpec:
     @property
     def field(self) -> str:
         """The settings field its flag is read into: ``V3_MEM_HOOK_POST_RUN`` -> ``hook_post_run``."""
-        return self.flag.removeprefix(_FLAG_PREFIX).lower()
+        return self.flag.removeprefix("V3_MEM_").lower()
 
     @property
     def description(self) -> str:

@@ -105,7 +105,8 @@ async def _run(spec: HookSpec, context: HookContext, env: HookEnv) -> HookResult
             engine = env.engines["builtin"]
         except Exception as exc:
             log.exception("hook.raised", engine=engine.name, error=repr(exc))
-            return _failed(spec, engine.name, calls, started, _describe(exc))
+            why = str(exc) if isinstance(exc, HookTimeout) else f"{type(exc).__name__}: {exc}"
+            return _failed(spec, engine.name, calls, started, why)
     writes = output.writes if output.writes is not None else _count_writes(tools)
     error = output.error
     if error is None and writes.failed:
@@ -132,10 +133,6 @@ async def _attempt(
             return await engine.run(spec, context, tools)
     except TimeoutError:
         raise HookTimeout(f"timed out after {limit:g}s") from None
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, HookTimeout) else f"{type(exc).__name__}: {exc}"
 
 
 def _count_writes(tools: HookTools) -> Writes:
