@@ -87,10 +87,8 @@ def step_of(state: StepState) -> Step:
 
 
 class Recent(LedgerFold):
-    """The last few successes and failures in the work ledger, for Hook A's context.
-
-    Built before every iteration with work, so it reads only the events appended since.
-    """
+    """The last few successes and failures in the work ledger, for Hook A's context; read
+    before every iteration with work, so it reads only the events appended since."""
 
     def reset(self) -> None:
         self.failures: deque[Outcome] = deque(maxlen=RECENT)

@@ -158,11 +158,9 @@ class Executive:
         return Pace.BUSY
 
     async def _sync_principles(self) -> None:
-        """Keep the constitution's rules in memory as principles, so packs can carry them.
-
-        Backfill lane A, run when the constitution (or a spec file) changed and Hook B, the
-        pack, is on; only on iterations with work, so an idle loop touches no store.
-        """
+        """Keep the constitution's rules in memory as principles, so packs carry them: backfill
+        lane A when the constitution (or a spec file) changed and Hook B is on, only on
+        iterations with work, so an idle loop touches no store."""
         s = self.settings
         if s.hook_off(SPECS[HookName.PRE_SPAWN].flag) is not None:
             return
@@ -235,12 +233,10 @@ class Executive:
         self, run: machine.StepRun, worker: _Worker, effect: machine.Effect
     ) -> machine.Event | None:
         """One effect; the event it produced, if any (each ``advance`` asks for at most one).
-
-        Whatever goes wrong while an attempt is carried out (preparing, spawning, reading
-        what the worker left, verifying, a hook) is an event of the machine: a failed attempt
-        that is counted, backed off and blocked at the limit, never a failed iteration that
-        would start the same worker again. Only recording (the bundle's own files) raises.
-        """
+        Whatever goes wrong carrying out an attempt (preparing, spawning, reading what the
+        worker left, verifying, a hook) is an event: a failed attempt, counted, backed off and
+        blocked at the limit, never a failed iteration that would start the same worker again.
+        Only recording (the bundle's own files) raises."""
         if isinstance(effect, machine.Record):
             self.recorder.record(run.active, effect.transition)
             return None
@@ -332,8 +328,7 @@ class Executive:
         )
 
     async def _hook(self, name: HookName, context: HookContext | None) -> HookResult | None:
-        """Run the hook on its context (None: building it failed, already logged); nothing
-        here may stop the loop."""
+        """Run the hook (no context: building it failed, already logged); never stops the loop."""
         if context is None:
             return None
         try:

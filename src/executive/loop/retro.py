@@ -44,10 +44,8 @@ def _parse(ts: str) -> datetime:
 
 
 class Outcomes(LedgerFold):
-    """What :func:`due` needs from the work ledger, read on from where it stopped.
-
-    The idle loop asks every tick; this reads only the events appended since the last.
-    """
+    """What :func:`due` needs from the work ledger. The idle loop asks every tick, so this
+    reads on from where it stopped: only the events appended since."""
 
     def reset(self) -> None:
         self.first: dict[str, Any] | None = None  # the ledger's first event

@@ -1,10 +1,7 @@
-"""A bundle's transitions, and the one place that records them.
-
-A transition (a step started, passed, failed; a bundle started, completed, blocked) leaves up
-to four records: the bundle's state file, a work-ledger event, a line in the bundle's
-PROGRESS log and a log line. Each function below says what one transition records; the
-:class:`Recorder` writes it, always in the same order, so no transition forgets one of them.
-"""
+"""A bundle's transitions (a step started, passed, failed; a bundle started, completed,
+blocked), each up to four records: the state file, a work-ledger event, a log line and a
+PROGRESS line. Each function below says what one records; :class:`Recorder` writes them,
+always in the same order, so no transition forgets one."""
 
 from __future__ import annotations
 
@@ -48,12 +45,9 @@ class Transition:
 
 
 class Recorder:
-    """Writes a transition: state file, then ledger, then log line, then PROGRESS log.
-
-    The PROGRESS log comes last because a planted link there raises ``UnsafeFile`` (the
-    caller quarantines the bundle): by then the state, the ledger and the log all say what
-    happened.
-    """
+    """Writes a transition: state file, ledger, log line, then the PROGRESS log, last because
+    a planted link there raises ``UnsafeFile`` (the caller quarantines the bundle): by then
+    the state, the ledger and the log all say what happened."""
 
     def __init__(self, workspace: Workspace, ledger: WorkLedger) -> None:
         self.workspace = workspace
