@@ -1,8 +1,6 @@
 """Each hook's code, bound to its declaration: the context it is told, and the built-in engine.
-
 The declaration (:mod:`executive.hookspecs`) is data the settings read too, so it cannot hold
-the hooks' code; this is the one place that adds it.
-"""
+the hooks' code: this is the one place that adds it."""
 
 from __future__ import annotations
 
@@ -32,10 +30,8 @@ CONTEXTS: dict[HookName, type[HookContext]] = {
 
 
 def parse_context(hook: HookName | str, data: dict[str, Any]) -> HookContext:
-    """Validate a JSON context for ``hook`` (for ``executive hooks run``).
-
-    ``ValueError`` for a name that is no hook, pydantic's ``ValidationError`` for bad data.
-    """
+    """Validate a JSON context for ``hook`` (for ``executive hooks run``): ``ValueError`` for
+    a name that is no hook, pydantic's ``ValidationError`` for bad data."""
     return CONTEXTS[HookName(hook)].model_validate(data)
 
 

@@ -2,10 +2,9 @@
 
 A hook runs only when ``V3_MEMORY_ENABLED`` and its own flag are both true; otherwise it
 returns skipped with the reason and touches nothing (no store, no model). Every failure, a
-time-out included, comes back as a value. Every run logs one ``hook.finished`` event with the
-outcome, the tool-call histogram, the duration and the last 400 characters of the answer (for
-a read hook, whose answer quotes memory, its size and hash at info and the tail at debug),
-and appends ``EXECUTIVE_SKILL_USED`` to the work ledger. A write hook whose writes failed is
+time-out included, comes back as a value. Every run logs one ``hook.finished`` event (the
+outcome, the tool-call histogram, the duration, the answer's tail: see :func:`_answer`) and
+appends ``EXECUTIVE_SKILL_USED`` to the work ledger. A write hook whose writes failed is
 ``failed`` in both, never ``ok`` (the original's go-live bug).
 """
 

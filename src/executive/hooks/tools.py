@@ -1,8 +1,6 @@
-"""The memory tools a hook run may use, recording every call for the tool-call histogram.
-
-A read hook gets the reader's door only; a write hook also gets the harvester's. Nothing
-opens the store until a tool is first used: a gated-off hook never touches it.
-"""
+"""The memory tools a hook run may use, recording every call for the tool-call histogram. A
+read hook gets the reader's door only, a write hook the harvester's too. Nothing opens the
+store until a tool is first used: a gated-off hook never touches it."""
 
 from __future__ import annotations
 
@@ -101,10 +99,9 @@ class HookTools:
         return summary
 
     async def mark_outdated(self, app_id: str, changed: Sequence[str], run_id: str) -> int:
-        """Mark the project's memories about a file ``run_id`` changed as possibly outdated
-        (through the harvester, so the ledger and a rebuild keep it); never deletes one.
-        A memory this hook run wrote or found said again (a duplicate) is current: left as
-        it is. Returns how many memories were marked."""
+        """Mark the project's memories about a file ``run_id`` changed possibly outdated, through
+        the harvester (so the ledger and a rebuild keep it), never deleting one; what this run
+        wrote or found said again (a duplicate) is current. Returns how many were marked."""
         self._writer()
         if not changed:
             return 0

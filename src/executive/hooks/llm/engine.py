@@ -1,8 +1,7 @@
 """The LLM skill engine: each hook run is one Claude agent turn over ``executive mem``.
 
-One ``query()`` per run (Claude Agent SDK): the rendered skill is the prompt, Bash is the
-only tool, at most 30 turns, the model from ``MODEL``, the agent home as working directory,
-no MCP servers and no settings files (so no allow rule, hook or CLAUDE.md from disk applies).
+One ``query()`` per run: the rendered skill is the prompt, Bash the only tool; no MCP
+servers and no settings files, so no allow rule, hook or CLAUDE.md from disk applies.
 
 The allow-list (:mod:`executive.hooks.llm.allow`) is enforced twice, in code, before a
 command runs: a ``PreToolUse`` hook sees every tool call and denies what the list refuses
@@ -44,11 +43,8 @@ _STDERR_LINES = 5
 
 
 def mem_prefix(home: os.PathLike[str] | str) -> list[str]:
-    """The memory CLI as the agent must spell it: this interpreter, this package, this home.
-
-    ``python -m executive`` rather than the console script: it is the daemon's own
-    interpreter and package version, found without PATH or an activated venv.
-    """
+    """The memory CLI as the agent must spell it: ``python -m executive`` rather than the
+    console script, the daemon's own interpreter and package, found without PATH or a venv."""
     return [sys.executable, "-m", "executive", "--home", str(home)]
 
 

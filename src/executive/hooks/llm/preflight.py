@@ -96,14 +96,11 @@ def readiness(settings: Settings, environ: Mapping[str, str] | None = None) -> R
 
 
 def cli_env(environ: Mapping[str, str], secrets: Iterable[str]) -> dict[str, str]:
-    """Overrides for ``ClaudeAgentOptions.env``: every executive-tier variable emptied.
-
-    The SDK starts the CLI with the parent's whole environment with ``options.env`` on top,
-    so nothing can be removed through it: each executive-tier variable (and any variable
-    holding a secret's value) is overridden with an empty value instead. Our settings read
-    an empty value as unset, so the ``executive mem`` commands the agent runs read the
-    home's ``.env.executive`` (or reach the daemon over its socket), and no key is passed on.
-    """
+    """Overrides for ``ClaudeAgentOptions.env``: every executive-tier variable (and any holding
+    a secret's value) emptied. The SDK starts the CLI with the parent's whole environment under
+    ``options.env``, so nothing can be removed, only overridden; our settings read an empty
+    value as unset, so the agent's ``executive mem`` commands read the home's
+    ``.env.executive`` (or reach the daemon over its socket), and no key is passed on."""
     values = {s for s in secrets if s}
     return {
         name: ""

@@ -44,11 +44,8 @@ _ANSWER_KEYS = ("total", "rejections", "skipped")
 
 
 def _answer(text: str) -> dict[str, Any] | None:
-    """The JSON answer of ``executive mem add`` in a tool result, wherever it sits.
-
-    The Bash tool may put an exit-code line first, and log lines (JSON too, on stderr)
-    before or after it: the answer is the first object with one of the answer's keys.
-    """
+    """The JSON answer of ``executive mem add`` in a tool result: the first object with one of
+    its keys (Bash may put an exit-code line first, and log lines, JSON too, around it)."""
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
