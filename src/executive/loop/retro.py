@@ -245,19 +245,16 @@ def write(home: Home, retro: Retrospective) -> Path:
     return path
 
 
-def related(retro: Retrospective) -> list[str]:
-    return sorted({lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")})
-
-
 @told
 def hook_context(
     path: str, retro: Retrospective, ledger: WorkLedger, since: str
 ) -> PostRetroContext:
     """Hook E's context for the retrospective written at ``path``."""
+    scopes = {lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")}
     return PostRetroContext(
         retro_path=path,
         retro_type="weekly",
-        related_bundle_slugs=related(retro),
+        related_bundle_slugs=sorted(scopes),
         harvest_run=f"{retro.date}-retro-weekly",
         experiences=run_experiences(ledger, since),
     )
