@@ -3,9 +3,7 @@
 Its figures and its rules for a lesson are declared in :mod:`executive.hooks.harvest`,
 which the LLM engine's skill is filled in from.
 
-1. One experience card for a non-trivial run (:mod:`executive.hooks.builtin.card`): the goal,
-   what the executive saw (the files changed on disk, the verifiers that passed) and the
-   worker's report (what was wrong, what it touched, how it tested), about those files.
+1. One experience card for a non-trivial run (:mod:`executive.hooks.builtin.card`).
 2. A lesson for each failure→fix the run shows that keeps the harvest's lesson rules: a
    command that failed, then the change and the same command passing (within the run), or
    what the passing attempt changed after an earlier one failed (across attempts). Said

@@ -1,12 +1,12 @@
 """Can the LLM engine run here, and what the Claude CLI may see. Never imports the SDK.
 
-Three things must hold: the ``claude-agent-sdk`` package is installed (the ``claude``
-extra), a Claude Code CLI exists (the one a claude worker runs: ``EXECUTIVE_CLAUDE_BIN``,
-``claude`` on the ``PATH``, else the SDK's bundled one; :mod:`executive.workers.claude_cli`), and the daemon's user has credentials. Credentials are looked for where the CLI
-looks, without running it: an API key or token variable, a cloud provider switch, or the
-login file ``claude`` writes (``~/.claude/.credentials.json``; on macOS the login lives in
-the keychain, so ``~/.claude.json`` naming an account counts). What is found is named,
-never shown. A key the CLI then rejects is caught at run time (``authentication_failed``).
+Three things must hold: ``claude-agent-sdk`` is installed (the ``claude`` extra), a Claude
+Code CLI exists (the one a claude worker runs, :mod:`executive.workers.claude_cli`), and the
+daemon's user has credentials, looked for where the CLI looks, without running it: an API
+key or token variable, a cloud provider switch, or the login file ``claude`` writes
+(``~/.claude/.credentials.json``; on macOS the login lives in the keychain, so
+``~/.claude.json`` naming an account counts). What is found is named, never shown. A key
+the CLI then rejects is caught at run time (``authentication_failed``).
 """
 
 from __future__ import annotations
