@@ -2,7 +2,7 @@
 
 The settings' flag fields (:mod:`executive.config.flags`), the env template
 (:mod:`executive.envfile`, :mod:`executive.workspace.scaffold`), the docs' hooks tables
-(:func:`hooks_table`, checked current by a test), ``executive status`` and the hooks' code
+(tests/test_hookspecs.py keeps them current), ``executive status`` and the hooks' code
 (:mod:`executive.hooks.dispatch`) are made from it. No other module names a hook's flag.
 
 It sits below the settings and the hooks, importing nothing of the project: the settings read
@@ -158,13 +158,3 @@ ROLL_OUT: tuple[HookName, ...] = (
 def spec_of(name: HookName | str) -> HookSpec:
     """The spec of a hook given by name; ``ValueError`` for a name that is no hook."""
     return SPECS[HookName(name)]
-
-
-def hooks_table(*, brief: bool = False) -> str:
-    """The hooks as a Markdown table, A to E: in full for docs/hooks.md, ``brief`` for the
-    README. A test keeps every copy in the docs current (each between its markers)."""
-    rows = [
-        f"| {s.letter} {s.name.value} | `{s.flag}` | {s.fires} | {s.brief if brief else s.does} |"
-        for s in SPECS.values()
-    ]
-    return "\n".join(["| hook | flag | fires | does |", "|---|---|---|---|", *rows]) + "\n"
