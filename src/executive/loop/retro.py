@@ -35,14 +35,6 @@ class Due:
     outcomes: int
 
 
-def _parse(ts: str) -> datetime:
-    # The ledger's own times: always written aware, so a failure here is a broken ledger.
-    when = parse_instant(ts)
-    if when is None:
-        raise ValueError(f"not an ISO time in the work ledger: {ts!r}")
-    return when
-
-
 class Outcomes(LedgerFold):
     """What :func:`due` needs from the work ledger. The idle loop asks every tick, so this
     reads on from where it stopped: only the events appended since."""
@@ -77,7 +69,10 @@ def due(
     if fresh >= after_outcomes:
         return Due(since, fresh)
     assert outcomes.first is not None  # there is an outcome, so a first event
-    start = _parse(since or outcomes.first["ts"])
+    ts = since or outcomes.first["ts"]
+    start = parse_instant(ts)
+    if start is None:  # the ledger's own times are always written aware: a broken ledger
+        raise ValueError(f"not an ISO time in the work ledger: {ts!r}")
     return Due(since, fresh) if moment - start >= timedelta(days=interval_days) else None
 
 
