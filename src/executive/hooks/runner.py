@@ -63,12 +63,10 @@ async def run_memory_hook(name: HookName | str, context: HookContext, env: HookE
         reason = env.settings.hook_off(spec.flag)  # the settings say why it may not run
         if reason is not None:
             log.info("hook.skipped", reason=reason)
-            gated = HookResult(hook=spec.name.value, ran=False, skipped=True, reason=reason)
-            if env.observer is not None:
-                env.observer.hook_finished(gated, context)
-            return gated
-        result = await _run(spec, context, env)
-        _report(result, env, _bundle(context))
+            result = HookResult(hook=spec.name.value, ran=False, skipped=True, reason=reason)
+        else:
+            result = await _run(spec, context, env)
+            _report(result, env, _bundle(context))
         if env.observer is not None:
             env.observer.hook_finished(result, context)
         return result
