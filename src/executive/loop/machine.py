@@ -194,7 +194,7 @@ class WrongEvent(ValueError):
 # --- the machine ------------------------------------------------------------------------------
 def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
     """The step's next state and the effects to carry out, in order."""
-    run = _copied(run)
+    run = replace(run, active=Active(run.active.bundle, run.active.state.model_copy(deep=True)))
     match event:
         case Started() if run.phase in ("ready", "waiting"):
             return _started(run, event)
@@ -224,11 +224,6 @@ def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
             done = transitions.goal_completed(run.active, run.step.contract_id, recovered=True)
             return run, [Record(done)]
     raise WrongEvent(f"{type(event).__name__} in phase {run.phase!r} of step {run.number}")
-
-
-def _copied(run: StepRun) -> StepRun:
-    state = run.active.state.model_copy(deep=True)
-    return replace(run, active=Active(run.active.bundle, state))
 
 
 def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
