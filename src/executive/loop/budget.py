@@ -52,10 +52,9 @@ def bundle_block(budget: Budget, active: Active) -> transitions.Transition | Non
     reason = (
         f"spent {usd(spent.spend.cost_usd)} of its ${cap:g} budget (EXECUTIVE_BUDGET_BUNDLE_USD)"
     )
-    runs = budget.spending.bundles.get(active.bundle.slug, [])
     lines = [
         f"{r.kind} {r.name} ({r.contract_id}): {usd(r.spend.cost_usd if r.spend else None)}"
-        for r in runs
+        for r in budget.spending.bundles.get(active.bundle.slug, [])
     ]
     details = [
         f"{spent.runs} paid runs, {spent.not_reported} not reported; raise or unset "

@@ -199,15 +199,12 @@ def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
     if transcript.refused:
         details["refused"] = list(transcript.refused.values())
     pack: str | None = None
-    if spec.name is HookName.PRE_SPAWN and final_text:
-        extracted = answer.extract(final_text)
-        if extracted is not None:
-            capped = answer.cap(extracted)
-            pack = capped.markdown
-            details |= {"entries": capped.entries, "cut": capped.cut, "tokens": capped.tokens}
-    writes = Writes()
+    if spec.name is HookName.PRE_SPAWN and (extracted := answer.extract(final_text)):
+        capped = answer.cap(extracted)
+        pack = capped.markdown
+        details |= {"entries": capped.entries, "cut": capped.cut, "tokens": capped.tokens}
+    writes = transcript.writes() if spec.writes else Writes()
     if spec.writes:
-        writes = transcript.writes()
         if transcript.rejected:
             details["rejected"] = transcript.rejected
         if transcript.add_errors:
