@@ -24,8 +24,8 @@ from typing import IO, Any
 import anyio
 import pytest
 
-from executive.hooks.llm.preflight import bundled_cli
 from executive.workers import vendors
+from executive.workers.claude_cli import bundled_cli
 from executive.workers.isolation import process
 from tests.messages_api import CLI_ENV, MessagesAPI, Request
 from tests.messages_script import Turn

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from executive.envfile import render_env
-from executive.hookspecs import ROLL_OUT, SPECS, HookName, hooks_table, spec_of
+from executive.hookspecs import ROLL_OUT, SPECS, HookName, spec_of
 from executive.settings import Settings, load_settings
 from executive.workspace.scaffold import GO_LIVE
 
@@ -91,9 +91,18 @@ def test_no_module_but_the_declaration_names_a_hooks_flag():
     assert len(spelled) == len(ORIGINAL_FLAGS)
 
 
+def hooks_table(*, brief: bool = False) -> str:
+    """The hooks as a Markdown table, A to E: in full for docs/hooks.md, ``brief`` for the
+    README. Regenerate: python -c "from tests.test_hookspecs import hooks_table as t; print(t())"
+    (brief=True for the README's)."""
+    rows = [
+        f"| {s.letter} {s.name.value} | `{s.flag}` | {s.fires} | {s.brief if brief else s.does} |"
+        for s in SPECS.values()
+    ]
+    return "\n".join(["| hook | flag | fires | does |", "|---|---|---|---|", *rows]) + "\n"
+
+
 def test_the_docs_hooks_tables_are_the_ones_the_declaration_makes():
-    # Regenerate: python -c "from executive.hookspecs import hooks_table; print(hooks_table())"
-    # (brief=True for the README's).
     pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     tables = [
         (page.relative_to(REPO).as_posix(), bool(match.group(1)), match.group(2).strip())

@@ -1,15 +1,12 @@
 """The five memory hooks, declared once: one ``HookSpec`` per hook, A to E.
 
-Everything else is derived from here: the settings field of each flag
-(:mod:`executive.config.flags`), the env template ``executive init`` writes
+The settings' flag fields (:mod:`executive.config.flags`), the env template
 (:mod:`executive.envfile`, :mod:`executive.workspace.scaffold`), the docs' hooks tables
-(:func:`hooks_table`, checked current by a test), ``executive status``, and the runner's
-dispatch (:mod:`executive.hooks.dispatch`, which adds each hook's code: its context class and
-built-in function, keyed by :class:`HookName`). No other module names a hook's flag.
+(tests/test_hookspecs.py keeps them current), ``executive status`` and the hooks' code
+(:mod:`executive.hooks.dispatch`) are made from it. No other module names a hook's flag.
 
-Why here and not in :mod:`executive.hooks`: the settings read the flags, and settings know no
-layer (an import contract); the hooks read the settings. So the declaration sits below both
-and imports nothing of the project.
+It sits below the settings and the hooks, importing nothing of the project: the settings read
+the flags and know no layer (an import contract), and the hooks read the settings.
 """
 
 from __future__ import annotations
@@ -24,10 +21,6 @@ class HookName(StrEnum):
     POST_RUN = "post-run-harvest"  # C
     FAIL_DIAG = "failure-diagnosis"  # D
     POST_RETRO = "post-retro-harvest"  # E
-
-
-# The prefix every hook's flag shares; the settings field is the rest, lower-cased.
-_FLAG_PREFIX = "V3_MEM_"
 
 
 @dataclass(frozen=True)
@@ -57,7 +50,7 @@ class HookSpec:
     @property
     def field(self) -> str:
         """The settings field its flag is read into: ``V3_MEM_HOOK_POST_RUN`` -> ``hook_post_run``."""
-        return self.flag.removeprefix(_FLAG_PREFIX).lower()
+        return self.flag.removeprefix("V3_MEM_").lower()
 
     @property
     def description(self) -> str:
@@ -165,13 +158,3 @@ ROLL_OUT: tuple[HookName, ...] = (
 def spec_of(name: HookName | str) -> HookSpec:
     """The spec of a hook given by name; ``ValueError`` for a name that is no hook."""
     return SPECS[HookName(name)]
-
-
-def hooks_table(*, brief: bool = False) -> str:
-    """The hooks as a Markdown table, A to E: in full for docs/hooks.md, ``brief`` for the
-    README. A test keeps every copy in the docs current (each between its markers)."""
-    rows = [
-        f"| {s.letter} {s.name.value} | `{s.flag}` | {s.fires} | {s.brief if brief else s.does} |"
-        for s in SPECS.values()
-    ]
-    return "\n".join(["| hook | flag | fires | does |", "|---|---|---|---|", *rows]) + "\n"

@@ -10,12 +10,14 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 import structlog
 
+from executive.hooks import skills
 from executive.hooks.context import (
     FailDiagContext,
     FailureSignals,
@@ -47,6 +49,12 @@ ALL_ON = {
     "V3_MEM0_USER_ID": "agent-hooks",
     "EXECUTIVE_STORE": "inmemory",
 }
+
+
+def description(skill: str) -> str:
+    """A skill file's ``description:`` line (its frontmatter), "" when it has none."""
+    found = re.search(r"^description: (.+)$", skills.raw(skill), re.MULTILINE)
+    return found.group(1).strip() if found else ""
 
 
 def settings_for(home: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> Settings:

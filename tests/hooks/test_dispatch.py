@@ -7,9 +7,10 @@ import typing
 import pytest
 from pydantic import ValidationError
 
+from executive.hooks import dispatch
 from executive.hooks.builtin import fail_diag, post_retro, post_run, pre_spawn, pre_work
 from executive.hooks.context import PreSpawnContext
-from executive.hooks.dispatch import HOOKS, BuiltinEngine, parse_context
+from executive.hooks.dispatch import BuiltinEngine, parse_context
 from executive.hooks.engine import EngineOutput
 from executive.hookspecs import SPECS, HookName
 from tests.hooks.conftest import CONTEXTS
@@ -19,10 +20,8 @@ pytestmark = pytest.mark.anyio
 
 
 def test_every_declared_hook_has_its_code_in_the_declarations_order():
-    assert list(HOOKS) == list(SPECS)
-    for name, code in HOOKS.items():
-        assert code.spec is SPECS[name]
-    assert len({code.context for code in HOOKS.values()}) == len(HOOKS)
+    assert list(dispatch.CONTEXTS) == list(SPECS)
+    assert len(set(dispatch.CONTEXTS.values())) == len(dispatch.CONTEXTS)
 
 
 def test_a_json_context_is_read_as_its_hooks_model():
@@ -55,7 +54,7 @@ async def test_the_builtin_engine_runs_the_function_that_reads_its_hooks_context
     assert output.final_text == "bound"
     [(module, told, given)] = seen
     assert (told, given) == (context, tools)
-    assert hints[module]["ctx"] is HOOKS[name].context
+    assert hints[module]["ctx"] is dispatch.CONTEXTS[name]
     assert hints[module]["return"] is EngineOutput
 
 

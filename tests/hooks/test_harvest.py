@@ -8,7 +8,7 @@ from executive.hooks.harvest import RUN_HARVEST
 from executive.hookspecs import SPECS, HookName
 from executive.workers.record.experience import Experience, FileChange
 from tests.hooks.builtin.test_post_run import overfull_run
-from tests.hooks.conftest import post_run
+from tests.hooks.conftest import description, post_run
 
 
 def test_the_llm_skill_says_the_declared_figures_and_every_lesson_rule():
@@ -25,7 +25,7 @@ def test_the_llm_skill_says_the_declared_figures_and_every_lesson_rule():
     for rule in h.lesson_rules:
         assert f"   - {rule}\n" in text
     # Where the count is said outside the skill's body, it is the same count.
-    assert f"(0-{h.max_writes} writes)" in skills.description(SPECS[HookName.POST_RUN].skill)
+    assert f"(0-{h.max_writes} writes)" in description(SPECS[HookName.POST_RUN].skill)
     assert f"(0–{h.max_writes} writes)" in SPECS[HookName.POST_RUN].does  # noqa: RUF001
 
 

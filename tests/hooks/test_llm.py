@@ -23,9 +23,9 @@ from executive.daemon import doctor
 from executive.home import Home
 from executive.hooks.context import PreWorkContext
 from executive.hooks.engine import EngineOutput
-from executive.hooks.llm import ClaudeEngine, answer, preflight
+from executive.hooks.llm import answer, preflight
 from executive.hooks.llm.allow import AllowList, payload_count, shell_hazard
-from executive.hooks.llm.engine import MAX_TURNS, mem_prefix
+from executive.hooks.llm.engine import MAX_TURNS, ClaudeEngine, mem_prefix
 from executive.hooks.result import Writes
 from executive.hooks.runner import HookEnv, run_memory_hook
 from executive.memory.runtime import MemoryRuntime

@@ -6,7 +6,7 @@ import pytest
 
 from executive.hooks import skills
 from executive.hookspecs import SPECS, HookName
-from tests.hooks.conftest import fail_diag, post_run, pre_spawn
+from tests.hooks.conftest import description, fail_diag, post_run, pre_spawn
 
 SENTINEL = "sentinel-7f3a9c"
 
@@ -43,7 +43,7 @@ def test_context_text_is_never_expanded_as_a_placeholder():
 
 @pytest.mark.parametrize("name", skills.SKILL_NAMES)
 def test_every_skill_file_has_a_name_and_description(name):
-    assert skills.description(name)
+    assert description(name)
     assert f"name: {name}" in skills.raw(name)
 
 

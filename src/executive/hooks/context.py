@@ -1,8 +1,5 @@
-"""What each hook is told: the fields of the original's contexts, as models.
-
-The loop builds these; a person can write one as JSON for ``executive hooks run``. Which hook
-is told which is bound in :mod:`executive.hooks.dispatch`.
-"""
+"""What each hook is told: the fields of the original's contexts, as models. The loop builds
+these; a person can write one as JSON for ``executive hooks run``."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """Each hook's code, bound to its declaration: the context it is told, and the built-in engine.
-
 The declaration (:mod:`executive.hookspecs`) is data the settings read too, so it cannot hold
-the hooks' code; this is the one place that adds it. ``executive hooks run`` reads a context
-with :func:`parse_context`; the built-in engine calls each hook's function by its context.
-"""
+the hooks' code: this is the one place that adds it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from executive.hooks.builtin import fail_diag, post_retro, post_run, pre_spawn, pre_work
@@ -21,34 +17,22 @@ from executive.hooks.context import (
 )
 from executive.hooks.engine import EngineOutput
 from executive.hooks.tools import HookTools
-from executive.hookspecs import SPECS, HookName, HookSpec
+from executive.hookspecs import HookName, HookSpec
 
-
-@dataclass(frozen=True)
-class HookCode:
-    spec: HookSpec
-    context: type[HookContext]  # what the loop tells it; `executive hooks run` reads it as JSON
-
-
-# In the declaration's order (A to E).
-HOOKS: dict[HookName, HookCode] = {
-    code.spec.name: code
-    for code in (
-        HookCode(SPECS[HookName.PRE_WORK], PreWorkContext),
-        HookCode(SPECS[HookName.PRE_SPAWN], PreSpawnContext),
-        HookCode(SPECS[HookName.POST_RUN], PostRunContext),
-        HookCode(SPECS[HookName.FAIL_DIAG], FailDiagContext),
-        HookCode(SPECS[HookName.POST_RETRO], PostRetroContext),
-    )
+# What each hook is told, in the declaration's order (A to E).
+CONTEXTS: dict[HookName, type[HookContext]] = {
+    HookName.PRE_WORK: PreWorkContext,
+    HookName.PRE_SPAWN: PreSpawnContext,
+    HookName.POST_RUN: PostRunContext,
+    HookName.FAIL_DIAG: FailDiagContext,
+    HookName.POST_RETRO: PostRetroContext,
 }
 
 
 def parse_context(hook: HookName | str, data: dict[str, Any]) -> HookContext:
-    """Validate a JSON context for ``hook`` (for ``executive hooks run``).
-
-    ``ValueError`` for a name that is no hook, pydantic's ``ValidationError`` for bad data.
-    """
-    return HOOKS[HookName(hook)].context.model_validate(data)
+    """Validate a JSON context for ``hook`` (for ``executive hooks run``): ``ValueError`` for
+    a name that is no hook, pydantic's ``ValidationError`` for bad data."""
+    return CONTEXTS[HookName(hook)].model_validate(data)
 
 
 class BuiltinEngine:

@@ -1,11 +1,8 @@
-"""What a successful run leaves in memory (Hook C), declared once for both engines.
-
-The built-in engine (:mod:`executive.hooks.builtin.post_run`) writes by these figures and
-rules, and the LLM engine's skill (``skills/memory-hook-post-run-harvest.md``) is filled in
-from them (``{{RUN_HARVEST_*}}``), so the two cannot drift apart. To change what a run leaves
-in memory, change it here, then the built-in code that carries it out; a test holds the
-built-in engine's payloads to these figures.
-"""
+"""What a successful run leaves in memory (Hook C), declared once for both engines: the
+built-in engine (:mod:`executive.hooks.builtin.post_run`) writes by these figures and rules,
+and the LLM engine's skill is filled in from them (``{{RUN_HARVEST_*}}``), so the two cannot
+drift apart. To change what a run leaves in memory, change it here, then the built-in code
+that carries it out; a test holds the built-in engine's payloads to these figures."""
 
 from __future__ import annotations
 

@@ -2,10 +2,9 @@
 
 A hook runs only when ``V3_MEMORY_ENABLED`` and its own flag are both true; otherwise it
 returns skipped with the reason and touches nothing (no store, no model). Every failure, a
-time-out included, comes back as a value. Every run logs one ``hook.finished`` event with the
-outcome, the tool-call histogram, the duration and the last 400 characters of the answer (for
-a read hook, whose answer quotes memory, its size and hash at info and the tail at debug),
-and appends ``EXECUTIVE_SKILL_USED`` to the work ledger. A write hook whose writes failed is
+time-out included, comes back as a value. Every run logs one ``hook.finished`` event (the
+outcome, the tool-call histogram, the duration, the answer's tail: see :func:`_answer`) and
+appends ``EXECUTIVE_SKILL_USED`` to the work ledger. A write hook whose writes failed is
 ``failed`` in both, never ``ok`` (the original's go-live bug).
 """
 
@@ -21,7 +20,7 @@ import anyio
 from executive.hooks.context import HookContext
 from executive.hooks.dispatch import BuiltinEngine
 from executive.hooks.engine import Engine, EngineOutput, EngineUnavailable
-from executive.hooks.llm import ClaudeEngine  # the SDK itself is imported only when it runs
+from executive.hooks.llm.engine import ClaudeEngine  # imports the SDK only when it runs
 from executive.hooks.result import HookResult, Writes
 from executive.hooks.tools import HookTools
 from executive.hookspecs import HookName, HookSpec, spec_of
@@ -64,12 +63,10 @@ async def run_memory_hook(name: HookName | str, context: HookContext, env: HookE
         reason = env.settings.hook_off(spec.flag)  # the settings say why it may not run
         if reason is not None:
             log.info("hook.skipped", reason=reason)
-            gated = HookResult(hook=spec.name.value, ran=False, skipped=True, reason=reason)
-            if env.observer is not None:
-                env.observer.hook_finished(gated, context)
-            return gated
-        result = await _run(spec, context, env)
-        _report(result, env, _bundle(context))
+            result = HookResult(hook=spec.name.value, ran=False, skipped=True, reason=reason)
+        else:
+            result = await _run(spec, context, env)
+            _report(result, env, _bundle(context))
         if env.observer is not None:
             env.observer.hook_finished(result, context)
         return result
@@ -105,7 +102,8 @@ async def _run(spec: HookSpec, context: HookContext, env: HookEnv) -> HookResult
             engine = env.engines["builtin"]
         except Exception as exc:
             log.exception("hook.raised", engine=engine.name, error=repr(exc))
-            return _failed(spec, engine.name, calls, started, _describe(exc))
+            why = str(exc) if isinstance(exc, HookTimeout) else f"{type(exc).__name__}: {exc}"
+            return _failed(spec, engine.name, calls, started, why)
     writes = output.writes if output.writes is not None else _count_writes(tools)
     error = output.error
     if error is None and writes.failed:
@@ -132,10 +130,6 @@ async def _attempt(
             return await engine.run(spec, context, tools)
     except TimeoutError:
         raise HookTimeout(f"timed out after {limit:g}s") from None
-
-
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, HookTimeout) else f"{type(exc).__name__}: {exc}"
 
 
 def _count_writes(tools: HookTools) -> Writes:

@@ -1,8 +1,6 @@
-"""Skill files: what each hook does, in words. Python only loads and fills them in.
-
-A hook's skill inlines its downstream skill (the reader's or the harvester's playbook) and
-the store's limitations, so one rendered file is the whole prompt of an LLM hook run.
-"""
+"""Skill files: what each hook does, in words; Python only loads and fills them in. A hook's
+skill inlines its downstream playbook (the reader's or the harvester's) and the store's
+limitations, so one rendered file is the whole prompt of an LLM hook run."""
 
 from __future__ import annotations
 
@@ -42,11 +40,6 @@ def raw(name: str) -> str:
 
 def body(name: str) -> str:
     return _FRONTMATTER.sub("", raw(name), count=1).strip() + "\n"
-
-
-def description(name: str) -> str:
-    match = re.search(r"^description: (.+)$", raw(name), re.MULTILINE)
-    return match.group(1).strip() if match else ""
 
 
 def render(hook: HookName, context: BaseModel | dict[str, Any], *, mem_command: str) -> str:

@@ -1,8 +1,6 @@
-"""The memory tools a hook run may use, recording every call for the tool-call histogram.
-
-A read hook gets the reader's door only; a write hook also gets the harvester's. Nothing
-opens the store until a tool is first used: a gated-off hook never touches it.
-"""
+"""The memory tools a hook run may use, recording every call for the tool-call histogram. A
+read hook gets the reader's door only, a write hook the harvester's too. Nothing opens the
+store until a tool is first used: a gated-off hook never touches it."""
 
 from __future__ import annotations
 
@@ -76,7 +74,7 @@ class HookTools:
 
     @property
     def user_id(self) -> str:
-        user = self.memory.settings.user_id
+        user = self.settings.user_id
         if not user:
             raise StoreError("V3_MEM0_USER_ID is not set: memory hooks cannot scope their reads")
         return user
@@ -85,12 +83,7 @@ class HookTools:
         return RecordingView(await self.memory.view(), self.calls)
 
     async def reader(self) -> Reader:
-        settings = self.memory.settings
-        return Reader(
-            await self.view(),
-            user_id=self.user_id,
-            floor=settings.confidence_floor,
-        )
+        return Reader(await self.view(), user_id=self.user_id, floor=self.settings.confidence_floor)
 
     def _writer(self) -> None:
         if not self.spec.writes:
@@ -106,10 +99,9 @@ class HookTools:
         return summary
 
     async def mark_outdated(self, app_id: str, changed: Sequence[str], run_id: str) -> int:
-        """Mark the project's memories about a file ``run_id`` changed as possibly outdated
-        (through the harvester, so the ledger and a rebuild keep it); never deletes one.
-        A memory this hook run wrote or found said again (a duplicate) is current: left as
-        it is. Returns how many memories were marked."""
+        """Mark the project's memories about a file ``run_id`` changed possibly outdated, through
+        the harvester (so the ledger and a rebuild keep it), never deleting one; what this run
+        wrote or found said again (a duplicate) is current. Returns how many were marked."""
         self._writer()
         if not changed:
             return 0

@@ -1,8 +1,5 @@
 """An attempt at a step, as the step machine reads it: how far it came, and if it failed, why.
-
-Data only: the machine (:mod:`executive.loop.machine`) decides on it without importing how a
-worker is run (:mod:`executive.loop.step` makes one).
-"""
+Data only: the machine decides on it without importing how a worker is run (loop/step.py)."""
 
 from __future__ import annotations
 

@@ -27,19 +27,11 @@ from executive.workspace.spending import Budget, Pause
 log = get_logger(__name__)
 
 
-def paid(active: Active, settings: Settings) -> bool:
-    """Whether the bundle's worker is a paid one (Claude Code)."""
-    return vendors.paid(active.bundle.vendor(settings.worker_vendor))
-
-
-def pack_tokens(pack: str | None) -> int | None:
-    """The memory pack's tokens (memory's share of the worker's input), as the pack counts them."""
-    return estimate_tokens(pack) if pack else None
-
-
 def over_run_cap(attempt: Attempt, cap: float | None, pack: str | None) -> Attempt:
-    """The attempt with its pack's tokens; failed when the run reported more than ``cap``."""
-    attempt = replace(attempt, pack_tokens=pack_tokens(pack)) if attempt.paid else attempt
+    """The attempt with its pack's tokens (memory's share of the worker's input); failed when
+    the run reported more than ``cap``."""
+    if attempt.paid:
+        attempt = replace(attempt, pack_tokens=estimate_tokens(pack) if pack else None)
     cost = attempt.spend.cost_usd if attempt.spend is not None else None
     if cap is None or cost is None or cost <= cap:
         return attempt
@@ -60,10 +52,9 @@ def bundle_block(budget: Budget, active: Active) -> transitions.Transition | Non
     reason = (
         f"spent {usd(spent.spend.cost_usd)} of its ${cap:g} budget (EXECUTIVE_BUDGET_BUNDLE_USD)"
     )
-    runs = budget.spending.bundles.get(active.bundle.slug, [])
     lines = [
         f"{r.kind} {r.name} ({r.contract_id}): {usd(r.spend.cost_usd if r.spend else None)}"
-        for r in runs
+        for r in budget.spending.bundles.get(active.bundle.slug, [])
     ]
     details = [
         f"{spent.runs} paid runs, {spent.not_reported} not reported; raise or unset "
@@ -92,4 +83,5 @@ class DayGate:
         if self._announced is None or self._announced.until != pause.until:
             log.warning("budget.day_paused", **pause.as_dict())
             self._announced = pause
-        return [a for a in actives if not paid(a, self.settings)]
+        vendor = self.settings.worker_vendor
+        return [a for a in actives if not vendors.paid(a.bundle.vendor(vendor))]

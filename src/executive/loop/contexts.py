@@ -65,11 +65,8 @@ RECENT = 5
 
 
 def work_item(active: Active, home_root: Path, output_dir: Path) -> WorkItem:
-    bundle = active.bundle
-    try:
-        source = str((bundle.folder / "PROMPT.md").relative_to(home_root))
-    except ValueError:
-        source = str(bundle.folder / "PROMPT.md")
+    bundle, prompt = active.bundle, active.bundle.folder / "PROMPT.md"
+    source = str(prompt.relative_to(home_root) if prompt.is_relative_to(home_root) else prompt)
     return WorkItem(
         id=bundle.slug,
         title=bundle.title,
@@ -87,10 +84,8 @@ def step_of(state: StepState) -> Step:
 
 
 class Recent(LedgerFold):
-    """The last few successes and failures in the work ledger, for Hook A's context.
-
-    Built before every iteration with work, so it reads only the events appended since.
-    """
+    """The last few successes and failures in the work ledger, for Hook A's context; read
+    before every iteration with work, so it reads only the events appended since."""
 
     def reset(self) -> None:
         self.failures: deque[Outcome] = deque(maxlen=RECENT)

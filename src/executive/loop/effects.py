@@ -1,10 +1,7 @@
-"""What the step machine asks the executive to do: its effects, data only.
-
-:func:`executive.loop.machine.advance` returns them; the executive carries each out and feeds
-back the event it produced (the docstring of each says which). Records change the bundle's
-own files and the ledger; every other effect runs something (a hook, the worker, its route,
-its verifiers) or tells the observer.
-"""
+"""What the step machine asks the executive to do, data only: :func:`executive.loop.machine.advance`
+returns these effects, the executive carries each out and feeds back the event it produced
+(each docstring says which). Records change the bundle's files and the ledger; the others run
+something (a hook, the worker, its route, its verifiers) or tell the observer."""
 
 from __future__ import annotations
 

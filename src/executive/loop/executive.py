@@ -12,10 +12,9 @@ from __future__ import annotations
 import enum
 import secrets
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import ParamSpec
 
 from executive.corpus import backfill
 from executive.files import UnsafeFile
@@ -43,7 +42,6 @@ from executive.workspace.spending import budget_of
 from executive.workspace.state import LOG_FILE, STATE_FILE, StateError
 
 log = get_logger(__name__)
-P = ParamSpec("P")
 
 
 class Pace(enum.Enum):
@@ -160,11 +158,9 @@ class Executive:
         return Pace.BUSY
 
     async def _sync_principles(self) -> None:
-        """Keep the constitution's rules in memory as principles, so packs can carry them.
-
-        Backfill lane A, run when the constitution (or a spec file) changed and Hook B, the
-        pack, is on; only on iterations with work, so an idle loop touches no store.
-        """
+        """Keep the constitution's rules in memory as principles, so packs carry them: backfill
+        lane A when the constitution (or a spec file) changed and Hook B is on, only on
+        iterations with work, so an idle loop touches no store."""
         s = self.settings
         if s.hook_off(SPECS[HookName.PRE_SPAWN].flag) is not None:
             return
@@ -237,12 +233,10 @@ class Executive:
         self, run: machine.StepRun, worker: _Worker, effect: machine.Effect
     ) -> machine.Event | None:
         """One effect; the event it produced, if any (each ``advance`` asks for at most one).
-
-        Whatever goes wrong while an attempt is carried out (preparing, spawning, reading
-        what the worker left, verifying, a hook) is an event of the machine: a failed attempt
-        that is counted, backed off and blocked at the limit, never a failed iteration that
-        would start the same worker again. Only recording (the bundle's own files) raises.
-        """
+        Whatever goes wrong carrying out an attempt (preparing, spawning, reading what the
+        worker left, verifying, a hook) is an event: a failed attempt, counted, backed off and
+        blocked at the limit, never a failed iteration that would start the same worker again.
+        Only recording (the bundle's own files) raises."""
         if isinstance(effect, machine.Record):
             self.recorder.record(run.active, effect.transition)
             return None
@@ -322,9 +316,8 @@ class Executive:
         assert worker.prepared is not None  # spawning follows routing
         bundle = run.active.bundle
         limit = bundle.spec.timeout_seconds or self.settings.worker_timeout_ms / 1000
-        if self.observer is None:
-            return await steps.spawn(self.settings, self.home, bundle, worker.prepared)
-        with self.observer.waiting_on_worker(limit):
+        waiting = self.observer.waiting_on_worker(limit) if self.observer else nullcontext()
+        with waiting:
             return await steps.spawn(self.settings, self.home, bundle, worker.prepared)
 
     def _policy(self, bundle: Bundle) -> machine.Policy:
@@ -335,8 +328,7 @@ class Executive:
         )
 
     async def _hook(self, name: HookName, context: HookContext | None) -> HookResult | None:
-        """Run the hook on its context (None: building it failed, already logged); nothing
-        here may stop the loop."""
+        """Run the hook (no context: building it failed, already logged); never stops the loop."""
         if context is None:
             return None
         try:
@@ -349,10 +341,8 @@ class Executive:
 def _failed(run: machine.StepRun, effect: machine.Effect, exc: Exception) -> machine.Event | None:
     """The event an effect that raised stands for: its attempt failed, its hook did not run."""
     now = datetime.now(UTC)
-    why = scrub(
-        one_line(f"the daemon could not carry out the attempt: {type(exc).__name__}: {exc}")
-    )
-    why = clip(why, steps.ERROR_CHARS)
+    why = f"the daemon could not carry out the attempt: {type(exc).__name__}: {exc}"
+    why = clip(scrub(one_line(why)), steps.ERROR_CHARS)
     match effect:
         case machine.RunHook(hook=hook):
             return machine.HookAnswered(hook, None, now)

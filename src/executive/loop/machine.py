@@ -194,12 +194,12 @@ class WrongEvent(ValueError):
 # --- the machine ------------------------------------------------------------------------------
 def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
     """The step's next state and the effects to carry out, in order."""
-    run = _copied(run)
+    run = replace(run, active=Active(run.active.bundle, run.active.state.model_copy(deep=True)))
     match event:
         case Started() if run.phase in ("ready", "waiting"):
             return _started(run, event)
         case HookAnswered(hook=HookName.PRE_SPAWN) if run.phase == "packing":
-            pack = _pack(event)
+            pack = event.result.memory_pack if event.ok and event.result is not None else None
             return replace(run, phase="preparing", pack=pack), [Prepare(pack, event.result)]
         case WorkerPrepared() if run.phase == "preparing":
             return replace(run, phase="routing"), [Route()]
@@ -226,11 +226,6 @@ def advance(run: StepRun, event: Event) -> tuple[StepRun, list[Effect]]:
     raise WrongEvent(f"{type(event).__name__} in phase {run.phase!r} of step {run.number}")
 
 
-def _copied(run: StepRun) -> StepRun:
-    state = run.active.state.model_copy(deep=True)
-    return replace(run, active=Active(run.active.bundle, state))
-
-
 def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
     effects: list[Effect] = []
     if run.step.status == "in_progress":
@@ -245,18 +240,11 @@ def _started(run: StepRun, event: Started) -> tuple[StepRun, list[Effect]]:
     if not state.started_at:
         state.started_at = event.at.isoformat()
         effects.append(Record(transitions.goal_started(bundle, state.priority)))
-    step.status, step.contract_id, step.started_at = (
-        "in_progress",
-        event.contract_id,
-        event.at.isoformat(),
-    )
+    step.status, step.contract_id = "in_progress", event.contract_id
+    step.started_at = event.at.isoformat()
     effects.append(Record(transitions.step_started(step, event.contract_id, event.vendor)))
     effects.append(RunHook(HookName.PRE_SPAWN))
     return replace(run, phase="packing", vendor=event.vendor, pack=None, attempt=None), effects
-
-
-def _pack(event: HookAnswered) -> str | None:
-    return event.result.memory_pack if event.ok and event.result is not None else None
 
 
 def _finished(run: StepRun, attempt: Attempt, at: datetime) -> tuple[StepRun, list[Effect]]:

@@ -35,19 +35,9 @@ class Due:
     outcomes: int
 
 
-def _parse(ts: str) -> datetime:
-    # The ledger's own times: always written aware, so a failure here is a broken ledger.
-    when = parse_instant(ts)
-    if when is None:
-        raise ValueError(f"not an ISO time in the work ledger: {ts!r}")
-    return when
-
-
 class Outcomes(LedgerFold):
-    """What :func:`due` needs from the work ledger, read on from where it stopped.
-
-    The idle loop asks every tick; this reads only the events appended since the last.
-    """
+    """What :func:`due` needs from the work ledger. The idle loop asks every tick, so this
+    reads on from where it stopped: only the events appended since."""
 
     def reset(self) -> None:
         self.first: dict[str, Any] | None = None  # the ledger's first event
@@ -79,10 +69,11 @@ def due(
     if fresh >= after_outcomes:
         return Due(since, fresh)
     assert outcomes.first is not None  # there is an outcome, so a first event
-    start = _parse(since) if since else _parse(outcomes.first["ts"])
-    if moment - start >= timedelta(days=interval_days):
-        return Due(since, fresh)
-    return None
+    ts = since or outcomes.first["ts"]
+    start = parse_instant(ts)
+    if start is None:  # the ledger's own times are always written aware: a broken ledger
+        raise ValueError(f"not an ISO time in the work ledger: {ts!r}")
+    return Due(since, fresh) if moment - start >= timedelta(days=interval_days) else None
 
 
 def build(ledger: WorkLedger, since: str, now: datetime | None = None) -> Retrospective:
@@ -249,19 +240,16 @@ def write(home: Home, retro: Retrospective) -> Path:
     return path
 
 
-def related(retro: Retrospective) -> list[str]:
-    return sorted({lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")})
-
-
 @told
 def hook_context(
     path: str, retro: Retrospective, ledger: WorkLedger, since: str
 ) -> PostRetroContext:
     """Hook E's context for the retrospective written at ``path``."""
+    scopes = {lesson.scope for lesson in retro.lessons if not lesson.scope.startswith("_")}
     return PostRetroContext(
         retro_path=path,
         retro_type="weekly",
-        related_bundle_slugs=related(retro),
+        related_bundle_slugs=sorted(scopes),
         harvest_run=f"{retro.date}-retro-weekly",
         experiences=run_experiences(ledger, since),
     )

@@ -1,10 +1,7 @@
-"""A bundle's transitions, and the one place that records them.
-
-A transition (a step started, passed, failed; a bundle started, completed, blocked) leaves up
-to four records: the bundle's state file, a work-ledger event, a line in the bundle's
-PROGRESS log and a log line. Each function below says what one transition records; the
-:class:`Recorder` writes it, always in the same order, so no transition forgets one of them.
-"""
+"""A bundle's transitions (a step started, passed, failed; a bundle started, completed,
+blocked), each up to four records: the state file, a work-ledger event, a log line and a
+PROGRESS line. Each function below says what one records; :class:`Recorder` writes them,
+always in the same order, so no transition forgets one."""
 
 from __future__ import annotations
 
@@ -48,12 +45,9 @@ class Transition:
 
 
 class Recorder:
-    """Writes a transition: state file, then ledger, then log line, then PROGRESS log.
-
-    The PROGRESS log comes last because a planted link there raises ``UnsafeFile`` (the
-    caller quarantines the bundle): by then the state, the ledger and the log all say what
-    happened.
-    """
+    """Writes a transition: state file, ledger, log line, then the PROGRESS log, last because
+    a planted link there raises ``UnsafeFile`` (the caller quarantines the bundle): by then
+    the state, the ledger and the log all say what happened."""
 
     def __init__(self, workspace: Workspace, ledger: WorkLedger) -> None:
         self.workspace = workspace
@@ -131,9 +125,7 @@ def step_completed(step: StepState, attempt: Attempt) -> Transition:
             "attempts": step.attempts + 1,
             "duration_seconds": step.duration_seconds,
             "estimated_seconds": step.estimated_seconds,
-            "verifiers": [r.as_dict() for r in attempt.results],
-            **_spend(attempt),
-            **_experience(attempt),
+            **_outcome(attempt),
         },
         "step.completed",
         ("step", "contract_id", "attempts"),
@@ -141,19 +133,16 @@ def step_completed(step: StepState, attempt: Attempt) -> Transition:
     )
 
 
-def _spend(attempt: Attempt) -> dict[str, Any]:
-    """A paid run's spend as the CLI reported it, the pack's tokens beside it (none for a
-    command worker: it costs nothing to count)."""
-    if not attempt.paid:
-        return {}
-    if attempt.spend is None:
-        return {"spend": not_reported(attempt.pack_tokens)}
-    return {"spend": attempt.spend.record(attempt.pack_tokens)}
-
-
-def _experience(attempt: Attempt) -> dict[str, Any]:
-    kept = brief(attempt.experience)
-    return {"experience": kept} if kept else {}
+def _outcome(attempt: Attempt) -> dict[str, Any]:
+    """The verifiers' results, a paid run's spend as the CLI reported it with the pack's tokens
+    beside it (none for a command worker: it costs nothing to count), what the worker did."""
+    out: dict[str, Any] = {"verifiers": [r.as_dict() for r in attempt.results]}
+    if attempt.paid:
+        spend, tokens = attempt.spend, attempt.pack_tokens
+        out["spend"] = spend.record(tokens) if spend is not None else not_reported(tokens)
+    if kept := brief(attempt.experience):
+        out["experience"] = kept
+    return out
 
 
 def goal_completed(active: Active, contract_id: str, *, recovered: bool = False) -> Transition:
@@ -186,9 +175,7 @@ def step_failed(step: StepState, attempt: Attempt, signal: str) -> Transition:
             "attempt": step.attempts,
             "error": attempt.error[-1000:],
             "signal": signal,
-            "verifiers": [r.as_dict() for r in attempt.results],
-            **_spend(attempt),
-            **_experience(attempt),
+            **_outcome(attempt),
         },
         "step.failed",
         ("step", "attempt", "contract_id", "signal"),

@@ -1,8 +1,7 @@
 """Hook E: each distinct lesson of a retrospective becomes one typed memory, if it is new.
 
 pattern → reflective, fact → semantic, steps → procedural, rule → skipped (a rule is for a
-person to merge into the constitution). Memory is checked first; the per-trigger budget
-(8 for a weekly retrospective, 3 for a per-run one) caps the writes.
+person to merge into the constitution). Memory is checked first; ``BUDGET`` caps the writes.
 """
 
 from __future__ import annotations

@@ -3,16 +3,11 @@
 Its figures and its rules for a lesson are declared in :mod:`executive.hooks.harvest`,
 which the LLM engine's skill is filled in from.
 
-1. One experience card for a non-trivial run (:mod:`executive.hooks.builtin.card`): the goal,
-   what the executive saw (the files changed on disk, the verifiers that passed) and the
-   worker's report (what was wrong, what it touched, how it tested), about those files.
-2. A lesson for each failure→fix the run shows that the daemon's own observation bears out
-   (the run passed its verifiers; every file the fix names changed on disk) and that teaches
-   about the code (it names a project file or runs a project command): the worker's report
-   of a command that failed, then the change and the run of the same command that passed
-   (within the run), or what the passing attempt changed after an earlier one failed
-   (across attempts). A command that runs what it downloads is never advice. Said without
-   run ids, so the same lesson from another run is the same memory.
+1. One experience card for a non-trivial run (:mod:`executive.hooks.builtin.card`).
+2. A lesson for each failure→fix the run shows that keeps the harvest's lesson rules: a
+   command that failed, then the change and the same command passing (within the run), or
+   what the passing attempt changed after an earlier one failed (across attempts). Said
+   without run ids, so the same lesson from another run is the same memory.
 3. A semantic memory when the run carries a signal for one: a step over twice its expected
    time, or a verifier's note; and "retry it" when a retry passed without changing anything.
 

@@ -1,8 +1,5 @@
-"""Hook A: what memory says about each queued bundle. Audit only: logged, never obeyed.
-
-Per bundle: ``avoid`` when memory records a failure pattern for it, ``proceed with caution``
-when it records failures or nothing at all, ``prefer`` when it records successes only.
-"""
+"""Hook A: what memory says about each queued bundle (:func:`advice`). Audit only: logged,
+never obeyed."""
 
 from __future__ import annotations
 

@@ -85,18 +85,16 @@ def payload_count(args: Sequence[str]) -> int:
     count = 0
     for i, arg in enumerate(args):
         name, _, inline = arg.partition("=")
-        if name not in ("--payload", "--batch"):
-            continue
-        value = inline if inline else (args[i + 1] if i + 1 < len(args) else "")
         if name == "--payload":
             count += 1
-            continue
-        try:
-            # Bounded: an agent's 50,000 nested brackets must not raise RecursionError here.
-            batch = parse_json(value)
-        except ValueError:  # JsonLimitError included
-            batch = None
-        count += len(batch) if isinstance(batch, list) and batch else 1
+        elif name == "--batch":
+            value = inline or (args[i + 1] if i + 1 < len(args) else "")
+            try:
+                # Bounded: an agent's 50,000 nested brackets must not raise RecursionError here.
+                batch = parse_json(value)
+            except ValueError:  # JsonLimitError included
+                batch = None
+            count += len(batch) if isinstance(batch, list) and batch else 1
     return max(count, 1)
 
 

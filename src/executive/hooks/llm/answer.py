@@ -1,12 +1,11 @@
 """Hook B's answer: the pack is the final text from the first ``## Memory Pack`` heading on.
 
-The skill asks for at most 2,000 tokens; here the code holds the agent to it, as the
-built-in pack does: the last entries (``### `` headings outside fenced blocks) go until the
-pack fits, and a line says what was cut. The agent lists entries by type (principles
-first), so the cut takes the least binding ones. A fence left open is closed, so no pack can
-swallow what follows it in the worker's CLAUDE.md. Each entry heading is rebuilt from what
-it may carry (one of the five types, a source path), as the built-in pack writes it: the
-agent copies memory text, and no word of it may stand in a heading.
+The code holds the agent to the skill's 2,000 tokens as the built-in pack does: the last
+entries (``### `` headings outside fences) go until it fits, and a line says what was cut;
+the agent lists entries by type (principles first), so the cut takes the least binding. A
+fence left open is closed, so no pack can swallow what follows it in the worker's CLAUDE.md.
+Each entry heading is rebuilt from what it may carry (one of the five types, a source path):
+the agent copies memory text, and no word of it may stand in a heading.
 """
 
 from __future__ import annotations
@@ -79,10 +78,7 @@ def _split(pack: str) -> tuple[list[str], list[list[str]], str | None]:
 
 
 def _join(head: list[str], entries: list[list[str]], cut: int) -> str:
-    lines = list(head)
-    for entry in entries:
-        lines += entry
-    text = "\n".join(lines).rstrip()
+    text = "\n".join([*head, *(line for entry in entries for line in entry)]).rstrip()
     if cut:
         text += (
             f"\n\n_…{cut} lower-ranked {'entry was' if cut == 1 else 'entries were'} cut by "

@@ -1,8 +1,7 @@
 """The LLM skill engine: each hook run is one Claude agent turn over ``executive mem``.
 
-One ``query()`` per run (Claude Agent SDK): the rendered skill is the prompt, Bash is the
-only tool, at most 30 turns, the model from ``MODEL``, the agent home as working directory,
-no MCP servers and no settings files (so no allow rule, hook or CLAUDE.md from disk applies).
+One ``query()`` per run: the rendered skill is the prompt, Bash the only tool; no MCP
+servers and no settings files, so no allow rule, hook or CLAUDE.md from disk applies.
 
 The allow-list (:mod:`executive.hooks.llm.allow`) is enforced twice, in code, before a
 command runs: a ``PreToolUse`` hook sees every tool call and denies what the list refuses
@@ -44,11 +43,8 @@ _STDERR_LINES = 5
 
 
 def mem_prefix(home: os.PathLike[str] | str) -> list[str]:
-    """The memory CLI as the agent must spell it: this interpreter, this package, this home.
-
-    ``python -m executive`` rather than the console script: it is the daemon's own
-    interpreter and package version, found without PATH or an activated venv.
-    """
+    """The memory CLI as the agent must spell it: ``python -m executive`` rather than the
+    console script, the daemon's own interpreter and package, found without PATH or a venv."""
     return [sys.executable, "-m", "executive", "--home", str(home)]
 
 
@@ -173,26 +169,25 @@ def _result_error(result: Any) -> str | None:
 
 def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
     result = transcript.result
-    error: str | None
-    if result is not None:
-        error = _result_error(result)
-    else:
-        error = crash or "the Claude stream ended without a result message"
+    error = (
+        _result_error(result)
+        if result is not None
+        else crash or "the Claude stream ended without a result message"
+    )
     if error is not None and transcript.assistant_error in _ACCOUNT_ERRORS:
         raise EngineUnavailable(
             f"Claude refused this account ({transcript.assistant_error}): "
             f"{scrub(transcript.last_text.strip()[:200]) or scrub(error)}"
         )
     final_text = scrub(result.result or "") if error is None and result is not None else ""
-    details: dict[str, Any] = {"model": transcript.model}
     # The CLI's own account of what the run cost (never 0 when it gave none).
-    paid = (
-        of_result(result.total_cost_usd, result.usage, result.num_turns, result.duration_api_ms)
-        if result is not None
-        else None
-    )
-    details["spend"] = paid.record() if paid is not None else not_reported()
+    details: dict[str, Any] = {"model": transcript.model, "spend": not_reported()}
     if result is not None:
+        paid = of_result(
+            result.total_cost_usd, result.usage, result.num_turns, result.duration_api_ms
+        )
+        if paid is not None:
+            details["spend"] = paid.record()
         if crash is not None:
             details["exit_error"] = scrub(crash)
         details |= {
@@ -204,15 +199,12 @@ def _output(spec: HookSpec, transcript: Any, crash: str | None) -> EngineOutput:
     if transcript.refused:
         details["refused"] = list(transcript.refused.values())
     pack: str | None = None
-    if spec.name is HookName.PRE_SPAWN and final_text:
-        extracted = answer.extract(final_text)
-        if extracted is not None:
-            capped = answer.cap(extracted)
-            pack = capped.markdown
-            details |= {"entries": capped.entries, "cut": capped.cut, "tokens": capped.tokens}
-    writes = Writes()
+    if spec.name is HookName.PRE_SPAWN and (extracted := answer.extract(final_text)):
+        capped = answer.cap(extracted)
+        pack = capped.markdown
+        details |= {"entries": capped.entries, "cut": capped.cut, "tokens": capped.tokens}
+    writes = transcript.writes() if spec.writes else Writes()
     if spec.writes:
-        writes = transcript.writes()
         if transcript.rejected:
             details["rejected"] = transcript.rejected
         if transcript.add_errors:

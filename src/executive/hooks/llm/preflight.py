@@ -1,18 +1,17 @@
 """Can the LLM engine run here, and what the Claude CLI may see. Never imports the SDK.
 
-Three things must hold: the ``claude-agent-sdk`` package is installed (the ``claude``
-extra), a Claude Code CLI exists (the one a claude worker runs: ``EXECUTIVE_CLAUDE_BIN``,
-``claude`` on the ``PATH``, else the SDK's bundled one; :mod:`executive.workers.claude_cli`), and the daemon's user has credentials. Credentials are looked for where the CLI
-looks, without running it: an API key or token variable, a cloud provider switch, or the
-login file ``claude`` writes (``~/.claude/.credentials.json``; on macOS the login lives in
-the keychain, so ``~/.claude.json`` naming an account counts). What is found is named,
-never shown. A key the CLI then rejects is caught at run time (``authentication_failed``).
+Three things must hold: ``claude-agent-sdk`` is installed (the ``claude`` extra), a Claude
+Code CLI exists (the one a claude worker runs, :mod:`executive.workers.claude_cli`), and the
+daemon's user has credentials, looked for where the CLI looks, without running it: an API
+key or token variable, a cloud provider switch, or the login file ``claude`` writes
+(``~/.claude/.credentials.json``; on macOS the login lives in the keychain, so
+``~/.claude.json`` naming an account counts). What is found is named, never shown. A key
+the CLI then rejects is caught at run time (``authentication_failed``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,15 +19,12 @@ from pathlib import Path
 
 from executive.settings import Settings
 from executive.workers import claude_cli
-from executive.workers.claude_cli import bundled_cli, sdk_dir
-
-__all__ = ["Readiness", "bundled_cli", "cli_env", "credential_source", "readiness", "sdk_dir"]
+from executive.workers.claude_cli import sdk_dir
+from executive.workers.environment import EXECUTIVE_TIER
 
 SDK_MISSING = "claude-agent-sdk is not installed: pip install 'executive[claude]'"
 _API_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 _PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
-# The executive tier (as for workers): memory flags and keys, mem0's variables, our settings.
-EXECUTIVE_TIER = re.compile(r"^(V3_|MEM0_|EXECUTIVE_)|^AGENT_PATH$")
 
 
 @dataclass(frozen=True)
@@ -65,9 +61,7 @@ class Readiness:
         return ""
 
     def describe(self) -> str:
-        if self.problem is not None:
-            return self.problem
-        return f"CLI {self.cli}; credentials from {self.credential}"
+        return self.problem or f"CLI {self.cli}; credentials from {self.credential}"
 
 
 def credential_source(environ: Mapping[str, str]) -> str | None:
@@ -102,14 +96,11 @@ def readiness(settings: Settings, environ: Mapping[str, str] | None = None) -> R
 
 
 def cli_env(environ: Mapping[str, str], secrets: Iterable[str]) -> dict[str, str]:
-    """Overrides for ``ClaudeAgentOptions.env``: every executive-tier variable emptied.
-
-    The SDK starts the CLI with the parent's whole environment with ``options.env`` on top,
-    so nothing can be removed through it: each executive-tier variable (and any variable
-    holding a secret's value) is overridden with an empty value instead. Our settings read
-    an empty value as unset, so the ``executive mem`` commands the agent runs read the
-    home's ``.env.executive`` (or reach the daemon over its socket), and no key is passed on.
-    """
+    """Overrides for ``ClaudeAgentOptions.env``: every executive-tier variable (and any holding
+    a secret's value) emptied. The SDK starts the CLI with the parent's whole environment under
+    ``options.env``, so nothing can be removed, only overridden; our settings read an empty
+    value as unset, so the agent's ``executive mem`` commands read the home's
+    ``.env.executive`` (or reach the daemon over its socket), and no key is passed on."""
     values = {s for s in secrets if s}
     return {
         name: ""

@@ -9,6 +9,7 @@ result, whose JSON (``{ok, total, succeeded, skipped, failed, results}``) gives 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,11 +45,8 @@ _ANSWER_KEYS = ("total", "rejections", "skipped")
 
 
 def _answer(text: str) -> dict[str, Any] | None:
-    """The JSON answer of ``executive mem add`` in a tool result, wherever it sits.
-
-    The Bash tool may put an exit-code line first, and log lines (JSON too, on stderr)
-    before or after it: the answer is the first object with one of the answer's keys.
-    """
+    """The JSON answer of ``executive mem add`` in a tool result: the first object with one of
+    its keys (Bash may put an exit-code line first, and log lines, JSON too, around it)."""
     decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
@@ -73,8 +71,8 @@ class Transcript:
         self.assistant_error: str | None = None
         self.refused: dict[str, dict[str, str]] = {}
         self._pending_adds: dict[str, int] = {}  # tool_use_id -> payloads, awaiting a result
-        self.adds = 0
-        self.attempted = self.succeeded = self.skipped = self.failed = self.rejected = 0
+        self.adds = self.rejected = 0
+        self.tally: Counter[str] = Counter()  # Writes' figures: attempted, succeeded, ...
         self.memory_off = False
         self.add_errors: list[str] = []
 
@@ -108,18 +106,19 @@ class Transcript:
         text = _text(block.content)
         data = _answer(text)
         if isinstance(data, dict) and isinstance(data.get("total"), int):
-            self.attempted += data["total"]
-            self.succeeded += int(data.get("succeeded", 0))
-            self.skipped += int(data.get("skipped", 0))
-            self.failed += int(data.get("failed", 0))
+            self.tally["attempted"] += data["total"]
+            for key in ("succeeded", "skipped", "failed"):
+                self.tally[key] += int(data.get(key, 0))
         elif isinstance(data, dict) and data.get("ok") and data.get("skipped"):
             self.memory_off = True  # the surface says memory is off: nothing was written
         elif isinstance(data, dict) and data.get("rejections"):
             self.rejected += items  # refused by validation before anything was sent
         else:  # no answer we can read: the write is not confirmed
-            self.attempted += items
-            self.failed += items
-            self.add_errors.append(scrub(text.strip()[:SHOWN_CHARS]))
+            self._unconfirmed(items, scrub(text.strip()[:SHOWN_CHARS]))
+
+    def _unconfirmed(self, items: int, why: str) -> None:
+        self.tally.update(attempted=items, failed=items)
+        self.add_errors.append(why)
 
     # --- the permission checks report here ------------------------------------------------
     def check(self, tool_use_id: str | None, tool: str, tool_input: Mapping[str, Any]) -> Verdict:
@@ -136,22 +135,15 @@ class Transcript:
     def finish(self) -> None:
         """Adds that never got a result (the run ended first) are unconfirmed: failed."""
         for items in self._pending_adds.values():
-            self.attempted += items
-            self.failed += items
-            self.add_errors.append("no result arrived for this add")
+            self._unconfirmed(items, "no result arrived for this add")
         self._pending_adds.clear()
 
     def writes(self) -> Writes:
-        return Writes(
-            attempted=self.attempted,
-            succeeded=self.succeeded,
-            skipped=self.skipped,
-            failed=self.failed,
-        )
+        return Writes(**self.tally)
 
     def write_error(self) -> str | None:
         """Why a write hook's adds came to nothing, when they all did."""
-        if not self.adds or self.succeeded or self.skipped or self.failed:
+        if not self.adds or any(self.tally[k] for k in ("succeeded", "skipped", "failed")):
             return None  # no adds, something landed, or the runner reports the failures
         if self.memory_off:
             return "`executive mem add` answered that memory is off: nothing was written"
