@@ -36,26 +36,6 @@ if TYPE_CHECKING:
     from executive.memory.read.tokens import PACK_TOKEN_CAP as PACK_TOKEN_CAP
     from executive.memory.read.tokens import estimate as estimate_tokens
 
-_NAMES = {
-    "bullet": "synthesis",
-    "cite": "synthesis",
-    "estimate_tokens": "tokens:estimate",
-    "files_of": "about",
-    "for_bundle": "plan",
-    "for_failure": "plan",
-    "for_question": "plan",
-    "for_step": "plan",
-    "Pack": "pack",
-    "PACK_HEADING": "pack:HEADING",
-    "PACK_TOKEN_CAP": "tokens",
-    "Reader": "reader",
-    "ReadRequest": "reader",
-    "ReadResult": "reader",
-    "render_findings": "synthesis:render",
-    "render_pack": "pack:render",
-    "Scope": "reader",
-    "scope_names": "reader",
-}
 __all__ = [
     "PACK_HEADING",
     "PACK_TOKEN_CAP",
@@ -76,4 +56,4 @@ __all__ = [
     "render_pack",
     "scope_names",
 ]
-__getattr__ = on_first_use(__name__, _NAMES)
+__getattr__ = on_first_use(__name__)

@@ -23,18 +23,6 @@ if TYPE_CHECKING:
     from executive.memory.write.limits import MAX_TEXT_CHARS as MAX_TEXT_CHARS
     from executive.memory.write.principles import TrustedRules as TrustedRules
 
-_NAMES = {
-    "classify_memory": "classify:classify",
-    "Harvester": "harvester",
-    "HarvestLedger": "ledger",
-    "HarvestSummary": "harvester",
-    "MAX_TEXT_CHARS": "limits",
-    "PRINCIPLE_REFUSED": "harvester",
-    "Rejected": "classify",
-    "Rejection": "fields",
-    "stamp": "envelope",
-    "TrustedRules": "principles",
-}
 __all__ = [
     "MAX_TEXT_CHARS",
     "PRINCIPLE_REFUSED",
@@ -47,4 +35,4 @@ __all__ = [
     "classify_memory",
     "stamp",
 ]
-__getattr__ = on_first_use(__name__, _NAMES)
+__getattr__ = on_first_use(__name__)
