@@ -47,8 +47,6 @@ log = get_logger(__name__)
 # that differ only in their run ids, or a rule whose "never" became "always", score 0.95+.
 NEAR_DUPLICATE = 0.95
 PRINCIPLE_REFUSED = "a principle is written only by the constitution sync (constitution.md)"
-# The actor of the one path that writes principles (backfill lane A, run by the loop's sync).
-PRINCIPLE_SYNC_ACTOR = "backfill:A"
 # Words that never change what a lesson says. Fewer than the index's stop words on purpose:
 # "always", "not" and "all" are stop words there, but here they flip or widen a rule.
 _FILLER_WORDS = "a an the of to in on at for and or is are was were be it this that"
