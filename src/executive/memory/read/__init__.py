@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from executive.memory.read.plan import for_question as for_question
     from executive.memory.read.plan import for_step as for_step
     from executive.memory.read.reader import Reader as Reader
-    from executive.memory.read.reader import ReadRequest as ReadRequest
-    from executive.memory.read.reader import ReadResult as ReadResult
-    from executive.memory.read.reader import Scope as Scope
     from executive.memory.read.reader import scope_names as scope_names
+    from executive.memory.read.reading import ReadRequest as ReadRequest
+    from executive.memory.read.reading import ReadResult as ReadResult
+    from executive.memory.read.reading import Scope as Scope
     from executive.memory.read.synthesis import bullet as bullet
     from executive.memory.read.synthesis import cite as cite
     from executive.memory.read.synthesis import render as render_findings

@@ -63,17 +63,6 @@ from executive.memory.store.base import (
 )
 from executive.memory.taxonomy import AGENT_ID
 
-# The public face of reading: what a consumer builds a request from and gets back.
-__all__ = [
-    "MAX_QUESTIONS",
-    "ReadRequest",
-    "ReadResult",
-    "Reader",
-    "ReaderConfig",
-    "Scope",
-    "scope_names",
-]
-
 
 class Reader:
     """Read-only by construction: it holds a read view and nothing that writes."""

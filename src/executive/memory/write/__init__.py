@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from executive.memory.write.fields import Rejection as Rejection
     from executive.memory.write.harvester import PRINCIPLE_REFUSED as PRINCIPLE_REFUSED
     from executive.memory.write.harvester import Harvester as Harvester
-    from executive.memory.write.harvester import HarvestSummary as HarvestSummary
     from executive.memory.write.ledger import HarvestLedger as HarvestLedger
     from executive.memory.write.limits import MAX_TEXT_CHARS as MAX_TEXT_CHARS
     from executive.memory.write.principles import TrustedRules as TrustedRules
+    from executive.memory.write.writes import HarvestSummary as HarvestSummary
 
 __all__ = [
     "MAX_TEXT_CHARS",

@@ -38,8 +38,6 @@ from executive.memory.write.envelope import Defaults, Payload, stamp
 from executive.memory.write.fields import Rejection
 from executive.memory.write.writes import Gate, HarvestSummary, WriteResult
 
-__all__ = ["Gate", "HarvestSummary", "Harvester", "WriteResult", "same_words"]
-
 log = get_logger(__name__)
 
 # A near-duplicate is the same fact said again: very similar (MiniLM cosine; paraphrases
