@@ -58,11 +58,6 @@ def latest(folder: Path) -> date | None:
     return max(days, default=None)
 
 
-def newest(folder: Path) -> Path | None:
-    day = latest(folder)
-    return folder / f"{day.isoformat()}.json" if day is not None else None
-
-
 def recorded_total(path: Path) -> int:
     """How many memories a snapshot holds: read from its head, not the whole file."""
     with path.open("rb") as file:
@@ -74,9 +69,10 @@ def recorded_total(path: Path) -> int:
 
 def _refuse_burying(folder: Path) -> None:
     """Raise when the newest snapshot holds memories (an empty one must not bury it)."""
-    previous = newest(folder)
-    if previous is None:
+    day = latest(folder)
+    if day is None:
         return
+    previous = folder / f"{day.isoformat()}.json"
     try:
         held = recorded_total(previous)
     except (OSError, SnapshotError) as exc:

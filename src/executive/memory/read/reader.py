@@ -56,7 +56,6 @@ from executive.memory.store.base import (
     Filter,
     MemoryRecord,
     StoreReader,
-    Words,
     prepare,
     search_scopes,
     words,
@@ -92,15 +91,12 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    async def _index(self, request: ReadRequest, now: datetime) -> Words | None:
-        """BM25 over the request's scopes: the store's word index, through their filters."""
-        wheres = [self._where(scope, request.env) for scope in request.scopes]
-        return await words(self._view, wheres, self._floor, now)
-
     async def read(self, request: ReadRequest) -> ReadResult:
         started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
-        index = await self._index(request, now)
+        # BM25 over the request's scopes: the store's word index, through their filters.
+        wheres = [self._where(scope, request.env) for scope in request.scopes]
+        index = await words(self._view, wheres, self._floor, now)
         state = ReadState.start(request, now, index, self._config)
         # Every question that depends on no answer, embedded in one batch.
         await prepare(self._view, state.questions.unanswered())

@@ -71,14 +71,10 @@ class Harvester:
     ) -> None:
         self._store = store
         self._ledger = ledger
-        self._defaults = defaults
+        self.defaults = defaults
         self._timeout = timeout_seconds
         self._key_locks: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)
         self.gate = Gate()
-
-    @property
-    def defaults(self) -> Defaults:
-        return self._defaults
 
     def prepare(self, items: Sequence[Any], *, principles: bool = False) -> list[Payload]:
         """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`.
@@ -86,7 +82,7 @@ class Harvester:
         ``principles`` is for the constitution sync alone; without it a principle is refused.
         """
         payloads = validate_batch(
-            [stamp(item, self._defaults) for item in items], user_id=self._defaults.user_id
+            [stamp(item, self.defaults) for item in items], user_id=self.defaults.user_id
         )
         if not principles:
             refused = [
@@ -297,7 +293,7 @@ class Harvester:
         try:
             with anyio.fail_after(self._timeout):
                 present = await self._store.list(
-                    Filter(user_id=_user_of(state, self._defaults), key=state.key)
+                    Filter(user_id=_user_of(state, self.defaults), key=state.key)
                 )
         except (StoreError, TimeoutError) as exc:
             log.warning("harvest.replay_unreachable", key=state.key, error=str(exc))
