@@ -62,7 +62,7 @@ def _new(
 
 
 def _refusal(where: dict[str, Any], rejections: list[Rejection]) -> dict[str, Any]:
-    return {**where, "rejections": [{"field": r.field, "reason": r.reason} for r in rejections]}
+    return {**where, "rejections": [r._asdict() for r in rejections]}
 
 
 def _rejections(
