@@ -155,11 +155,11 @@ async def take(
     return result
 
 
-def load(path: Path, *, max_bytes: int = MAX_SNAPSHOT_BYTES) -> dict[str, Any]:
+def load(path: Path) -> dict[str, Any]:
     """Read a snapshot: a regular file (no FIFO, no link), bounded in size and nesting."""
     try:
-        raw = read_regular(path, max_bytes)
-        document = parse_json(raw, max_bytes=max_bytes)
+        raw = read_regular(path, MAX_SNAPSHOT_BYTES)
+        document = parse_json(raw, max_bytes=MAX_SNAPSHOT_BYTES)
     except FileNotFoundError:
         raise SnapshotError(f"no snapshot at {path}") from None
     except (OSError, UnsafeFile, JsonLimitError) as exc:

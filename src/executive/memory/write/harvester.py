@@ -136,7 +136,12 @@ class Harvester:
         base = _described(payload)
         async with self.gate.shared(), self._key_locks[payload.key]:
             started = time.monotonic()
-            duplicate, dedupe_error = await self._duplicate(payload, near_duplicates)
+            # The stored memory this payload repeats, or why the store could not say.
+            duplicate, dedupe_error = None, None
+            try:
+                duplicate = await self._existing(payload, near_duplicates)
+            except (StoreError, TimeoutError) as exc:
+                dedupe_error = exc
             entry = _entry("add", payload.key, actor)
             if duplicate is not None:
                 # A skip, naming what the store holds; the skipped payload is not the memory.
@@ -167,15 +172,6 @@ class Harvester:
             error=receipt.error,
             **base,
         )
-
-    async def _duplicate(
-        self, payload: Payload, near_duplicates: bool
-    ) -> tuple[MemoryRecord | None, StoreError | TimeoutError | None]:
-        """The stored memory this payload repeats, or why the store could not say."""
-        try:
-            return await self._existing(payload, near_duplicates), None
-        except (StoreError, TimeoutError) as exc:
-            return None, exc
 
     async def _attempt(
         self,
