@@ -104,7 +104,6 @@ async def drift(
 async def fix_drift(
     store: Store, harvester: Harvester, ledger: LedgerSource, trusted: TrustedRules
 ) -> dict[str, Any]:
-    """Make the store match the repository: add what is missing, drop extras, restore changes."""
     user_id = harvester.defaults.user_id
     installation(user_id, "drift --fix")
     kept: list[dict[str, Any]] = []

@@ -72,7 +72,6 @@ class WordStatistics:
     n: int
 
     def share(self, term: str) -> float:
-        """The share of memories that contain ``term``."""
         return self.df.get(term, 0) / self.n if self.n else 0.0
 
     def idf(self, term: str) -> float:

@@ -97,7 +97,6 @@ class ScopedIndex(WordStatistics):
         return None
 
     def records(self) -> Iterator[MemoryRecord]:
-        """Every memory this index keeps."""
         for part, live in self.parts:
             if live is None:
                 yield from part.records.values()

@@ -144,7 +144,6 @@ class Harvester:
                 dedupe_error = exc
             entry = _entry("add", payload.key, actor)
             if duplicate is not None:
-                # A skip, naming what the store holds; the skipped payload is not the memory.
                 await self._record(
                     {
                         **entry,
@@ -353,7 +352,7 @@ def _outcome(
     """The ledger's record of what the store answered."""
     if receipt.status == L.DUPLICATE:
         # The store's own unique key refused it: another writer (another executive sharing
-        # the store) stored this lesson first. A skip, naming what the store holds.
+        # the store) stored this lesson first.
         return {
             **entry,
             "status": L.DUPLICATE,
