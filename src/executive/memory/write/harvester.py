@@ -109,11 +109,9 @@ class Harvester:
                 {"op": "add", "status": L.REJECTED, "actor": actor, "rejections": exc.as_list()}
             )
             raise
-        summary = HarvestSummary()
-        for payload in payloads:
-            summary.results.append(
-                await self.write(payload, actor=actor, near_duplicates=near_duplicates)
-            )
+        summary = HarvestSummary(
+            [await self.write(p, actor=actor, near_duplicates=near_duplicates) for p in payloads]
+        )
         log.info(
             "harvest.written",
             actor=actor,
