@@ -55,10 +55,6 @@ class Pack:
     cut: int = 0  # relevant, but past the token cap
     tokens: int = 0
 
-    @property
-    def empty(self) -> bool:
-        return not self.entries
-
 
 def short_id(memory_id: str) -> str:
     return memory_id.replace("-", "")[:8]
