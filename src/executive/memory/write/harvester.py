@@ -77,10 +77,7 @@ class Harvester:
         self.gate = Gate()
 
     def prepare(self, items: Sequence[Any], *, principles: bool = False) -> list[Payload]:
-        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`.
-
-        ``principles`` is for the constitution sync alone; without it a principle is refused.
-        """
+        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`."""
         payloads = validate_batch(
             [stamp(item, self.defaults) for item in items], user_id=self.defaults.user_id
         )
