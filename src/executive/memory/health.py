@@ -121,10 +121,6 @@ async def check(settings: Settings, store: StoreReader, ledger: HarvestLedger) -
         return StoreHealth(
             "ok", f"answers ({total} memories; ledgers unreadable: {describe(exc)})", total=total
         )
-    return judge(settings, total, expected)
-
-
-def judge(settings: Settings, total: int, expected: int) -> StoreHealth:
     if total < expected:
         return StoreHealth(
             "short",
