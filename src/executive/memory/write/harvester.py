@@ -280,11 +280,11 @@ class Harvester:
         return {"pending": len(pending), "confirmed": done, "still_pending": failed}
 
     async def _replay_one(self, state: L.KeyState) -> bool:
+        user_id = (state.payload or {}).get("user_id")
+        mine = user_id if isinstance(user_id, str) else self.defaults.user_id
         try:
             with anyio.fail_after(self._timeout):
-                present = await self._store.list(
-                    Filter(user_id=_user_of(state, self.defaults), key=state.key)
-                )
+                present = await self._store.list(Filter(user_id=mine, key=state.key))
         except (StoreError, TimeoutError) as exc:
             log.warning("harvest.replay_unreachable", key=state.key, error=str(exc))
             return False
@@ -321,12 +321,6 @@ class Harvester:
 def _entry(op: str, key: str, actor: str, **named: Any) -> dict[str, Any]:
     """The fields every ledger line of one new attempt carries (``named``: the memory id)."""
     return {"op": op, "attempt": L.new_attempt(), "key": key, **named, "actor": actor}
-
-
-def _user_of(state: L.KeyState, defaults: Defaults) -> str | None:
-    if state.payload and isinstance(state.payload.get("user_id"), str):
-        return state.payload["user_id"]
-    return defaults.user_id
 
 
 def _described(payload: Payload) -> dict[str, Any]:
