@@ -35,6 +35,11 @@ WARM_QUESTION = "What have I learned?"
 log = get_logger(__name__)
 
 
+async def open_store(settings: Settings) -> Store:
+    """The configured backend, from the one table of backends."""
+    return await BACKENDS[settings.store_backend](settings)
+
+
 class MemoryRuntime:
     def __init__(self, settings: Settings, store: Store | None = None) -> None:
         self.settings = settings
@@ -57,7 +62,7 @@ class MemoryRuntime:
         async with self._lock:
             if self._store is None:
                 try:
-                    self._store = await BACKENDS[self.settings.store_backend](self.settings)
+                    self._store = await open_store(self.settings)
                 except StoreError:
                     raise
                 except Exception as exc:
