@@ -13,6 +13,7 @@ a scrape every 15 seconds costs a few ``stat`` calls.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -70,7 +71,7 @@ def down_fix(settings: Settings) -> str:
     return "see the daemon's log (grep store.); executive --home HOME doctor"
 
 
-_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], dict[str | None, int]]] = {}
+_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], Counter[str | None]]] = {}
 
 
 def confirmed_live(ledger: HarvestLedger, user_id: str | None) -> int:
@@ -80,13 +81,11 @@ def confirmed_live(ledger: HarvestLedger, user_id: str | None) -> int:
     signature = tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
     cached = _cache.get(ledger.folder)
     if cached is None or cached[0] != signature:
-        counts: dict[str | None, int] = {}
-        for state in ledger.state().live().values():
-            if state.confirmed and state.payload is not None:
-                owner = state.payload.get("user_id")
-                counts[owner] = counts.get(owner, 0) + 1
-        cached = (signature, counts)
-        _cache[ledger.folder] = cached
+        live = ledger.state().live().values()
+        counts = Counter(
+            s.payload.get("user_id") for s in live if s.confirmed and s.payload is not None
+        )
+        cached = _cache[ledger.folder] = (signature, counts)
     counts = cached[1]
     # No installation id: the store is counted whole, and so is the ledger.
     return sum(counts.values()) if user_id is None else counts.get(user_id, 0)
@@ -122,10 +121,6 @@ async def check(settings: Settings, store: StoreReader, ledger: HarvestLedger) -
         return StoreHealth(
             "ok", f"answers ({total} memories; ledgers unreadable: {describe(exc)})", total=total
         )
-    return judge(settings, total, expected)
-
-
-def judge(settings: Settings, total: int, expected: int) -> StoreHealth:
     if total < expected:
         return StoreHealth(
             "short",

@@ -140,11 +140,9 @@ def slugify(text: str, limit: int = 60) -> str:
 
 
 def valid_app_id(app_id: str) -> bool:
-    if app_id in RESERVED_APP_IDS:
-        return True
-    if app_id.startswith(SKILL_APP_PREFIX):
-        return bool(BUNDLE_SLUG.fullmatch(app_id.removeprefix(SKILL_APP_PREFIX)))
-    return bool(BUNDLE_SLUG.fullmatch(app_id))
+    # A skill's id is its prefix and a slug; no slug starts with the prefix's "_".
+    slug = app_id.removeprefix(SKILL_APP_PREFIX)
+    return app_id in RESERVED_APP_IDS or bool(BUNDLE_SLUG.fullmatch(slug))
 
 
 def run_id_date(run_id: str) -> date | None:

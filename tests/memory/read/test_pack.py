@@ -72,7 +72,7 @@ def test_types_are_shown_rules_then_cards_then_lessons_then_by_rank():
 
 def test_an_empty_pack_says_so_and_lists_the_questions():
     pack = render([], questions=["How was it done before?", "What failed?"])
-    assert pack.empty
+    assert not pack.entries
     assert "No prior memories surfaced" in pack.markdown
     assert "“How was it done before?”" in pack.markdown and "“What failed?”" in pack.markdown
 

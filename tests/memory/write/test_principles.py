@@ -9,7 +9,6 @@ from executive.memory.durability.rebuild import rebuild
 from executive.memory.store.base import Filter
 from executive.memory.write import ledger as L
 from executive.memory.write.classify import Rejected
-from executive.memory.write.harvester import PRINCIPLE_SYNC_ACTOR
 from tests.memory.payloads import DEFAULTS, TRUSTED, partial, stamped
 
 pytestmark = pytest.mark.anyio
@@ -18,9 +17,7 @@ RULE = partial("principle")["text"]
 
 
 async def sync(harvester):
-    summary = await harvester.add(
-        [partial("principle")], actor=PRINCIPLE_SYNC_ACTOR, principles=True
-    )
+    summary = await harvester.add([partial("principle")], actor="backfill:A", principles=True)
     (result,) = summary.results
     return result
 

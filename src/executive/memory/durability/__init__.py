@@ -28,25 +28,6 @@ if TYPE_CHECKING:
     from executive.memory.durability.snapshot import overdue as snapshot_overdue
     from executive.memory.durability.snapshot import take as take_snapshot
 
-_NAMES = {
-    "find_drift": "drift:drift",
-    "fix_drift": "drift",
-    "installation": "rebuild",
-    "latest_snapshot": "snapshot:latest",
-    "load_snapshot": "snapshot:load",
-    "Member": "shared",
-    "member": "shared",
-    "Progress": "rebuild",
-    "purge": "rebuild",
-    "rebuild_store": "rebuild:rebuild",
-    "RebuildError": "rebuild",
-    "restore": "rebuild",
-    "SharedLedgers": "shared",
-    "snapshot_overdue": "snapshot:overdue",
-    "SnapshotError": "snapshot",
-    "SnapshotRefused": "snapshot",
-    "take_snapshot": "snapshot:take",
-}
 __all__ = [
     "Member",
     "Progress",
@@ -66,4 +47,4 @@ __all__ = [
     "snapshot_overdue",
     "take_snapshot",
 ]
-__getattr__ = on_first_use(__name__, _NAMES)
+__getattr__ = on_first_use(__name__)

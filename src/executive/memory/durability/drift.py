@@ -104,7 +104,6 @@ async def drift(
 async def fix_drift(
     store: Store, harvester: Harvester, ledger: LedgerSource, trusted: TrustedRules
 ) -> dict[str, Any]:
-    """Make the store match the repository: add what is missing, drop extras, restore changes."""
     user_id = harvester.defaults.user_id
     installation(user_id, "drift --fix")
     kept: list[dict[str, Any]] = []
@@ -117,7 +116,10 @@ async def fix_drift(
         for key in report.changed:
             payload = Payload.model_validate(live[key].payload)
             stored = by_key[key][0]
-            if _immutable(stored) and (stored.text != payload.text or stored.type != payload.type):
+            immutable = (
+                stored.metadata.get("immutable") is True or stored.type == MemoryType.PRINCIPLE
+            )
+            if immutable and (stored.text != payload.text or stored.type != payload.type):
                 kept.append(
                     {
                         "key": key,
@@ -139,7 +141,3 @@ async def fix_drift(
         "kept_immutable": kept,
         "after": after.as_dict(),
     }
-
-
-def _immutable(record: MemoryRecord) -> bool:
-    return record.metadata.get("immutable") is True or record.type == MemoryType.PRINCIPLE

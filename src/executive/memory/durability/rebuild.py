@@ -62,7 +62,7 @@ def _new(
 
 
 def _refusal(where: dict[str, Any], rejections: list[Rejection]) -> dict[str, Any]:
-    return {**where, "rejections": [{"field": r.field, "reason": r.reason} for r in rejections]}
+    return {**where, "rejections": [r._asdict() for r in rejections]}
 
 
 def _rejections(
@@ -174,8 +174,6 @@ async def rebuild(
     trusted: TrustedRules,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Wipe this installation's memories and replay the ledgers: the store then holds what
-    the repository (and, for principles, the trusted files) says."""
     started = time.monotonic()
     user_id = harvester.defaults.user_id
     mine = installation(user_id, "rebuild")
@@ -259,8 +257,6 @@ def admitted(
 
 
 async def purge(store: Store, harvester: Harvester, where: Filter, reason: str) -> dict[str, Any]:
-    """Delete every memory of this installation matching ``where``, each one recorded in the
-    ledger as a deletion."""
     if not (where.env or where.cohort or where.app_ids):
         raise RebuildError("purge needs --env, --cohort or --app-id")
     mine = installation(harvester.defaults.user_id, "purge")

@@ -58,11 +58,6 @@ def latest(folder: Path) -> date | None:
     return max(days, default=None)
 
 
-def newest(folder: Path) -> Path | None:
-    day = latest(folder)
-    return folder / f"{day.isoformat()}.json" if day is not None else None
-
-
 def recorded_total(path: Path) -> int:
     """How many memories a snapshot holds: read from its head, not the whole file."""
     with path.open("rb") as file:
@@ -74,9 +69,10 @@ def recorded_total(path: Path) -> int:
 
 def _refuse_burying(folder: Path) -> None:
     """Raise when the newest snapshot holds memories (an empty one must not bury it)."""
-    previous = newest(folder)
-    if previous is None:
+    day = latest(folder)
+    if day is None:
         return
+    previous = folder / f"{day.isoformat()}.json"
     try:
         held = recorded_total(previous)
     except (OSError, SnapshotError) as exc:
@@ -159,11 +155,11 @@ async def take(
     return result
 
 
-def load(path: Path, *, max_bytes: int = MAX_SNAPSHOT_BYTES) -> dict[str, Any]:
+def load(path: Path) -> dict[str, Any]:
     """Read a snapshot: a regular file (no FIFO, no link), bounded in size and nesting."""
     try:
-        raw = read_regular(path, max_bytes)
-        document = parse_json(raw, max_bytes=max_bytes)
+        raw = read_regular(path, MAX_SNAPSHOT_BYTES)
+        document = parse_json(raw, max_bytes=MAX_SNAPSHOT_BYTES)
     except FileNotFoundError:
         raise SnapshotError(f"no snapshot at {path}") from None
     except (OSError, UnsafeFile, JsonLimitError) as exc:

@@ -1,13 +1,10 @@
 """The read path: questions in plain English, a ranked answer, a pack.
 
 ``plan`` turns a hook's moment into questions, ``reader`` asks them of a store's read view in
-several hops (its state in ``reading``, its refinements in ``refine``, its ranking in
-``ranking``, files beside named ones in ``about``), and ``pack`` renders what it found within
-2,000 tokens (counted by ``tokens``); ``synthesis`` is the LLM engine's shape of the same.
-The reader's words live here too: the tokenizer (``words``), the keyword index and its BM25
-(``lexical``) and a request's view of it (``scope_index``), which the stores keep as they
-write (``store/wordindex.py``, ``store/pgwords.py``). Nothing here writes: an import contract
-keeps the write path and the store's backends out of this whole folder.
+several hops, and ``pack`` renders what it found within 2,000 tokens; ``synthesis`` is the LLM
+engine's shape of the same. The reader's words live here too (``words``, ``lexical``,
+``scope_index``), which the stores keep as they write. Nothing here writes: an import
+contract keeps the write path and the store's backends out of this whole folder.
 What the rest of the daemon uses is named here, and imported when first used
 (:mod:`executive.memory.face`).
 """
@@ -26,36 +23,16 @@ if TYPE_CHECKING:
     from executive.memory.read.plan import for_question as for_question
     from executive.memory.read.plan import for_step as for_step
     from executive.memory.read.reader import Reader as Reader
-    from executive.memory.read.reader import ReadRequest as ReadRequest
-    from executive.memory.read.reader import ReadResult as ReadResult
-    from executive.memory.read.reader import Scope as Scope
     from executive.memory.read.reader import scope_names as scope_names
+    from executive.memory.read.reading import ReadRequest as ReadRequest
+    from executive.memory.read.reading import ReadResult as ReadResult
+    from executive.memory.read.reading import Scope as Scope
     from executive.memory.read.synthesis import bullet as bullet
     from executive.memory.read.synthesis import cite as cite
     from executive.memory.read.synthesis import render as render_findings
     from executive.memory.read.tokens import PACK_TOKEN_CAP as PACK_TOKEN_CAP
     from executive.memory.read.tokens import estimate as estimate_tokens
 
-_NAMES = {
-    "bullet": "synthesis",
-    "cite": "synthesis",
-    "estimate_tokens": "tokens:estimate",
-    "files_of": "about",
-    "for_bundle": "plan",
-    "for_failure": "plan",
-    "for_question": "plan",
-    "for_step": "plan",
-    "Pack": "pack",
-    "PACK_HEADING": "pack:HEADING",
-    "PACK_TOKEN_CAP": "tokens",
-    "Reader": "reader",
-    "ReadRequest": "reader",
-    "ReadResult": "reader",
-    "render_findings": "synthesis:render",
-    "render_pack": "pack:render",
-    "Scope": "reader",
-    "scope_names": "reader",
-}
 __all__ = [
     "PACK_HEADING",
     "PACK_TOKEN_CAP",
@@ -76,4 +53,4 @@ __all__ = [
     "render_pack",
     "scope_names",
 ]
-__getattr__ = on_first_use(__name__, _NAMES)
+__getattr__ = on_first_use(__name__)

@@ -25,10 +25,10 @@ _PATH = re.compile(
 )
 
 
-def paths_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
+def paths_in(text: str) -> tuple[str, ...]:
     """The file paths ``text`` names, in order, each once, in plain relative form."""
     found = (relpath.normal(m.group(1).rstrip(".")) for m in _PATH.finditer(text))
-    return tuple(dict.fromkeys(p for p in found if p))[:limit]
+    return tuple(dict.fromkeys(p for p in found if p))[:MAX_NAMED]
 
 
 # ``models.base.ModelBase``, ``sympy.physics.units``: a module named the way code names it.
@@ -38,7 +38,7 @@ _MODULE = re.compile(
 _NOT_MODULES = frozenset(["self", "cls", "os", "sys", "e", "i", "np", "pd", "re"])
 
 
-def modules_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
+def modules_in(text: str) -> tuple[str, ...]:
     """The files the dotted module names in ``text`` would be (``models/base.py`` for
     ``models.base.ModelBase``): suffixes to match a memory's files against, never paths."""
     found = []
@@ -47,7 +47,7 @@ def modules_in(text: str, limit: int = MAX_NAMED) -> tuple[str, ...]:
         if parts[0] in _NOT_MODULES or parts[-1] in ("py", "txt", "md", "com", "org"):
             continue
         found.append("/".join(parts) + ".py")
-    return tuple(dict.fromkeys(found))[:limit]
+    return tuple(dict.fromkeys(found))[:MAX_NAMED]
 
 
 def naming(record: MemoryRecord, named: tuple[str, ...]) -> bool:
@@ -55,9 +55,7 @@ def naming(record: MemoryRecord, named: tuple[str, ...]) -> bool:
     return any(p == n or p.endswith("/" + n) for p in files_of(record) for n in named)
 
 
-def near(
-    named: Iterable[str], records: Iterable[MemoryRecord], limit: int = MAX_NAMED
-) -> list[str]:
+def near(named: Iterable[str], records: Iterable[MemoryRecord]) -> list[str]:
     """Files the records are about that sit in a folder of a named path (not named ones),
     most often mentioned first, then by path: the neighbours a change is likely to touch."""
     wanted = list(named)
@@ -67,7 +65,7 @@ def near(
         for path in files_of(record):
             if path not in wanted and posixpath.dirname(path) in folders:
                 counts[path] = counts.get(path, 0) + 1
-    return sorted(counts, key=lambda p: (-counts[p], p))[:limit]
+    return sorted(counts, key=lambda p: (-counts[p], p))[:MAX_NAMED]
 
 
 def files_of(record: MemoryRecord) -> list[str]:

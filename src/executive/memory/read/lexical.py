@@ -7,6 +7,7 @@ and so discriminate nothing. A memory's words are :mod:`executive.memory.read.wo
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
@@ -71,7 +72,6 @@ class WordStatistics:
     n: int
 
     def share(self, term: str) -> float:
-        """The share of memories that contain ``term``."""
         return self.df.get(term, 0) / self.n if self.n else 0.0
 
     def idf(self, term: str) -> float:
@@ -116,28 +116,22 @@ class LexicalIndex(WordStatistics):
         self.total_length = int(self.lengths.sum())  # integers: the mean is exact in any order
         self.k1, self.b = k1, b
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._order: np.ndarray | None = None
-        self._keys: tuple[np.ndarray, np.ndarray] | None = None
 
-    @property
+    @functools.cached_property
     def order(self) -> np.ndarray:
         """Each position's rank in the listing order (creation time, then id)."""
-        if self._order is None:
-            self._order = listing_order([self.keys])
-        return self._order
+        return listing_order([self.keys])
 
-    @property
+    @functools.cached_property
     def keys(self) -> tuple[np.ndarray, np.ndarray]:
         """Each memory's creation time and id, as arrays (what the listing orders by)."""
-        if self._keys is None:
-            import numpy as np
+        import numpy as np
 
-            records = [self.records[i] for i in self.ids]
-            self._keys = (
-                np.array([r.created_at or "" for r in records], np.str_),
-                np.array(self.ids, np.str_),
-            )
-        return self._keys
+        records = [self.records[i] for i in self.ids]
+        return (
+            np.array([r.created_at or "" for r in records], np.str_),
+            np.array(self.ids, np.str_),
+        )
 
     def position(self, memory_id: str) -> int:
         return self._at[memory_id]

@@ -55,10 +55,6 @@ class Pack:
     cut: int = 0  # relevant, but past the token cap
     tokens: int = 0
 
-    @property
-    def empty(self) -> bool:
-        return not self.entries
-
 
 def short_id(memory_id: str) -> str:
     return memory_id.replace("-", "")[:8]
@@ -262,8 +258,6 @@ def _markdown(
         if cut or below_floor:
             lines.append(f"_Left out: {_left_out(below_floor, cut, cap)}._")
         return "\n".join([*lines, "", END_MARK]) + "\n"
-    # Show by type (the rules, then one card per past run, then lessons), best-ranked first
-    # within a type.
     rank_of = {id(r): i for i, r in enumerate(chosen)}
     ordered = sorted(chosen, key=lambda r: (_SHOWN_ORDER.get(r.type, 9), rank_of[id(r)]))
     count = cut if framed else len(chosen)  # framed: the largest count it can say

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from executive.memory.read import about
 from executive.memory.read.pack import entry_tokens
-from executive.memory.read.reader import ReadRequest, Scope
+from executive.memory.read.reading import ReadRequest, Scope
 from executive.memory.store.base import MemoryRecord
 from executive.memory.taxonomy import EXECUTIVE_APP, GLOBAL_APP
 from executive.untrusted import clip

@@ -50,8 +50,3 @@ def rank_bonus(record: MemoryRecord, now: datetime) -> float:
     age = age_days(record, now)
     recency = _RECENCY_BONUS * math.exp(-age / _RECENCY_DAYS) if age is not None else 0.0
     return bonus + recency
-
-
-def type_priority(record: MemoryRecord) -> int:
-    rule = TYPE_RULES.get(record.type)
-    return rule.priority if rule is not None else len(TYPE_RULES)

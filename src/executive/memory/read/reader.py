@@ -3,15 +3,12 @@
 It is handed a store's read view and nothing else. For one request it asks full-sentence
 questions and fuses what every pass returns (weighted reciprocal-rank fusion):
 
-1. the planned questions, best angle first: each a dense search of every scope (scopes are
-   searched separately and merged: stores do not OR them well) plus a BM25 pass over the
-   scopes' memories (no store call);
-2. the *focus* sentence, right after the first question: the question without the words
-   found in a large share of the scope (a project's slug, a person's name), which pull a
-   similarity search toward every short memory that mentions them;
-3. refinements: the best memory not used as a seed yet lends its most specific new words
-   (names, identifiers, error codes) to the next question: the store does not walk from
-   fact to fact, so the questions do.
+1. the planned questions, best angle first: each a dense search of every scope (searched
+   separately and merged: stores do not OR them well) plus a BM25 pass over the scopes'
+   memories (no store call);
+2. the *focus* sentence (:mod:`refine`), right after the first question;
+3. refinements (:mod:`refine`): the store does not walk from fact to fact, so the
+   questions do.
 
 From the third question on it stops when the fused top ten stop changing, or when enough
 memories are corroborated (in the top twenty of two passes) to serve the consumer; it never
@@ -20,12 +17,11 @@ only, whatever the stop rules said (Hook B: the rules that apply, of the global 
 Its work is bounded by counts only (questions, hits per question): no clock decides what it
 asks or returns, so the same store and request give the same memories in the same order on
 an idle or a loaded machine. Speed comes from doing less: every question that depends on
-no answer (the planned ones, the focus sentence, the closing ones) is embedded in one batch,
-each question once for all scopes, and the lexical pass reads the store's word index, kept
-as memories are written (``store/wordindex.py``), never built on a pack's way. It returns
-the memories ranked
-(fused rank, then type priority, then recency) and a trace: every question, why it was
-asked, what it returned, the lexical passes, and why it stopped.
+no answer is embedded in one batch, each once for all scopes, and the lexical pass reads
+the store's word index, kept as memories are written (``store/wordindex.py``), never built
+on a pack's way. It returns the memories ranked (fused rank, then type priority, then
+recency) and a trace: every question, why it was asked, what it returned, the lexical
+passes, and why it stopped.
 
 The algorithm and its measurements are in the README (benchmarks) and ``bench/retrieval.py``.
 """
@@ -56,23 +52,11 @@ from executive.memory.store.base import (
     Filter,
     MemoryRecord,
     StoreReader,
-    Words,
     prepare,
     search_scopes,
     words,
 )
 from executive.memory.taxonomy import AGENT_ID
-
-# The public face of reading: what a consumer builds a request from and gets back.
-__all__ = [
-    "MAX_QUESTIONS",
-    "ReadRequest",
-    "ReadResult",
-    "Reader",
-    "ReaderConfig",
-    "Scope",
-    "scope_names",
-]
 
 
 class Reader:
@@ -103,17 +87,13 @@ class Reader:
             min_confidence=self._floor,
         )
 
-    async def _index(self, request: ReadRequest, now: datetime) -> Words | None:
-        """BM25 over the request's scopes: the store's word index, through their filters."""
-        wheres = [self._where(scope, request.env) for scope in request.scopes]
-        return await words(self._view, wheres, self._floor, now)
-
     async def read(self, request: ReadRequest) -> ReadResult:
         started = time.perf_counter()  # for the trace's timings only: nothing decides on it
         now = self._now or datetime.now(UTC)
-        index = await self._index(request, now)
+        # BM25 over the request's scopes: the store's word index, through their filters.
+        wheres = [self._where(scope, request.env) for scope in request.scopes]
+        index = await words(self._view, wheres, self._floor, now)
         state = ReadState.start(request, now, index, self._config)
-        # Every question that depends on no answer, embedded in one batch.
         await prepare(self._view, state.questions.unanswered())
         await self._ask(state)
         await self._close(state)

@@ -13,6 +13,7 @@ being read changes nothing that pack sees.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING
@@ -63,7 +64,6 @@ class ScopedIndex(WordStatistics):
         )
         self._average = total / self.n if self.n else 1.0
         self._offsets = [0, *accumulate(part.n for part, _ in self.parts)][:-1]
-        self._ranks: np.ndarray | None = None
 
     def search(
         self, query_terms: Sequence[str], top_k: int, weights: dict[str, float] | None = None
@@ -76,16 +76,13 @@ class ScopedIndex(WordStatistics):
                 idf = self.idf(term) * (weights.get(term, 1.0) if weights else 1.0)
                 for (part, live), offset in zip(self.parts, self._offsets, strict=True):
                     part.add_scores(scores, term, idf, self._average, offset, live)
-        return [self._id(position) for position in scores.best(top_k, self._order())]
+        return [self._id(position) for position in scores.best(top_k, self._order)]
 
+    @functools.cached_property
     def _order(self) -> np.ndarray:
         """Ranks in the listing order across the parts (ties go to the older memory)."""
-        if self._ranks is None:
-            parts = [part for part, _ in self.parts]
-            self._ranks = (
-                parts[0].order if len(parts) == 1 else listing_order([part.keys for part in parts])
-            )
-        return self._ranks
+        parts = [part for part, _ in self.parts]
+        return parts[0].order if len(parts) == 1 else listing_order([part.keys for part in parts])
 
     def _id(self, position: int) -> str:
         which = bisect.bisect_right(self._offsets, position) - 1
@@ -100,7 +97,6 @@ class ScopedIndex(WordStatistics):
         return None
 
     def records(self) -> Iterator[MemoryRecord]:
-        """Every memory this index keeps."""
         for part, live in self.parts:
             if live is None:
                 yield from part.records.values()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from executive.memory.read.pack import short_id
-from executive.memory.read.reader import ReadResult
+from executive.memory.read.reading import ReadResult
 from executive.memory.store.base import MemoryRecord
 from executive.untrusted import clip
 

@@ -25,10 +25,8 @@ from itertools import islice
 
 PACK_TOKEN_CAP = 2000
 
-# Each match is one token: a piece cut into chunks of at most the characters one token takes
-# (letters 6, digits 3, punctuation 2), a newline, a run of two or more blanks, or any other
-# character but a single blank (it rides on the next word). Counting matches counts tokens,
-# in C: a Python loop over the pieces was most of a pack's rendering.
+# Each match is one token, as counted above: counting matches counts tokens in C (a Python
+# loop over the pieces was most of a pack's rendering).
 _TOKENS = re.compile(
     r"[A-Za-z]{1,6}|[0-9]{1,3}|[!-/:-@\[-`{-~]{1,2}|\n|[ \t\r\f\v]{2,}|[^A-Za-z0-9!-/:-@\[-`{-~\n \t]"
 )

@@ -18,23 +18,11 @@ if TYPE_CHECKING:
     from executive.memory.write.fields import Rejection as Rejection
     from executive.memory.write.harvester import PRINCIPLE_REFUSED as PRINCIPLE_REFUSED
     from executive.memory.write.harvester import Harvester as Harvester
-    from executive.memory.write.harvester import HarvestSummary as HarvestSummary
     from executive.memory.write.ledger import HarvestLedger as HarvestLedger
     from executive.memory.write.limits import MAX_TEXT_CHARS as MAX_TEXT_CHARS
     from executive.memory.write.principles import TrustedRules as TrustedRules
+    from executive.memory.write.writes import HarvestSummary as HarvestSummary
 
-_NAMES = {
-    "classify_memory": "classify:classify",
-    "Harvester": "harvester",
-    "HarvestLedger": "ledger",
-    "HarvestSummary": "harvester",
-    "MAX_TEXT_CHARS": "limits",
-    "PRINCIPLE_REFUSED": "harvester",
-    "Rejected": "classify",
-    "Rejection": "fields",
-    "stamp": "envelope",
-    "TrustedRules": "principles",
-}
 __all__ = [
     "MAX_TEXT_CHARS",
     "PRINCIPLE_REFUSED",
@@ -47,4 +35,4 @@ __all__ = [
     "classify_memory",
     "stamp",
 ]
-__getattr__ = on_first_use(__name__, _NAMES)
+__getattr__ = on_first_use(__name__)

@@ -58,21 +58,12 @@ from executive.memory.write.limits import (
 class Rejected(ValueError):
     """A payload (or a batch) that may not be written. ``rejections`` names every problem."""
 
-    def __init__(self, rejections: list[Rejection], index: int | None = None) -> None:
+    def __init__(self, rejections: list[Rejection]) -> None:
         self.rejections = rejections
-        self.index = index
-        where = f"item {index}: " if index is not None else ""
-        super().__init__(where + "; ".join(str(r) for r in rejections))
+        super().__init__("; ".join(str(r) for r in rejections))
 
     def as_list(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "field": r.field,
-                "reason": r.reason,
-                **({"item": self.index} if self.index is not None else {}),
-            }
-            for r in self.rejections
-        ]
+        return [r._asdict() for r in self.rejections]
 
 
 def classify(raw: Any, *, user_id: str | None = None) -> list[Rejection]:
@@ -315,11 +306,11 @@ def change_rejections(
     return out
 
 
-def validate(raw: Any, index: int | None = None, *, user_id: str | None = None) -> Payload:
+def validate(raw: Any, *, user_id: str | None = None) -> Payload:
     """The payload as a model, or :class:`Rejected` with every problem."""
     rejections = classify(raw, user_id=user_id)
     if rejections:
-        raise Rejected(rejections, index)
+        raise Rejected(rejections)
     return Payload.model_validate(raw)
 
 

@@ -96,12 +96,8 @@ def paths(name: str, paths: Any) -> list[Rejection]:
         return [Rejection(where, "must be a list of relative paths")]
     if len(paths) > MAX_FILES:
         return [Rejection(where, f"at most {MAX_FILES} paths")]
-    out = []
-    for path in paths:
-        problem = relpath.problem(path) if isinstance(path, str) else "is not a string"
-        if problem is not None:
-            out.append(Rejection(where, f"{show(path)} {problem}"))
-    return out
+    problems = ((p, relpath.problem(p) if isinstance(p, str) else "is not a string") for p in paths)
+    return [Rejection(where, f"{show(p)} {why}") for p, why in problems if why is not None]
 
 
 def symbol(value: Any) -> str | None:

@@ -38,8 +38,6 @@ from executive.memory.write.envelope import Defaults, Payload, stamp
 from executive.memory.write.fields import Rejection
 from executive.memory.write.writes import Gate, HarvestSummary, WriteResult
 
-__all__ = ["Gate", "HarvestSummary", "Harvester", "WriteResult", "same_words"]
-
 log = get_logger(__name__)
 
 # A near-duplicate is the same fact said again: very similar (MiniLM cosine; paraphrases
@@ -47,8 +45,6 @@ log = get_logger(__name__)
 # that differ only in their run ids, or a rule whose "never" became "always", score 0.95+.
 NEAR_DUPLICATE = 0.95
 PRINCIPLE_REFUSED = "a principle is written only by the constitution sync (constitution.md)"
-# The actor of the one path that writes principles (backfill lane A, run by the loop's sync).
-PRINCIPLE_SYNC_ACTOR = "backfill:A"
 # Words that never change what a lesson says. Fewer than the index's stop words on purpose:
 # "always", "not" and "all" are stop words there, but here they flip or widen a rule.
 _FILLER_WORDS = "a an the of to in on at for and or is are was were be it this that"
@@ -75,22 +71,15 @@ class Harvester:
     ) -> None:
         self._store = store
         self._ledger = ledger
-        self._defaults = defaults
+        self.defaults = defaults
         self._timeout = timeout_seconds
         self._key_locks: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)
         self.gate = Gate()
 
-    @property
-    def defaults(self) -> Defaults:
-        return self._defaults
-
     def prepare(self, items: Sequence[Any], *, principles: bool = False) -> list[Payload]:
-        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`.
-
-        ``principles`` is for the constitution sync alone; without it a principle is refused.
-        """
+        """Stamp and validate a batch, all or nothing. Raises :class:`Rejected`."""
         payloads = validate_batch(
-            [stamp(item, self._defaults) for item in items], user_id=self._defaults.user_id
+            [stamp(item, self.defaults) for item in items], user_id=self.defaults.user_id
         )
         if not principles:
             refused = [
@@ -117,11 +106,9 @@ class Harvester:
                 {"op": "add", "status": L.REJECTED, "actor": actor, "rejections": exc.as_list()}
             )
             raise
-        summary = HarvestSummary()
-        for payload in payloads:
-            summary.results.append(
-                await self.write(payload, actor=actor, near_duplicates=near_duplicates)
-            )
+        summary = HarvestSummary(
+            [await self.write(p, actor=actor, near_duplicates=near_duplicates) for p in payloads]
+        )
         log.info(
             "harvest.written",
             actor=actor,
@@ -144,10 +131,14 @@ class Harvester:
         base = _described(payload)
         async with self.gate.shared(), self._key_locks[payload.key]:
             started = time.monotonic()
-            duplicate, dedupe_error = await self._duplicate(payload, near_duplicates)
+            # The stored memory this payload repeats, or why the store could not say.
+            duplicate, dedupe_error = None, None
+            try:
+                duplicate = await self._existing(payload, near_duplicates)
+            except (StoreError, TimeoutError) as exc:
+                dedupe_error = exc
             entry = _entry("add", payload.key, actor)
             if duplicate is not None:
-                # A skip, naming what the store holds; the skipped payload is not the memory.
                 await self._record(
                     {
                         **entry,
@@ -175,15 +166,6 @@ class Harvester:
             error=receipt.error,
             **base,
         )
-
-    async def _duplicate(
-        self, payload: Payload, near_duplicates: bool
-    ) -> tuple[MemoryRecord | None, StoreError | TimeoutError | None]:
-        """The stored memory this payload repeats, or why the store could not say."""
-        try:
-            return await self._existing(payload, near_duplicates), None
-        except (StoreError, TimeoutError) as exc:
-            return None, exc
 
     async def _attempt(
         self,
@@ -298,11 +280,11 @@ class Harvester:
         return {"pending": len(pending), "confirmed": done, "still_pending": failed}
 
     async def _replay_one(self, state: L.KeyState) -> bool:
+        user_id = (state.payload or {}).get("user_id")
+        mine = user_id if isinstance(user_id, str) else self.defaults.user_id
         try:
             with anyio.fail_after(self._timeout):
-                present = await self._store.list(
-                    Filter(user_id=_user_of(state, self._defaults), key=state.key)
-                )
+                present = await self._store.list(Filter(user_id=mine, key=state.key))
         except (StoreError, TimeoutError) as exc:
             log.warning("harvest.replay_unreachable", key=state.key, error=str(exc))
             return False
@@ -341,12 +323,6 @@ def _entry(op: str, key: str, actor: str, **named: Any) -> dict[str, Any]:
     return {"op": op, "attempt": L.new_attempt(), "key": key, **named, "actor": actor}
 
 
-def _user_of(state: L.KeyState, defaults: Defaults) -> str | None:
-    if state.payload and isinstance(state.payload.get("user_id"), str):
-        return state.payload["user_id"]
-    return defaults.user_id
-
-
 def _described(payload: Payload) -> dict[str, Any]:
     """What every write result says about its payload."""
     meta = payload.metadata
@@ -365,7 +341,7 @@ def _outcome(
     """The ledger's record of what the store answered."""
     if receipt.status == L.DUPLICATE:
         # The store's own unique key refused it: another writer (another executive sharing
-        # the store) stored this lesson first. A skip, naming what the store holds.
+        # the store) stored this lesson first.
         return {
             **entry,
             "status": L.DUPLICATE,
