@@ -93,22 +93,18 @@ _TEMPLATE_VALUES = {"V3_MEMORY_ENABLED": "false"}
 def render_env(values: Mapping[str, str] | None = None) -> str:
     """Every variable with a one-line comment; ``values`` overrides the defaults shown."""
     chosen = {**_TEMPLATE_VALUES, **(values or {})}
-    by_alias = {aliases(f.validation_alias)[0]: name for name, f in Settings.model_fields.items()}
-    placed: set[str] = set()
+    fields = {aliases(f.validation_alias)[0]: f for f in Settings.model_fields.values()}
+    placed = {variable for _, variables in _SECTIONS for variable in variables}
+    rest = [variable for variable in fields if variable not in placed]
     blocks: list[str] = []
-    sections = [*_SECTIONS, ("Everything else, grouped as in settings.py.", [])]
-    for intro, variables in sections:
-        if not variables:
-            variables = [a for a in by_alias if a not in placed]
+    for intro, variables in [*_SECTIONS, ("Everything else, grouped as in settings.py.", rest)]:
         lines = [f"# {line}".rstrip() for line in intro.splitlines()]
         for variable in variables:
-            field = by_alias[variable]
-            description = Settings.model_fields[field].description or ""
-            lines.append(f"# {description}")
-            lines.append(
-                f"{variable}={chosen.get(variable, default_text(Settings.model_fields[field]))}"
-            )
-            placed.add(variable)
+            info = fields[variable]
+            lines += [
+                f"# {info.description or ''}",
+                f"{variable}={chosen.get(variable, default_text(info))}",
+            ]
         blocks.append("\n".join(lines))
     header = (
         "# executive configuration. Copy to <home>/.env.executive (mode 0600).\n"

@@ -8,6 +8,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+# Who the daemon's commits are by, whatever the host's git configuration says.
+_IDENTITY = ("-c", "user.name=executive", "-c", "user.email=executive@localhost")
+
 
 class GitError(RuntimeError):
     pass
@@ -82,19 +85,7 @@ def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path
             _each(["rm", "--cached", "-q", "--ignore-unmatch"], gone, path)
     if run(["diff", "--cached", "--quiet"], path, check=False).returncode == 0:
         return False
-    run(
-        [
-            "-c",
-            "user.name=executive",
-            "-c",
-            "user.email=executive@localhost",
-            "commit",
-            "-q",
-            "-m",
-            message,
-        ],
-        path,
-    )
+    run([*_IDENTITY, "commit", "-q", "-m", message], path)
     return True
 
 

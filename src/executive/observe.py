@@ -47,7 +47,6 @@ class _Result(Protocol):
     duration_ms: int
     error: str | None
     reason: str | None
-    final_text: str
     memory_pack: str | None
     details: dict[str, Any]
 

@@ -79,25 +79,23 @@ def not_reported(pack_tokens: int | None = None) -> dict[str, Any]:
     return out
 
 
-def _usd(value: object) -> float | None:
+def _figure(value: object, limit: float = MAX_USD) -> float | None:
+    """A non-negative finite number of at most ``limit``; None for anything else."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     number = float(value)
-    return number if math.isfinite(number) and 0 <= number <= MAX_USD else None
+    return number if math.isfinite(number) and 0 <= number <= limit else None
 
 
 def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    number = float(value)
-    return int(number) if math.isfinite(number) and 0 <= number <= MAX_COUNT else 0
+    return int(_figure(value, MAX_COUNT) or 0)
 
 
 def of_result(
     cost: object, usage: object = None, turns: object = None, api_ms: object = None
 ) -> Spend | None:
     """A result's figures; None when it names no cost (then the run's spend is not reported)."""
-    usd = _usd(cost)
+    usd = _figure(cost)
     if usd is None:
         return None
     counts = usage if isinstance(usage, Mapping) else {}
@@ -111,23 +109,16 @@ def of_result(
 
 def of_line(line: Mapping[str, Any]) -> Spend | None:
     """The figures of a stream-json ``result`` line."""
-    return of_result(
-        line.get("total_cost_usd"),
-        line.get("usage"),
-        line.get("num_turns"),
-        line.get("duration_api_ms"),
-    )
+    keys = ("total_cost_usd", "usage", "num_turns", "duration_api_ms")
+    return of_result(*(line.get(key) for key in keys))
 
 
 def of_record(value: object) -> Spend | None:
     """A ledger record's ``spend`` read back; None when it was not reported (or is not one)."""
     if not isinstance(value, Mapping) or value.get("reported") is not True:
         return None
-    usd = _usd(value.get("cost_usd"))
-    if usd is None:
-        return None
-    kept = {n: _count(value.get(n)) for n in _COUNTS}
-    return Spend(cost_usd=usd, **kept)
+    usd = _figure(value.get("cost_usd"))
+    return None if usd is None else Spend(usd, **{n: _count(value.get(n)) for n in _COUNTS})
 
 
 def usd(amount: float | None) -> str:

@@ -169,9 +169,7 @@ def lane_c(home: Home, now: datetime | None = None) -> Lane:
 def lane_d(home: Home, ledger: WorkLedger) -> Lane:
     lane = Lane("D")
     events = list(ledger.events("GOAL_COMPLETED", "STEP_FAILED", "STEP_STARTED"))
-    for folder in (
-        sorted(p for p in home.completed.iterdir() if p.is_dir()) if home.completed.is_dir() else []
-    ):
+    for folder in sorted(p for p in home.completed.glob("*") if p.is_dir()):
         try:
             state = read_state(folder)
         except StateError as exc:
@@ -279,13 +277,13 @@ async def _batch(
         return False
     fresh = []
     for payload, stamped in zip(batch, prepared, strict=True):
-        if stamped.key in seen or (
+        known = stamped.key in seen or (
             lane.name == "D" and await _episode_known(view, harvester, stamped.app_id)
-        ):
-            summary["skipped"] += 1  # another lane (or source) already has it
-            seen.add(stamped.key)
-            continue
+        )
         seen.add(stamped.key)
+        if known:
+            summary["skipped"] += 1  # another lane (or source) already has it
+            continue
         fresh.append(payload if not dry_run else stamped.as_dict())
     summary["planned"] += len(fresh)
     if dry_run:

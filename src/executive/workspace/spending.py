@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -70,9 +70,6 @@ class Tally:
         else:
             self.spend = self.spend + run.spend
 
-    def copy(self) -> Tally:
-        return Tally(self.spend, self.runs, self.not_reported)
-
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.spend.of(["cost_usd"]),
@@ -115,13 +112,11 @@ class Spending(LedgerFold):
 
     def day(self, day: date) -> Tally:
         """A day's total over both kinds (a copy: the fold goes on adding to its own)."""
-        found = self.days.get(day)
-        return found.copy() if found is not None else Tally()
+        return replace(self.days.get(day, Tally()))
 
     def bundle(self, slug: str) -> Tally:
         """A bundle's total (a copy, as :meth:`day`'s)."""
-        found = self.bundle_totals.get(slug)
-        return found.copy() if found is not None else Tally()
+        return replace(self.bundle_totals.get(slug, Tally()))
 
 
 def _run(event: dict[str, Any]) -> Run | None:
