@@ -20,8 +20,6 @@ from structlog.typing import EventDict, Processor, WrappedLogger
 
 from executive import redact
 
-__all__ = ["bound", "configure_logging", "get_logger"]
-
 FOREIGN_EVENT = "foreign.log"
 
 _NOISY = {"httpx": logging.WARNING, "httpcore": logging.WARNING, "urllib3": logging.WARNING}

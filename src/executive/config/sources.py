@@ -142,9 +142,7 @@ def _problems(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, s
 
 def _variable_name(model: type[BaseModel], loc: str) -> str:
     info = model.model_fields.get(loc)
-    if info is None:
-        return loc
-    return aliases(info.validation_alias)[0] if info.validation_alias else loc
+    return aliases(info.validation_alias)[0] if info is not None and info.validation_alias else loc
 
 
 def _field_for_variable(model: type[BaseModel], variable: str) -> str | None:

@@ -205,12 +205,12 @@ def check_folder(folder: Path) -> None:
         raise BundleError(f"{folder}: not a folder")
 
 
-def problems(exc: ValidationError) -> str:
-    """Every bad field of a front matter, named, in one line."""
+def problems(exc: ValidationError, whole: str = "frontmatter", most: int | None = None) -> str:
+    """Every bad field (or the first ``most``) of a front matter or a ``whole``, in one line."""
     return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'frontmatter'}: "
+        f"{'.'.join(str(p) for p in err['loc']) or whole}: "
         + err["msg"].removeprefix("Value error, ")
-        for err in exc.errors(include_url=False)
+        for err in exc.errors(include_url=False)[:most]
     )
 
 

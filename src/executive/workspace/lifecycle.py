@@ -129,9 +129,8 @@ class Workspace:
                 continue
             self._flag_oversized(bundle)
             target = self._move(folder, self.home.priority_dir(state.priority), bundle.slug)
-            moved = bundle.model_copy(update={"folder": target})
             log.info("bundle.ingested", bundle=bundle.slug, priority=state.priority)
-            promoted.append(Active(moved, state))
+            promoted.append(Active(bundle.model_copy(update={"folder": target}), state))
         return promoted
 
     def _flag_oversized(self, bundle: Bundle) -> None:
@@ -247,11 +246,9 @@ class Workspace:
     def _move(self, folder: Path, into: Path, name: str | None = None) -> Path:
         into.mkdir(parents=True, exist_ok=True)
         base = name or folder.name
-        target = into / base
-        n = 2
+        target, n = into / base, 2
         while target.exists():
-            target = into / f"{base}-{n}"
-            n += 1
+            target, n = into / f"{base}-{n}", n + 1
         folder.rename(target)
         return target
 

@@ -88,11 +88,8 @@ def scaffold(root: Path, *, demo: bool = False, force: bool = False) -> Scaffold
     for name in _DEMO_BUNDLES if demo else ():
         _copy_bundle(result, name, home.ondeck / name)
     for folder in home.layout():
-        if folder.is_relative_to(home.state):
-            continue
-        keep = folder / ".gitkeep"
-        if not any(folder.iterdir()):
-            keep.touch()
+        if not folder.is_relative_to(home.state) and not any(folder.iterdir()):
+            (folder / ".gitkeep").touch()
     git.commit(root, [root], "chore(executive): scaffold agent home")
     return result
 

@@ -25,6 +25,7 @@ from executive.files import (
     read_regular,
 )
 from executive.redact import scrub
+from executive.workspace.bundle import problems
 
 STATE_FILE = "STEPS.json"
 LOG_FILE = "PROGRESS_LOG.md"
@@ -99,11 +100,8 @@ def read_state(folder: Path, max_bytes: int = STATE_MAX_BYTES) -> BundleState | 
     except JsonLimitError as exc:
         raise StateError(f"{STATE_FILE}: {exc}") from None
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'state'}: {e['msg']}"
-            for e in exc.errors(include_url=False)[:5]
-        )
-        raise StateError(f"{STATE_FILE} is not a bundle state: {problems}") from None
+        why = problems(exc, "state", most=5)
+        raise StateError(f"{STATE_FILE} is not a bundle state: {why}") from None
 
 
 def write_state(folder: Path, state: BundleState) -> None:
