@@ -76,11 +76,6 @@ async def settled() -> None:
         await _started.wait()
 
 
-def credentials(sock: socket.socket) -> Peer:
-    pid, uid, gid = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
-    return Peer(pid, uid, gid)
-
-
 def pidfd(sock: socket.socket, pid: int) -> int | None:
     """A pidfd for the peer: from the socket where the kernel offers it, else by pid."""
     with contextlib.suppress(OSError):
@@ -94,9 +89,10 @@ def pidfd(sock: socket.socket, pid: int) -> int | None:
 def refusal(sock: socket.socket) -> str | None:
     """None when the peer may be served; otherwise why not (a refused peer gets only that)."""
     try:
-        peer = credentials(sock)
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size)
     except OSError as exc:
         return f"peer credentials unreadable: {exc}"
+    peer = Peer(*_CRED.unpack(raw))
     if peer.pid <= 0:
         return "peer has no process (not a local Unix socket peer)"
     fd = pidfd(sock, peer.pid)

@@ -125,7 +125,7 @@ def lane_b(home: Home) -> Lane:
     return lane
 
 
-def lane_c(home: Home, now: datetime | None = None) -> Lane:
+def lane_c(home: Home) -> Lane:
     lane = Lane("C")
     if not home.capabilities.is_file():
         lane.notes.append("capabilities.yml: not found")
@@ -135,7 +135,7 @@ def lane_c(home: Home, now: datetime | None = None) -> Lane:
     except yaml.YAMLError as exc:
         lane.notes.append(f"capabilities.yml: not valid YAML: {exc}")
         return lane
-    moment = now or datetime.now(UTC)
+    moment = datetime.now(UTC)
     expires = (moment + timedelta(days=CAPABILITY_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
     batch = []
     for entry in data.get("capabilities", []) if isinstance(data, dict) else []:

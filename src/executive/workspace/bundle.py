@@ -1,34 +1,14 @@
 """A goal bundle: a folder whose ``PROMPT.md`` holds YAML frontmatter and the goal in prose.
 
-```markdown
----
-title: Build the greeting page
-priority: P1                # P0 (first) .. P4
-vendor: command             # claude | command (default WORKER_VENDOR)
-command: ["sh", "{bundle_dir}/work.sh", "{output_dir}"]   # command vendor only
-verifiers:
-  - builtin: output_exists
-    path: index.html
-  - name: page greets
-    run: grep -q "<h1>Hello" index.html
-max_attempts: 5             # default MAX_RETRIES
-timeout_seconds: 600        # default WORKER_TIMEOUT_MS
-steps:                      # optional, run in order
-  - title: Write the page
-    estimated_seconds: 30
----
-The goal, in prose.
-```
-
-Unknown keys are errors: a misspelt ``verifers`` must not silently drop the checks.
+Every key, with an example, is in ``docs/bundles.md``. Unknown keys are errors: a misspelt
+``verifers`` must not silently drop the checks.
 
 Intake never hangs or balloons on a hostile bundle: the folder must be a real folder (not a
-symbolic link), and ``PROMPT.md`` a regular file of at most ``max_prompt_bytes``
-(``EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES``), opened without following links or blocking on a FIFO.
-The frontmatter is read by :func:`executive.files.parse_yaml`: at most ``FRONTMATTER_MAX_BYTES``,
-nested at most ``FRONTMATTER_MAX_DEPTH`` levels (a valid bundle needs three), no anchors or
-aliases, checked before the YAML parser builds anything; whatever the text, reading it either
-gives a bundle or raises :class:`BundleError`, so one bundle can never fail the loop.
+symbolic link), ``PROMPT.md`` a regular file of at most ``max_prompt_bytes``
+(``EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES``), and the frontmatter passes
+:func:`executive.files.parse_yaml`'s limits (``FRONTMATTER_MAX_BYTES``,
+``FRONTMATTER_MAX_DEPTH`` levels: a valid bundle needs three). Whatever the text, reading it
+either gives a bundle or raises :class:`BundleError`, so one bundle can never fail the loop.
 """
 
 from __future__ import annotations
