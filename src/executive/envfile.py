@@ -114,11 +114,8 @@ def render_env(values: Mapping[str, str] | None = None) -> str:
 
 
 def unknown_keys(env_file: Path) -> list[tuple[str, str | None]]:
-    """Keys of ``env_file`` in our namespaces that no setting reads, each with the closest name.
-
-    pydantic-settings ignores them silently, so ``V3_MEM_HOOK_POSTRUN=true`` would leave
-    Hook C off with nothing said.
-    """
+    """Keys of ``env_file`` in our namespaces that no setting reads, each with the closest name:
+    pydantic-settings ignores them, so ``V3_MEM_HOOK_POSTRUN=true`` would leave Hook C off."""
     from dotenv import dotenv_values
 
     if not env_file.is_file():

@@ -46,12 +46,9 @@ def run(
 
 
 def is_repo(path: Path) -> bool:
-    """Whether ``path`` is the top of a repository of its own.
-
-    Being *inside* another repository does not count: a home made in a project's checkout
-    (``make run`` makes ``demo-home`` there) must get its own repository, never commit into
-    the project's.
-    """
+    """Whether ``path`` is the top of a repository of its own; being *inside* one does not
+    count: a home made in a project's checkout (``make run``'s ``demo-home``) must get its own
+    repository, never commit into the project's."""
     if not (path.is_dir() and available()):
         return False
     proc = run(["rev-parse", "--show-toplevel"], path, check=False)
@@ -69,11 +66,9 @@ def init(path: Path) -> None:
 
 
 def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path] = ()) -> bool:
-    """Stage ``paths`` and commit them if anything changed. Returns whether it committed.
-
-    In each folder of ``follow`` the index holds exactly the ``paths`` under it: a tracked
-    file that is gone, or no longer among them, leaves the index (a bundle moved on).
-    """
+    """Stage ``paths`` and commit them if anything changed; whether it committed. In each
+    folder of ``follow`` the index then holds exactly the ``paths`` under it: a tracked file
+    that is gone, or no longer among them, leaves the index (a bundle moved on)."""
     existing = [str(p.relative_to(path)) for p in paths if p.exists()]
     if existing:
         _each(["add"], existing, path)

@@ -32,10 +32,8 @@ def configure_logging(
     secrets: Iterable[str] = (),
     stream: TextIO | None = None,
 ) -> None:
-    """Route every log line of the process through one structlog pipeline.
-
-    ``fmt`` is ``json``, ``console`` or ``auto`` (console when the stream is a terminal).
-    """
+    """Route every log line of the process through one structlog pipeline; ``fmt`` is
+    ``json``, ``console`` or ``auto`` (console when the stream is a terminal)."""
     out = stream if stream is not None else sys.stdout
     redact.learn(secrets=secrets)
     console = fmt == "console" or (fmt == "auto" and out.isatty())

@@ -203,13 +203,9 @@ class Observer:
             self.worker_running = None
 
     def alive(self, now: float | None = None) -> None:
-        """The supervisor's heartbeat: its event loop still runs.
-
-        A loop awaiting a worker that is still within its own time limit is waiting, not
-        stalled (a Claude step may run 45 minutes), so a beat then counts as progress. A
-        worker past its limit (plus the minute its kill may take) no longer does: the loop
-        should have ended it.
-        """
+        """The supervisor's heartbeat: its event loop still runs. While the loop awaits a
+        worker within its time limit (a Claude step may run 45 minutes) a beat counts as
+        progress; past it, plus the minute its kill may take, the loop should have ended it."""
         now = time.monotonic() if now is None else now
         running = self.worker_running
         if running is not None and now - running[0] <= running[1] + _KILL_SECONDS:
@@ -222,11 +218,8 @@ class Observer:
         return now - max(marks) if marks else now - self.started_monotonic
 
     def failing(self, after: int) -> str | None:
-        """Why the loop is unhealthy when its last ``after`` iterations (or more) all raised.
-
-        None while fewer failed in a row: one failure may be passing (a full disk, a store
-        restart), and the next iteration clears it.
-        """
+        """Why the loop is unhealthy when its last ``after`` iterations (or more) all raised;
+        None while fewer did: one may be passing (a full disk, a store restart)."""
         last = self.last_failure
         if self.failed_in_a_row < after or last is None:
             return None

@@ -109,11 +109,8 @@ def url_passwords(url: str) -> list[str]:
 
 
 def default_executive_name(home: Path, configured: str | None = None) -> str:
-    """EXECUTIVE_NAME when set, else the home folder's name made a valid name.
-
-    The folder, not the host name: two executives on one machine differ by home, and a
-    container's host name changes on every start.
-    """
+    """EXECUTIVE_NAME when set, else the home folder's name made a valid name (not the host's:
+    two executives on one machine differ by home, and a container's changes on every start)."""
     if configured:
         return configured
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", home.name).strip("-._")

@@ -65,10 +65,8 @@ def dashboard_address(bind: str) -> tuple[str, int]:
 
 
 class Rules(BaseSettings):
-    """The validators of :class:`executive.settings.Settings`, which declares the fields.
-
-    ``check_fields=False`` because the fields are declared in the subclass.
-    """
+    """The validators of :class:`executive.settings.Settings`, which declares the fields
+    (hence ``check_fields=False``)."""
 
     if TYPE_CHECKING:  # what the checks read: fields and values Settings declares
         home: Path

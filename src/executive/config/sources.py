@@ -40,11 +40,9 @@ def aliases(alias: Any) -> list[str]:
 
 
 class SettingsError(Exception):
-    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why).
-
-    ``sources`` says where each named variable's value came from, so the operator edits the
-    right place: the environment wins over the file, and editing the file would change nothing.
-    """
+    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why);
+    ``sources`` says where each value came from, so the operator edits the right place (the
+    environment wins over the file: editing the file would change nothing)."""
 
     def __init__(
         self, problems: list[tuple[str, str, str]], sources: Mapping[str, str] | None = None
@@ -75,18 +73,14 @@ def resolve_home(home: Path | None = None, environ: Mapping[str, str] | None = N
 
 
 class Sources(BaseSettings):
-    """Loading :class:`executive.settings.Settings`, whose fields say which variables exist.
-
-    Class methods, so that they read the fields of the class they are called on without
-    importing it; ``executive.settings`` exports them under their usual names.
-    """
+    """Loading :class:`executive.settings.Settings`, whose fields say which variables exist:
+    class methods, which read the fields of the class they are called on without importing it
+    (``executive.settings`` exports them under their usual names)."""
 
     @classmethod
     def load(cls, home: Path | None = None, **overrides: Any) -> Self:
-        """Read the environment and ``<home>/.env.executive``; the process environment wins.
-
-        Raises :class:`SettingsError` naming every bad variable, its value and why.
-        """
+        """Read the environment and ``<home>/.env.executive`` (the environment wins); raises
+        :class:`SettingsError` naming every bad variable, its value and why."""
         root = resolve_home(home)
         env_file = Home(root).env_file
         try:
@@ -102,10 +96,8 @@ class Sources(BaseSettings):
     def value_sources(
         cls, env_file: Path, environ: Mapping[str, str] | None = None
     ) -> dict[str, str]:
-        """Where each variable with a value gets it: ``environment`` or the env file's path.
-
-        Variables left out take their default. An empty value is unset, as everywhere.
-        """
+        """Where each variable with a value gets it: ``environment`` or the env file's path
+        (the others take their default; an empty value is unset, as everywhere)."""
         from dotenv import dotenv_values  # pydantic-settings' own reader of env files
 
         env = os.environ if environ is None else environ

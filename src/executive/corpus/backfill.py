@@ -306,11 +306,8 @@ async def _episode_known(view: ReadView, harvester: Harvester, app_id: str) -> b
 async def _prune_principles(
     harvester: Harvester, view: ReadView, keep: set[str], sources: set[str]
 ) -> int:
-    """Delete principles harvested from these specs whose rule is no longer there.
-
-    Only this executive's: executives sharing a store each have a constitution, and one
-    must not prune the rules of another (a principle belongs to the executive that wrote it).
-    """
+    """Delete this executive's principles harvested from these specs whose rule is gone: each
+    executive sharing a store has a constitution, and a principle belongs to its writer."""
     where = Filter(user_id=harvester.defaults.user_id, app_ids=(GLOBAL_APP,), types=("principle",))
     mine = harvester.defaults.executive
     stale = [

@@ -33,10 +33,8 @@ def try_lock(path: Path) -> int | None:
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old file or the new, never half.
-
-    Temporary file in the same folder, flush, fsync, chmod, rename, then fsync the folder.
-    """
+    """Replace ``path`` with ``data`` so a reader sees the old file or the new, never half:
+    temporary file in the same folder, flush, fsync, chmod, rename, then fsync the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -76,10 +74,8 @@ _reported: set[tuple[str, int]] = set()
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSON-lines file, skipping a torn or corrupt line.
-
-    A kill mid-append leaves a torn line; it is skipped (and reported once per process).
-    """
+    """Yield the records of a JSON-lines file, skipping a torn or corrupt line (a kill
+    mid-append leaves one), reported once per process."""
     if not path.exists():
         return
     with path.open("rb") as handle:
@@ -178,10 +174,8 @@ class JsonlTail:
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:
-    """The record on one line; None for a blank line or a value that is not an object.
-
-    Raises ``ValueError`` (a JSON or UTF-8 error) for a torn or corrupt line.
-    """
+    """The record on one line; None for a blank line or a value that is not an object;
+    ``ValueError`` (a JSON or UTF-8 error) for a torn or corrupt line."""
     raw = raw.strip()
     if not raw:
         return None

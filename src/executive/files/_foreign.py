@@ -41,11 +41,8 @@ class UnsafeFile(OSError):
 
 
 def read_regular(path: Path, max_bytes: int) -> bytes:
-    """The bytes of ``path``, a regular file of at most ``max_bytes``.
-
-    Raises ``FileNotFoundError`` when it is absent and :class:`UnsafeFile` for a link, a
-    FIFO, a device, a folder or a file over the limit.
-    """
+    """The bytes of ``path``, a regular file of at most ``max_bytes``; ``FileNotFoundError``
+    when absent, :class:`UnsafeFile` for a link, a FIFO, a device, a folder or a file too large."""
     return _read(path, path.name, max_bytes)
 
 
