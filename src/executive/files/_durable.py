@@ -94,12 +94,10 @@ class JsonlTail:
 
     It remembers the byte offset it reached. When the file was replaced (another inode) or
     truncated (shorter than the offset), or is gone, it starts over from the beginning and
-    says so, so that whatever the caller folds over the records starts over too.
-
-    Torn lines are skipped as :func:`read_jsonl` skips them. A last line without its newline
-    is taken when it parses (the next append starts a fresh line after it, see
-    :func:`append_jsonl`) and otherwise left for the next read: it may still be being written.
-    """
+    says so, so that whatever the caller folds over the records starts over too. Torn lines
+    are skipped as :func:`read_jsonl` skips them. A last line without its newline is taken
+    when it parses (the next append starts a fresh line after it, see :func:`append_jsonl`)
+    and otherwise left for the next read: it may still be being written."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

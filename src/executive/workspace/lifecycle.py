@@ -95,10 +95,8 @@ class Workspace:
     def select(
         self, active: list[Active] | None = None, now: datetime | None = None
     ) -> Active | None:
-        """P0 before P4, then the oldest; depth-first into its steps.
-
-        A bundle backing off after a failure waits its turn; the others run meanwhile.
-        """
+        """P0 before P4, then the oldest; depth-first into its steps. A bundle backing off
+        after a failure waits its turn; the others run meanwhile."""
         pool = self.active() if active is None else active
         moment = now or datetime.now(UTC)
         candidates = [
@@ -134,10 +132,8 @@ class Workspace:
         return promoted
 
     def _flag_oversized(self, bundle: Bundle) -> None:
-        """A step estimated above BREAKDOWN_THRESHOLD_TURNS runs anyway; a person is told.
-
-        The original split such steps with an LLM; the built-in path has none, so it asks.
-        """
+        """A step estimated above BREAKDOWN_THRESHOLD_TURNS runs anyway; a person is told (the
+        original split such steps with an LLM; the built-in path has none, so it asks)."""
         big = [
             (n, s)
             for n, s in enumerate(bundle.steps, 1)
@@ -196,10 +192,8 @@ class Workspace:
         return target
 
     def quarantine(self, folder: Path, error: str, file: str = bundles.PROMPT_FILE) -> Path | None:
-        """Move a bundle that cannot run to ``blocked/`` (files kept) and tell a person.
-
-        None when even the move failed: the error is logged, and the loop goes on.
-        """
+        """Move a bundle that cannot run to ``blocked/`` (files kept) and tell a person; None
+        when even the move failed: the error is logged, and the loop goes on."""
         try:
             target = self._move(folder, self.home.blocked)
         except OSError as exc:

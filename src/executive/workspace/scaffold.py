@@ -43,12 +43,9 @@ class ForeignRepository(Exception):
 
 
 def scaffold(root: Path, *, demo: bool = False, force: bool = False) -> Scaffolded:
-    """Create (or complete) an agent home, mode 0700. Existing files are never overwritten.
-
-    A git repository with commits that is not an agent home yet (a code repository, say) is
-    refused unless ``force``: the home's folders, its ``.gitignore`` and every outcome after
-    would be committed into that repository's history, and the folder made private (0700).
-    """
+    """Create (or complete) an agent home, mode 0700, never overwriting a file. A repository
+    with commits that is no agent home yet (a code repository, say) is refused unless ``force``:
+    the home's folders and every outcome after would go into its history, the folder made 0700."""
     root = root.expanduser().resolve()
     if not force and Home(root).not_a_home() is not None and git.is_repo(root):
         count = git.commit_count(root)
