@@ -5,11 +5,10 @@ skill engine reads) carries ``total_cost_usd``, ``usage`` (input, output, cache 
 creation tokens), ``num_turns`` and ``duration_api_ms``. :func:`of_result` reads them; a run
 without a result line has no :class:`Spend` at all ("not reported", never 0).
 
-The work ledger keeps a run's spend as :meth:`Spend.record` (with the memory pack's tokens
-beside the run's input tokens); :func:`of_record` reads it back, and the day's, the bundle's
-and the hook's totals are sums of those records (:mod:`executive.workspace.spending`).
-Every value here came from a worker's or a model's output: it is read, bounded and typed,
-never trusted to be sane (a negative or non-finite figure is not a figure).
+The work ledger keeps it as :meth:`Spend.record` (the memory pack's tokens beside the run's
+input), read back by :func:`of_record` for :mod:`executive.workspace.spending`'s totals. Every
+value here came from a worker's or a model's output: read, bounded and typed, never trusted
+to be sane (a negative or non-finite figure is not a figure).
 """
 
 from __future__ import annotations

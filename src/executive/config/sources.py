@@ -63,11 +63,10 @@ class SettingsError(Exception):
         return "\n".join(lines)
 
 
-def resolve_home(home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+def resolve_home(home: Path | None = None) -> Path:
     """The agent home: an explicit argument, then EXECUTIVE_HOME / AGENT_PATH, then the cwd."""
-    env = os.environ if environ is None else environ
     if home is None:
-        chosen = env.get("EXECUTIVE_HOME") or env.get("AGENT_PATH")
+        chosen = os.environ.get("EXECUTIVE_HOME") or os.environ.get("AGENT_PATH")
         home = Path(chosen) if chosen else Path.cwd()
     return home.expanduser().resolve()
 
@@ -93,18 +92,15 @@ class Sources(BaseSettings):
             raise SettingsError(_problems(cls, exc), cls.value_sources(env_file)) from None
 
     @classmethod
-    def value_sources(
-        cls, env_file: Path, environ: Mapping[str, str] | None = None
-    ) -> dict[str, str]:
+    def value_sources(cls, env_file: Path) -> dict[str, str]:
         """Where each variable with a value gets it: ``environment`` or the env file's path
         (the others take their default; an empty value is unset, as everywhere)."""
         from dotenv import dotenv_values  # pydantic-settings' own reader of env files
 
-        env = os.environ if environ is None else environ
         in_file = dotenv_values(env_file) if env_file.is_file() else {}
         sources: dict[str, str] = {}
         for name in cls.variable_names():
-            if env.get(name):
+            if os.environ.get(name):
                 sources[name] = "environment"
             elif in_file.get(name):
                 sources[name] = str(env_file)
