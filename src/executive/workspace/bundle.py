@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from executive.files import UnsafeFile, YamlLimitError, parse_yaml, read_text
 from executive.memory.taxonomy import slugify, valid_app_id
 
+Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 PROMPT_FILE = "PROMPT.md"
 PROMPT_MAX_BYTES = 256 * 1024
 # A frontmatter of a hundred steps with a paragraph each fits in well under this.
@@ -83,7 +84,7 @@ class StepSpec(_Model):
 
 class Frontmatter(_Model):
     title: str = Field(min_length=1)
-    priority: Literal["P0", "P1", "P2", "P3", "P4"] = "P3"
+    priority: Priority = "P3"
     vendor: Literal["claude", "command"] | None = None
     command: list[str] | None = None
     verifiers: list[Annotated[Verifier, Field(union_mode="left_to_right")]] = Field(

@@ -25,17 +25,13 @@ from executive.files import (
     read_regular,
 )
 from executive.redact import scrub
-from executive.workspace.bundle import problems
+from executive.workspace.bundle import Priority, problems
 
 STATE_FILE = "STEPS.json"
 LOG_FILE = "PROGRESS_LOG.md"
 
 # A thousand steps with ten kept errors each fit in well under a megabyte.
 STATE_MAX_BYTES = 4 * 1024 * 1024
-
-StepStatus = Literal["pending", "in_progress", "done"]
-# Named, not any string: intake moves the bundle into ``in-progress/<priority>``.
-Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 
 
 class StateError(ValueError):
@@ -45,7 +41,7 @@ class StateError(ValueError):
 class StepState(BaseModel):
     number: int
     title: str
-    status: StepStatus = "pending"
+    status: Literal["pending", "in_progress", "done"] = "pending"
     attempts: int = 0  # failed attempts so far
     last_error: str = ""
     errors: list[str] = Field(default_factory=list)
@@ -63,7 +59,7 @@ class StepState(BaseModel):
 class BundleState(BaseModel):
     slug: str
     title: str
-    priority: Priority
+    priority: Priority  # named, not any string: intake moves it into in-progress/<priority>
     status: Literal["active", "completed", "blocked"] = "active"
     queued_at: str = Field(default_factory=now_iso)
     started_at: str = ""
