@@ -49,6 +49,7 @@ class _Result(Protocol):
     reason: str | None
     memory_pack: str | None
     details: dict[str, Any]
+    writes: Any
 
     @property
     def outcome(self) -> str: ...
@@ -58,9 +59,6 @@ class _Result(Protocol):
 
     @property
     def tail(self) -> str: ...
-
-    @property
-    def writes(self) -> Any: ...
 
 
 # How long past its limit a worker's kill may take before the wait is no longer progress.

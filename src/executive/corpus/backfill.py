@@ -209,18 +209,6 @@ def lane_d(home: Home, ledger: WorkLedger) -> Lane:
     return lane
 
 
-def plan(
-    home: Home, ledger: WorkLedger, lanes: Sequence[str], spec_files: Sequence[str] = ()
-) -> list[Lane]:
-    builders = {
-        "A": lambda: lane_a(home, spec_files),
-        "B": lambda: lane_b(home),
-        "C": lambda: lane_c(home),
-        "D": lambda: lane_d(home, ledger),
-    }
-    return [builders[name]() for name in LANES if name in lanes]
-
-
 async def run(
     harvester: Harvester,
     view: ReadView,
@@ -235,9 +223,16 @@ async def run(
     unknown = [lane for lane in lanes if lane not in LANES]
     if unknown:
         raise ValueError(f"unknown lane(s) {', '.join(unknown)}; lanes are A, B, C, D")
+    builders = {
+        "A": lambda: lane_a(home, spec_files),
+        "B": lambda: lane_b(home),
+        "C": lambda: lane_c(home),
+        "D": lambda: lane_d(home, ledger),
+    }
+    planned = [builders[name]() for name in LANES if name in lanes]  # all read before any write
     seen: set[str] = set()
     report: dict[str, Any] = {"ok": True, "dry_run": dry_run, "lanes": {}}
-    for lane in plan(home, ledger, lanes, spec_files):
+    for lane in planned:
         summary: dict[str, Any] = {**dict.fromkeys(_COUNTS, 0), "notes": lane.notes}
         if dry_run:
             summary["payloads"] = []

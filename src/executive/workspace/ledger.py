@@ -41,13 +41,11 @@ class WorkLedger:
 
 
 class LedgerFold:
-    """A summary of the work ledger kept current by reading only what was appended since.
-
-    The loop asks on every tick (is a retrospective due? what happened lately?); reading a
-    ledger of months each time would grow with its age. A subclass says how to start over
-    (``reset``) and what one event changes (``add``); ``refresh`` feeds it the new events,
-    and starts it over when the ledger was truncated or replaced.
-    """
+    """A summary of the work ledger kept current by reading only what was appended since: the
+    loop asks on every tick (is a retrospective due?), and reading a ledger of months each time
+    would grow with its age. A subclass says how to start over (``reset``) and what one event
+    changes (``add``); ``refresh`` feeds it the new events, and starts it over when the ledger
+    was truncated or replaced."""
 
     def __init__(self, ledger: WorkLedger) -> None:
         self._tail = JsonlTail(ledger.path)
