@@ -53,11 +53,7 @@ class Spend:
 
     def record(self, pack_tokens: int | None = None) -> dict[str, Any]:
         """The ledger's form: the figures, and the pack's tokens (memory's share of input)."""
-        out: dict[str, Any] = {"reported": True, "cost_usd": round(self.cost_usd, 6)}
-        out |= {n: getattr(self, n) for n in _COUNTS}
-        if pack_tokens is not None:
-            out["pack_tokens"] = pack_tokens
-        return out
+        return {"reported": True, **self.of(_FIGURES), **_pack(pack_tokens)}
 
 
 # Spend's fields in order, read once: the summary adds a run's figures for every run it folds.
@@ -72,10 +68,11 @@ def logged(spend: Spend | None, *, paid: bool) -> dict[str, Any]:
 
 def not_reported(pack_tokens: int | None = None) -> dict[str, Any]:
     """The ledger's form of a paid run that ended without its result line."""
-    out: dict[str, Any] = {"reported": False}
-    if pack_tokens is not None:
-        out["pack_tokens"] = pack_tokens
-    return out
+    return {"reported": False, **_pack(pack_tokens)}
+
+
+def _pack(tokens: int | None) -> dict[str, Any]:
+    return {} if tokens is None else {"pack_tokens": tokens}
 
 
 def _figure(value: object, limit: float = MAX_USD) -> float | None:
