@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any, Self
 
 from pydantic import AliasChoices, BaseModel, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
 from executive.home import Home
@@ -122,28 +122,21 @@ def _problems(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, s
             # Model-level rules name their variables in the message itself.
             problems.append(("configuration", "", reason))
             continue
-        variable = _variable_name(model, str(err["loc"][0]))
-        secret = _field_for_variable(model, variable) in _secret_fields(model)
+        variable, info = _field(model, str(err["loc"][0]))
+        secret = info is not None and info.annotation in (SecretStr | None, SecretStr)
         problems.append((variable, "***" if secret else _short(err.get("input")), reason))
     return problems
 
 
-def _variable_name(model: type[BaseModel], loc: str) -> str:
-    info = model.model_fields.get(loc)
-    return aliases(info.validation_alias)[0] if info is not None and info.validation_alias else loc
-
-
-def _field_for_variable(model: type[BaseModel], variable: str) -> str | None:
+def _field(model: type[BaseModel], loc: str) -> tuple[str, FieldInfo | None]:
+    """The variable an error's ``loc`` (a variable or a field's name) is, and its field."""
     for name, info in model.model_fields.items():
-        if variable in aliases(info.validation_alias) or variable == name:
-            return name
-    return None
-
-
-@cache
-def _secret_fields(model: type[BaseModel]) -> frozenset[str]:
-    secret = (SecretStr | None, SecretStr)
-    return frozenset(name for name, info in model.model_fields.items() if info.annotation in secret)
+        names = aliases(info.validation_alias)
+        if loc in names:
+            return loc, info
+        if loc == name:
+            return (names[0] if names else loc), info
+    return loc, None
 
 
 def _short(value: Any) -> str:
