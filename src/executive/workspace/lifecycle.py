@@ -2,11 +2,9 @@
 
 Every move is one ``rename`` on one filesystem, and ``STEPS.json`` travels inside the
 bundle's folder, so a kill at any instant leaves each bundle in exactly one place with a
-state that matches it. A malformed bundle never stops the loop: it is moved to ``blocked/``
-with a needs-you entry that names the file and the error, its files kept as they were. That
-covers a ``PROMPT.md`` that is a FIFO, a link or too large, a ``STEPS.json`` that does not
-parse or validate, and a bundle folder that is a symbolic link or resolves outside the
-workspace (moving a link moves the link, never what it points to).
+state that matches it. A malformed bundle (``docs/bundles.md`` says what counts) never stops
+the loop: it is moved to ``blocked/`` with a needs-you entry that names the file and the
+error, its files kept as they were (moving a link moves the link, never what it points to).
 """
 
 from __future__ import annotations

@@ -247,7 +247,6 @@ def budget_of(settings: Settings) -> Budget:
     caps = (settings.budget_run_usd, settings.budget_bundle_usd, settings.budget_day_usd)
     path = Home(settings.home).work_ledger
     key = (str(path), settings.timezone, caps)
-    found = _BUDGETS.get(key)
-    if found is None:
-        found = _BUDGETS[key] = Budget(settings, WorkLedger(path))
-    return found
+    if key not in _BUDGETS:
+        _BUDGETS[key] = Budget(settings, WorkLedger(path))
+    return _BUDGETS[key]
