@@ -1,6 +1,5 @@
-"""A bundle's machine state, ``STEPS.json``: written atomically, so a kill never tears it.
-
-Beside it, ``PROGRESS_LOG.md`` is the human log of the same events.
+"""A bundle's machine state, ``STEPS.json``: written atomically, so a kill never tears it;
+beside it, ``PROGRESS_LOG.md`` is the human log of the same events.
 
 A bundle folder is not the daemon's alone (a person edits it; a command worker may run in
 it), so both files are read and appended without trust: only regular files, never through
