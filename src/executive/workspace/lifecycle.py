@@ -58,12 +58,6 @@ class Workspace:
         self.max_prompt_bytes = max_prompt_bytes
 
     # --- reading ------------------------------------------------------------------------------
-    def ondeck(self) -> list[Path]:
-        return _folders(self.home.ondeck)
-
-    def in_progress(self) -> list[Path]:
-        return [f for p in PRIORITIES for f in _folders(self.home.priority_dir(p))]
-
     def load(self, folder: Path) -> Bundle:
         """The bundle in ``folder``, or :class:`BundleError`: checked before a byte is read."""
         workspace = self.home.root.resolve() / "workspace"
@@ -77,7 +71,7 @@ class Workspace:
     def active(self) -> list[Active]:
         """Every runnable in-progress bundle; a broken one is quarantined on the way."""
         found = []
-        for folder in self.in_progress():
+        for folder in [f for p in PRIORITIES for f in _folders(self.home.priority_dir(p))]:
             try:
                 bundle = self.load(folder)
                 state = read_state(folder) or _new_state(bundle)
@@ -110,7 +104,7 @@ class Workspace:
     def ingest(self) -> list[Active]:
         """Validate every ondeck bundle and promote it to in-progress by priority."""
         promoted = []
-        for folder in self.ondeck():
+        for folder in _folders(self.home.ondeck):
             try:
                 bundle = self.load(folder)
                 clash = self._existing(bundle.slug)
