@@ -201,9 +201,8 @@ class Observer:
             self.worker_running = None
 
     def alive(self, now: float | None = None) -> None:
-        """The supervisor's heartbeat: its event loop still runs. While the loop awaits a
-        worker within its time limit (a Claude step may run 45 minutes) a beat counts as
-        progress; past it, plus the minute its kill may take, the loop should have ended it."""
+        """The supervisor's heartbeat: its event loop still runs. A beat counts as progress
+        while the loop awaits a worker within its limit (a Claude step may run 45 minutes)."""
         now = time.monotonic() if now is None else now
         running = self.worker_running
         if running is not None and now - running[0] <= running[1] + _KILL_SECONDS:

@@ -58,17 +58,16 @@ ALPHA = 0.8
 
 
 def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None:
-    """SmoothQuant (Xiao et al. 2022) for dynamic int8: the same function, easier to quantize.
-
-    Dynamic quantization gives each MatMul's input one int8 range per call; in MiniLM a few
-    input channels peak at up to 20x the median channel (the FFN's input 9-19x, its output
-    4-20x, the attention's 4-6x), so the other channels get a handful of levels. For every MatMul with constant weights ``W``, its input ``X`` is divided per
-    channel by ``s`` (a ``Mul`` node, one per input tensor) and the rows of ``W`` multiplied
-    by it: ``(X / s) (s W) = X W`` in fp32 (the vectors are unchanged: cosine 1.000000), but
-    ``X / s`` has flat channels. ``s_j = max|X_j|^alpha / max|W_j|^(1-alpha)``, with the
-    activation maxima measured on ``_CALIBRATION`` and floored at their median: channels the
-    calibration rarely excited are then left alone instead of amplified. Then
-    :func:`constant_reshapes`, which pays for the Mul nodes.
+    """The same function, easier to quantize. Dynamic quantization gives each MatMul's input one
+    int8 range per call; in MiniLM a few input channels peak at up to 20x the median channel (the
+    FFN's input 9-19x, its output 4-20x, the attention's 4-6x), so the other channels get a handful
+    of levels. For every MatMul with constant weights ``W``, its input ``X`` is divided per channel
+    by ``s`` (a ``Mul`` node, one per input tensor) and the rows of ``W`` multiplied by it:
+    ``(X / s) (s W) = X W`` in fp32 (the vectors are unchanged: cosine 1.000000), but ``X / s`` has
+    flat channels. ``s_j = max|X_j|^alpha / max|W_j|^(1-alpha)``, with the activation maxima
+    measured on ``_CALIBRATION`` and floored at their median: channels the calibration rarely
+    excited are then left alone instead of amplified. Then :func:`constant_reshapes`, which pays for
+    the Mul nodes.
     """
     import onnx
 

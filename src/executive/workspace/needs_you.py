@@ -71,8 +71,7 @@ def resolve(path: Path, slug: str, why: str) -> int:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """The workspace folder's lock: an append and a rewrite never interleave (the daemon and
-    the operator's CLI both write this file)."""
+    """The workspace folder's lock (the daemon and the operator's CLI both write this file)."""
     fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
