@@ -1,10 +1,9 @@
 """What the daemon did lately, kept in memory for the dashboard, /metrics and /healthz.
 
-The supervisor, the loop and the hook runner report into one :class:`Observer`; nothing here
-reads a file or the store, and everything it keeps is bounded (the last ``keep`` records of
-each kind, plus counters that never grow with time). It sits below every layer so that any of
-them may report without importing upward, and it holds plain data, so the dashboard can read
-it from the same event loop without locks.
+The supervisor, the loop and the hook runner report into one :class:`Observer`, below every
+layer so that any may report without importing upward. It reads no file and no store, and keeps
+plain, bounded data (the last ``keep`` records of each kind, counters that never grow with
+time), which the dashboard reads from the same event loop without locks.
 """
 
 from __future__ import annotations

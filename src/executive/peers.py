@@ -10,11 +10,10 @@ worker is among its ancestors. These last checks are weak by nature (``env -i``,
 and a double fork together escape them): they are what is left in isolation mode ``none``,
 where the worker is the daemon's own user.
 
-Workers register here when they start (``workers.process``); the socket server (in the
-memory layer) asks here. Neither imports the other. A worker can connect before the process
-that started it has its pid (starting one awaits, and the loop serves meanwhile), so a worker
-starts inside :func:`spawning`, and the server judges no peer until every worker being
-started is registered (:func:`settled`).
+Workers register here when they start (``workers.isolation.process``) and the socket server
+(``surface.control``) asks here; neither imports the other. A worker can connect before its
+pid is known (starting one awaits, and the loop serves meanwhile), so it starts inside
+:func:`spawning`, and no peer is judged until every worker being started is registered.
 """
 
 from __future__ import annotations

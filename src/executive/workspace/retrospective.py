@@ -43,6 +43,7 @@ class Retrospective:
         def section(title: str, lines: list[str], empty: str) -> list[str]:
             return [f"## {title}", "", *(lines or [f"_{empty}_"]), ""]
 
+        lessons = [lesson.line() for lesson in self.lessons]
         parts = [
             f"# Retrospective {self.date}",
             "",
@@ -52,9 +53,7 @@ class Retrospective:
             *section("Failures by root signal", self.failures, "No failures."),
             *section("Slow steps", self.slow_steps, "No step took more than twice its estimate."),
             *section("What the runs changed", self.changes, "No run's record named a file."),
-            *section(
-                "Lessons", [lesson.line() for lesson in self.lessons], "No lessons this time."
-            ),
+            *section("Lessons", lessons, "No lessons this time."),
         ]
         return "\n".join(parts).rstrip() + "\n"
 
