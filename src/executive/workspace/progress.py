@@ -75,8 +75,7 @@ def wait_seconds(retry_after: str, now: datetime) -> int:
 
 def duration(seconds: float) -> str:
     """``12s``, ``4m05s``, ``2h07m``: a person's reading of a span."""
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
+    hours, rest = divmod(int(seconds), 3600)
     if hours:
         return f"{hours}h{rest // 60:02d}m"
     return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"

@@ -14,6 +14,7 @@ _HEX = re.compile(r"\b(?:0x)?[0-9a-f]{7,}\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _QUOTED = re.compile(r"(['\"`]).{1,80}?\1")
 _SPACE = re.compile(r"\s+")
+_NAMES_ERROR = re.compile(r"error|exception|fail|fatal|denied|refused|timeout", re.IGNORECASE)
 MAX_CHARS = 100
 
 
@@ -23,11 +24,7 @@ def root_signal(error: str) -> str:
     if not lines:
         return "no error output"
     # Prefer a line that names the error; else the last line (tracebacks end with it).
-    named = [
-        line
-        for line in lines
-        if re.search(r"error|exception|fail|fatal|denied|refused|timeout", line, re.I)
-    ]
+    named = [line for line in lines if _NAMES_ERROR.search(line)]
     line = named[-1] if named else lines[-1]
     line = _PATH.sub("<path>", line)
     line = _QUOTED.sub(r"\1…\1", line)
