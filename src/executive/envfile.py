@@ -101,10 +101,8 @@ def render_env(values: Mapping[str, str] | None = None) -> str:
         lines = [f"# {line}".rstrip() for line in intro.splitlines()]
         for variable in variables:
             info = fields[variable]
-            lines += [
-                f"# {info.description or ''}",
-                f"{variable}={chosen.get(variable, default_text(info))}",
-            ]
+            value = chosen.get(variable, default_text(info))
+            lines.append(f"# {info.description or ''}\n{variable}={value}")
         blocks.append("\n".join(lines))
     header = (
         "# executive configuration. Copy to <home>/.env.executive (mode 0600).\n"

@@ -91,11 +91,8 @@ class Workspace:
         after a failure waits its turn; the others run meanwhile."""
         pool = self.active() if active is None else active
         moment = now or datetime.now(UTC)
-        candidates = [
-            a
-            for a in pool
-            if a.state.next_step() is not None and a.state.waiting_until(moment) is None
-        ]
+        ready = [a for a in pool if a.state.next_step() is not None]
+        candidates = [a for a in ready if a.state.waiting_until(moment) is None]
         if not candidates:
             return None
         return min(candidates, key=lambda a: (a.state.priority, a.state.queued_at, a.bundle.slug))
