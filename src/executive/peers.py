@@ -42,13 +42,8 @@ class Peer:
     gid: int
 
 
-def register(pid: int) -> None:
-    _workers.add(pid)
-
-
-def unregister(pid: int) -> None:
-    _workers.discard(pid)
-
+register = _workers.add
+unregister = _workers.discard
 
 _starting = 0  # workers being started, not yet registered
 _started: anyio.Event | None = None  # set when none is
