@@ -81,9 +81,7 @@ class Home:
         """How many bundles wait, run, completed and blocked (folders, counted by scandir)."""
 
         def count(folder: Path) -> int:
-            if not folder.is_dir():
-                return 0
-            return sum(1 for entry in os.scandir(folder) if entry.is_dir())
+            return sum(1 for e in os.scandir(folder) if e.is_dir()) if folder.is_dir() else 0
 
         return {
             "ondeck": count(self.ondeck),

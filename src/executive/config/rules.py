@@ -149,8 +149,7 @@ class Rules(BaseSettings):
         host, _ = dashboard_address(value)  # raises ValueError naming what is wrong
         # Off loopback the pages (ledgers, packs, memories) would be anyone's to read. The
         # flag and the token are validated before this field (absent if they were bad).
-        token_known = "dashboard_token" in info.data
-        tokenless = token_known and info.data["dashboard_token"] is None
+        tokenless = "dashboard_token" in info.data and info.data["dashboard_token"] is None
         if info.data.get("dashboard", True) and tokenless and not is_loopback(host):
             raise ValueError(
                 "is not loopback: set EXECUTIVE_DASHBOARD_TOKEN, bind 127.0.0.1, or "

@@ -125,12 +125,11 @@ def _run(event: dict[str, Any]) -> Run | None:
     spent = event.get("spend")
     if not isinstance(spent, dict) or kind not in (*WORKER_EVENTS, HOOK_EVENT):
         return None
-    pack = spent.get("pack_tokens")
     ts, contract = str(event.get("ts", "")), str(event.get("contract_id", ""))
     if kind == HOOK_EVENT:
         return Run(ts, "hook", str(event.get("hook", "")), contract, of_record(spent))
-    attempt = event.get("attempts", event.get("attempt"))
-    name = f"step {event.get('step')} attempt {attempt}"
+    name = f"step {event.get('step')} attempt {event.get('attempts', event.get('attempt'))}"
+    pack = spent.get("pack_tokens")
     return Run(
         ts, "worker", name, contract, of_record(spent), pack if isinstance(pack, int) else None
     )
