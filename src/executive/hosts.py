@@ -114,9 +114,7 @@ def entry(text: str) -> Entry:
 def parse(value: str) -> list[Entry]:
     """Every entry of a comma-separated list; one ValueError naming each bad one."""
     entries, bad = [], []
-    for item in (part.strip() for part in value.split(",")):
-        if not item:
-            continue
+    for item in filter(None, (part.strip() for part in value.split(","))):
         try:
             entries.append(entry(item))
         except ValueError as exc:

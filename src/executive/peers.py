@@ -122,9 +122,8 @@ def judge(peer: Peer) -> str | None:
     if any(v.startswith(WORKER_MARK) for v in environ):
         return "peer carries a worker's run mark (GOAL_CONTRACT) in its environment"
     live = frozenset(_workers)
-    pid: int | None = peer.pid
-    seen = 0
-    while pid is not None and pid > 1 and seen < 256:
+    pid, seen = peer.pid, 0
+    while pid > 1 and seen < 256:
         fields = stat(pid)
         if fields is None:
             return "peer process is gone" if pid == peer.pid else None
