@@ -26,10 +26,8 @@ def root_signal(error: str) -> str:
     # Prefer a line that names the error; else the last line (tracebacks end with it).
     named = [line for line in lines if _NAMES_ERROR.search(line)]
     line = named[-1] if named else lines[-1]
-    line = _PATH.sub("<path>", line)
-    line = _QUOTED.sub(r"\1…\1", line)
-    line = _HEX.sub("<id>", line)
-    line = _NUMBER.sub("<n>", line)
+    for pattern, mark in ((_PATH, "<path>"), (_QUOTED, r"\1…\1"), (_HEX, "<id>"), (_NUMBER, "<n>")):
+        line = pattern.sub(mark, line)
     return _SPACE.sub(" ", line).strip().lower()[:MAX_CHARS]
 
 
