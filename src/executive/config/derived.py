@@ -41,9 +41,7 @@ class Derived:
     @property
     def outputs(self) -> Path:
         """Where workers run: never inside the agent home."""
-        if self.output_root is not None:
-            return self.output_root
-        return self.home.parent / f"{self.home.name}-outputs"
+        return self.output_root or self.home.parent / f"{self.home.name}-outputs"
 
     @property
     def worker_env_names(self) -> list[str]:
