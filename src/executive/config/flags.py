@@ -95,9 +95,7 @@ class MemoryGates:
         """Why a hook switched by ``flag`` may not run, or None when it may (the runner's gate)."""
         if not self.hooks_master_on:
             return MEMORY_OFF
-        if not self.flag(flag):
-            return f"{flag} off"
-        return None
+        return None if self.flag(flag) else f"{flag} off"
 
     @property
     def surface_off(self) -> str | None:

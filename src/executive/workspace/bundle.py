@@ -153,10 +153,8 @@ class Bundle(BaseModel):
         return self.spec.steps or [StepSpec(title=self.spec.title)]
 
     def vendor(self, default: str) -> str:
-        if self.spec.vendor is not None:
-            return self.spec.vendor
         # A bundle that names a command but no vendor means the command vendor.
-        return "command" if self.spec.command else default
+        return self.spec.vendor or ("command" if self.spec.command else default)
 
 
 def split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
