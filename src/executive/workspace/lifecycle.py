@@ -44,18 +44,12 @@ class Active:
     state: BundleState
 
 
+@dataclass(eq=False)
 class Workspace:
-    def __init__(
-        self,
-        home: Home,
-        default_vendor: str = "claude",
-        breakdown_turns: int = 100,
-        max_prompt_bytes: int = bundles.PROMPT_MAX_BYTES,
-    ) -> None:
-        self.home = home
-        self.default_vendor = default_vendor
-        self.breakdown_turns = breakdown_turns
-        self.max_prompt_bytes = max_prompt_bytes
+    home: Home
+    default_vendor: str = "claude"
+    breakdown_turns: int = 100
+    max_prompt_bytes: int = bundles.PROMPT_MAX_BYTES
 
     # --- reading ------------------------------------------------------------------------------
     def load(self, folder: Path) -> Bundle:
