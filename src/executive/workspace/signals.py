@@ -16,6 +16,7 @@ _QUOTED = re.compile(r"(['\"`]).{1,80}?\1")
 _SPACE = re.compile(r"\s+")
 _NAMES_ERROR = re.compile(r"error|exception|fail|fatal|denied|refused|timeout", re.IGNORECASE)
 MAX_CHARS = 100
+_PARTICULARS = ((_PATH, "<path>"), (_QUOTED, r"\1…\1"), (_HEX, "<id>"), (_NUMBER, "<n>"))
 
 
 def root_signal(error: str) -> str:
@@ -26,7 +27,7 @@ def root_signal(error: str) -> str:
     # Prefer a line that names the error; else the last line (tracebacks end with it).
     named = [line for line in lines if _NAMES_ERROR.search(line)]
     line = named[-1] if named else lines[-1]
-    for pattern, mark in ((_PATH, "<path>"), (_QUOTED, r"\1…\1"), (_HEX, "<id>"), (_NUMBER, "<n>")):
+    for pattern, mark in _PARTICULARS:
         line = pattern.sub(mark, line)
     return _SPACE.sub(" ", line).strip().lower()[:MAX_CHARS]
 
