@@ -93,22 +93,16 @@ _TEMPLATE_VALUES = {"V3_MEMORY_ENABLED": "false"}
 def render_env(values: Mapping[str, str] | None = None) -> str:
     """Every variable with a one-line comment; ``values`` overrides the defaults shown."""
     chosen = {**_TEMPLATE_VALUES, **(values or {})}
-    by_alias = {aliases(f.validation_alias)[0]: name for name, f in Settings.model_fields.items()}
-    placed: set[str] = set()
+    fields = {aliases(f.validation_alias)[0]: f for f in Settings.model_fields.values()}
+    placed = {variable for _, variables in _SECTIONS for variable in variables}
+    rest = [variable for variable in fields if variable not in placed]
     blocks: list[str] = []
-    sections = [*_SECTIONS, ("Everything else, grouped as in settings.py.", [])]
-    for intro, variables in sections:
-        if not variables:
-            variables = [a for a in by_alias if a not in placed]
+    for intro, variables in [*_SECTIONS, ("Everything else, grouped as in settings.py.", rest)]:
         lines = [f"# {line}".rstrip() for line in intro.splitlines()]
         for variable in variables:
-            field = by_alias[variable]
-            description = Settings.model_fields[field].description or ""
-            lines.append(f"# {description}")
-            lines.append(
-                f"{variable}={chosen.get(variable, default_text(Settings.model_fields[field]))}"
-            )
-            placed.add(variable)
+            info = fields[variable]
+            value = chosen.get(variable, default_text(info))
+            lines.append(f"# {info.description or ''}\n{variable}={value}")
         blocks.append("\n".join(lines))
     header = (
         "# executive configuration. Copy to <home>/.env.executive (mode 0600).\n"
@@ -118,11 +112,8 @@ def render_env(values: Mapping[str, str] | None = None) -> str:
 
 
 def unknown_keys(env_file: Path) -> list[tuple[str, str | None]]:
-    """Keys of ``env_file`` in our namespaces that no setting reads, each with the closest name.
-
-    pydantic-settings ignores them silently, so ``V3_MEM_HOOK_POSTRUN=true`` would leave
-    Hook C off with nothing said.
-    """
+    """Keys of ``env_file`` in our namespaces that no setting reads, each with the closest name:
+    pydantic-settings ignores them, so ``V3_MEM_HOOK_POSTRUN=true`` would leave Hook C off."""
     from dotenv import dotenv_values
 
     if not env_file.is_file():

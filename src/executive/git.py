@@ -8,6 +8,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+# Who the daemon's commits are by, whatever the host's git configuration says.
+_IDENTITY = ("-c", "user.name=executive", "-c", "user.email=executive@localhost")
+
 
 class GitError(RuntimeError):
     pass
@@ -43,12 +46,9 @@ def run(
 
 
 def is_repo(path: Path) -> bool:
-    """Whether ``path`` is the top of a repository of its own.
-
-    Being *inside* another repository does not count: a home made in a project's checkout
-    (``make run`` makes ``demo-home`` there) must get its own repository, never commit into
-    the project's.
-    """
+    """Whether ``path`` is the top of a repository of its own; being *inside* one does not
+    count: a home made in a project's checkout (``make run``'s ``demo-home``) must get its own
+    repository, never commit into the project's."""
     if not (path.is_dir() and available()):
         return False
     proc = run(["rev-parse", "--show-toplevel"], path, check=False)
@@ -66,11 +66,9 @@ def init(path: Path) -> None:
 
 
 def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path] = ()) -> bool:
-    """Stage ``paths`` and commit them if anything changed. Returns whether it committed.
-
-    In each folder of ``follow`` the index holds exactly the ``paths`` under it: a tracked
-    file that is gone, or no longer among them, leaves the index (a bundle moved on).
-    """
+    """Stage ``paths`` and commit them if anything changed; whether it committed. In each
+    folder of ``follow`` the index then holds exactly the ``paths`` under it: a tracked file
+    that is gone, or no longer among them, leaves the index (a bundle moved on)."""
     existing = [str(p.relative_to(path)) for p in paths if p.exists()]
     if existing:
         _each(["add"], existing, path)
@@ -82,19 +80,7 @@ def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path
             _each(["rm", "--cached", "-q", "--ignore-unmatch"], gone, path)
     if run(["diff", "--cached", "--quiet"], path, check=False).returncode == 0:
         return False
-    run(
-        [
-            "-c",
-            "user.name=executive",
-            "-c",
-            "user.email=executive@localhost",
-            "commit",
-            "-q",
-            "-m",
-            message,
-        ],
-        path,
-    )
+    run([*_IDENTITY, "commit", "-q", "-m", message], path)
     return True
 
 

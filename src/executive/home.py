@@ -63,12 +63,8 @@ class Home:
 
     @property
     def socket(self) -> Path:
-        """The daemon's control socket, always in ``.state/`` (hidden from every sandbox).
-
-        A deep home's path is longer than a Unix socket address holds; the socket code then
-        reaches it through a held folder fd (``/proc/self/fd/<n>/executive.sock``), never
-        through a shared runtime folder that another process could have planted first.
-        """
+        """The daemon's control socket, always in ``.state/`` (hidden from every sandbox); on a
+        path too long for a socket address :mod:`executive.unixpath` reaches it."""
         return self.state / "executive.sock"
 
     def not_a_home(self) -> str | None:
@@ -85,9 +81,7 @@ class Home:
         """How many bundles wait, run, completed and blocked (folders, counted by scandir)."""
 
         def count(folder: Path) -> int:
-            if not folder.is_dir():
-                return 0
-            return sum(1 for entry in os.scandir(folder) if entry.is_dir())
+            return sum(1 for e in os.scandir(folder) if e.is_dir()) if folder.is_dir() else 0
 
         return {
             "ondeck": count(self.ondeck),
@@ -123,11 +117,8 @@ class Home:
 
 
 def private_folder(folder: Path) -> None:
-    """``folder``, mode 0700: made if missing, refused unless a real folder of ours.
-
-    A link planted in its place would have the daemon chmod (and write into) whatever it
-    points at, so nothing is followed.
-    """
+    """``folder``, mode 0700: made if missing, refused unless a real folder of ours (nothing
+    is followed: a planted link would have the daemon chmod and write into what it points at)."""
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     info = folder.lstat()

@@ -105,8 +105,7 @@ def entry(text: str) -> Entry:
         raise ValueError(f"{text!r} has no valid port (1-65535)") from None
     name = normal(host)
     wildcard = name.startswith("*.")
-    if wildcard:
-        name = name[2:]
+    name = name.removeprefix("*.")
     if not name or not (valid_name(name) or (is_ip(name) and not wildcard)):
         raise ValueError(not_host)
     return Entry(name, port, wildcard)
@@ -115,9 +114,7 @@ def entry(text: str) -> Entry:
 def parse(value: str) -> list[Entry]:
     """Every entry of a comma-separated list; one ValueError naming each bad one."""
     entries, bad = [], []
-    for item in (part.strip() for part in value.split(",")):
-        if not item:
-            continue
+    for item in filter(None, (part.strip() for part in value.split(","))):
         try:
             entries.append(entry(item))
         except ValueError as exc:

@@ -20,8 +20,6 @@ from structlog.typing import EventDict, Processor, WrappedLogger
 
 from executive import redact
 
-__all__ = ["bound", "configure_logging", "get_logger"]
-
 FOREIGN_EVENT = "foreign.log"
 
 _NOISY = {"httpx": logging.WARNING, "httpcore": logging.WARNING, "urllib3": logging.WARNING}
@@ -34,10 +32,8 @@ def configure_logging(
     secrets: Iterable[str] = (),
     stream: TextIO | None = None,
 ) -> None:
-    """Route every log line of the process through one structlog pipeline.
-
-    ``fmt`` is ``json``, ``console`` or ``auto`` (console when the stream is a terminal).
-    """
+    """Route every log line of the process through one structlog pipeline; ``fmt`` is
+    ``json``, ``console`` or ``auto`` (console when the stream is a terminal)."""
     out = stream if stream is not None else sys.stdout
     redact.learn(secrets=secrets)
     console = fmt == "console" or (fmt == "auto" and out.isatty())

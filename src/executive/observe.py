@@ -1,10 +1,9 @@
 """What the daemon did lately, kept in memory for the dashboard, /metrics and /healthz.
 
-The supervisor, the loop and the hook runner report into one :class:`Observer`; nothing here
-reads a file or the store, and everything it keeps is bounded (the last ``keep`` records of
-each kind, plus counters that never grow with time). It sits below every layer so that any of
-them may report without importing upward, and it holds plain data, so the dashboard can read
-it from the same event loop without locks.
+The supervisor, the loop and the hook runner report into one :class:`Observer`, below every
+layer so that any may report without importing upward. It reads no file and no store, and keeps
+plain, bounded data (the last ``keep`` records of each kind, counters that never grow with
+time), which the dashboard reads from the same event loop without locks.
 """
 
 from __future__ import annotations
@@ -47,9 +46,9 @@ class _Result(Protocol):
     duration_ms: int
     error: str | None
     reason: str | None
-    final_text: str
     memory_pack: str | None
     details: dict[str, Any]
+    writes: Any
 
     @property
     def outcome(self) -> str: ...
@@ -59,9 +58,6 @@ class _Result(Protocol):
 
     @property
     def tail(self) -> str: ...
-
-    @property
-    def writes(self) -> Any: ...
 
 
 # How long past its limit a worker's kill may take before the wait is no longer progress.
@@ -204,13 +200,8 @@ class Observer:
             self.worker_running = None
 
     def alive(self, now: float | None = None) -> None:
-        """The supervisor's heartbeat: its event loop still runs.
-
-        A loop awaiting a worker that is still within its own time limit is waiting, not
-        stalled (a Claude step may run 45 minutes), so a beat then counts as progress. A
-        worker past its limit (plus the minute its kill may take) no longer does: the loop
-        should have ended it.
-        """
+        """The supervisor's heartbeat: its event loop still runs. A beat counts as progress
+        while the loop awaits a worker within its limit (a Claude step may run 45 minutes)."""
         now = time.monotonic() if now is None else now
         running = self.worker_running
         if running is not None and now - running[0] <= running[1] + _KILL_SECONDS:
@@ -223,11 +214,8 @@ class Observer:
         return now - max(marks) if marks else now - self.started_monotonic
 
     def failing(self, after: int) -> str | None:
-        """Why the loop is unhealthy when its last ``after`` iterations (or more) all raised.
-
-        None while fewer failed in a row: one failure may be passing (a full disk, a store
-        restart), and the next iteration clears it.
-        """
+        """Why the loop is unhealthy when its last ``after`` iterations (or more) all raised;
+        None while fewer did: one may be passing (a full disk, a store restart)."""
         last = self.last_failure
         if self.failed_in_a_row < after or last is None:
             return None

@@ -10,11 +10,10 @@ worker is among its ancestors. These last checks are weak by nature (``env -i``,
 and a double fork together escape them): they are what is left in isolation mode ``none``,
 where the worker is the daemon's own user.
 
-Workers register here when they start (``workers.process``); the socket server (in the
-memory layer) asks here. Neither imports the other. A worker can connect before the process
-that started it has its pid (starting one awaits, and the loop serves meanwhile), so a worker
-starts inside :func:`spawning`, and the server judges no peer until every worker being
-started is registered (:func:`settled`).
+Workers register here when they start (``workers.isolation.process``) and the socket server
+(``surface.control``) asks here; neither imports the other. A worker can connect before its
+pid is known (starting one awaits, and the loop serves meanwhile), so it starts inside
+:func:`spawning`, and no peer is judged until every worker being started is registered.
 """
 
 from __future__ import annotations
@@ -43,13 +42,8 @@ class Peer:
     gid: int
 
 
-def register(pid: int) -> None:
-    _workers.add(pid)
-
-
-def unregister(pid: int) -> None:
-    _workers.discard(pid)
-
+register = _workers.add
+unregister = _workers.discard
 
 _starting = 0  # workers being started, not yet registered
 _started: anyio.Event | None = None  # set when none is
@@ -76,11 +70,6 @@ async def settled() -> None:
         await _started.wait()
 
 
-def credentials(sock: socket.socket) -> Peer:
-    pid, uid, gid = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
-    return Peer(pid, uid, gid)
-
-
 def pidfd(sock: socket.socket, pid: int) -> int | None:
     """A pidfd for the peer: from the socket where the kernel offers it, else by pid."""
     with contextlib.suppress(OSError):
@@ -94,9 +83,10 @@ def pidfd(sock: socket.socket, pid: int) -> int | None:
 def refusal(sock: socket.socket) -> str | None:
     """None when the peer may be served; otherwise why not (a refused peer gets only that)."""
     try:
-        peer = credentials(sock)
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size)
     except OSError as exc:
         return f"peer credentials unreadable: {exc}"
+    peer = Peer(*_CRED.unpack(raw))
     if peer.pid <= 0:
         return "peer has no process (not a local Unix socket peer)"
     fd = pidfd(sock, peer.pid)
@@ -132,9 +122,8 @@ def judge(peer: Peer) -> str | None:
     if any(v.startswith(WORKER_MARK) for v in environ):
         return "peer carries a worker's run mark (GOAL_CONTRACT) in its environment"
     live = frozenset(_workers)
-    pid: int | None = peer.pid
-    seen = 0
-    while pid is not None and pid > 1 and seen < 256:
+    pid, seen = peer.pid, 0
+    while pid > 1 and seen < 256:
         fields = stat(pid)
         if fields is None:
             return "peer process is gone" if pid == peer.pid else None

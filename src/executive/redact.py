@@ -86,11 +86,8 @@ class Redactor:
         return len(self._ordered[0]) if self._ordered else 0
 
     def spans(self, text: str, pos: int = 0) -> list[tuple[int, int]]:
-        """Where ``text`` holds a secret or a shape from ``pos`` on, merged and in order.
-
-        The characters before ``pos`` still count as context: a look-behind or a word
-        boundary sees them, as it would in the whole text.
-        """
+        """Where ``text`` holds a secret or a shape from ``pos`` on, merged and in order. The
+        characters before ``pos`` are context: a look-behind or a word boundary sees them."""
         found = []
         for secret in self._ordered:
             at = text.find(secret, pos)
@@ -120,11 +117,9 @@ class Redactor:
         return text
 
     def value(self, value: Any, *, keys: bool = False) -> Any:
-        """``value`` with every string in it scrubbed (dicts, lists and tuples walked).
-
-        With ``keys`` (the log's way), a value under a key named like a secret is blanked
-        whole, and an exception is scrubbed as its ``repr``.
-        """
+        """``value`` with every string in it scrubbed (dicts, lists and tuples walked). With
+        ``keys`` (the log's way), a value under a key named like a secret is blanked whole, and
+        an exception is scrubbed as its ``repr``."""
         if isinstance(value, str):
             return self.scrub(value)
         if isinstance(value, Mapping):
@@ -254,11 +249,8 @@ def scrub(text: str) -> str:
 
 
 def learn(*, homes: Iterable[Path] = (), secrets: Iterable[str] = ()) -> None:
-    """Teach the process-wide redactor the environment's, the homes' and given secrets.
-
-    ``homes`` are this home and its peers: a worker that finds a peer's token somewhere
-    must not get it recorded here either.
-    """
+    """Teach the process-wide redactor the environment's, the homes' and given secrets:
+    ``homes`` are this home and its peers (a peer's token found by a worker is a secret here)."""
     _redactor.add(secrets_from_environment())
     for home in homes:
         _redactor.add(secrets_from_env_file(home / ".env.executive"))

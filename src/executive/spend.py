@@ -5,11 +5,10 @@ skill engine reads) carries ``total_cost_usd``, ``usage`` (input, output, cache 
 creation tokens), ``num_turns`` and ``duration_api_ms``. :func:`of_result` reads them; a run
 without a result line has no :class:`Spend` at all ("not reported", never 0).
 
-The work ledger keeps a run's spend as :meth:`Spend.record` (with the memory pack's tokens
-beside the run's input tokens); :func:`of_record` reads it back, and the day's, the bundle's
-and the hook's totals are sums of those records (:mod:`executive.workspace.spending`).
-Every value here came from a worker's or a model's output: it is read, bounded and typed,
-never trusted to be sane (a negative or non-finite figure is not a figure).
+The work ledger keeps it as :meth:`Spend.record` (the memory pack's tokens beside the run's
+input), read back by :func:`of_record` for :mod:`executive.workspace.spending`'s totals. Every
+value here came from a worker's or a model's output: read, bounded and typed, never trusted
+to be sane (a negative or non-finite figure is not a figure).
 """
 
 from __future__ import annotations
@@ -54,11 +53,7 @@ class Spend:
 
     def record(self, pack_tokens: int | None = None) -> dict[str, Any]:
         """The ledger's form: the figures, and the pack's tokens (memory's share of input)."""
-        out: dict[str, Any] = {"reported": True, "cost_usd": round(self.cost_usd, 6)}
-        out |= {n: getattr(self, n) for n in _COUNTS}
-        if pack_tokens is not None:
-            out["pack_tokens"] = pack_tokens
-        return out
+        return {"reported": True, **self.of(_FIGURES), **_pack(pack_tokens)}
 
 
 # Spend's fields in order, read once: the summary adds a run's figures for every run it folds.
@@ -73,31 +68,30 @@ def logged(spend: Spend | None, *, paid: bool) -> dict[str, Any]:
 
 def not_reported(pack_tokens: int | None = None) -> dict[str, Any]:
     """The ledger's form of a paid run that ended without its result line."""
-    out: dict[str, Any] = {"reported": False}
-    if pack_tokens is not None:
-        out["pack_tokens"] = pack_tokens
-    return out
+    return {"reported": False, **_pack(pack_tokens)}
 
 
-def _usd(value: object) -> float | None:
+def _pack(tokens: int | None) -> dict[str, Any]:
+    return {} if tokens is None else {"pack_tokens": tokens}
+
+
+def _figure(value: object, limit: float = MAX_USD) -> float | None:
+    """A non-negative finite number of at most ``limit``; None for anything else."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     number = float(value)
-    return number if math.isfinite(number) and 0 <= number <= MAX_USD else None
+    return number if math.isfinite(number) and 0 <= number <= limit else None
 
 
 def _count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    number = float(value)
-    return int(number) if math.isfinite(number) and 0 <= number <= MAX_COUNT else 0
+    return int(_figure(value, MAX_COUNT) or 0)
 
 
 def of_result(
     cost: object, usage: object = None, turns: object = None, api_ms: object = None
 ) -> Spend | None:
     """A result's figures; None when it names no cost (then the run's spend is not reported)."""
-    usd = _usd(cost)
+    usd = _figure(cost)
     if usd is None:
         return None
     counts = usage if isinstance(usage, Mapping) else {}
@@ -111,23 +105,16 @@ def of_result(
 
 def of_line(line: Mapping[str, Any]) -> Spend | None:
     """The figures of a stream-json ``result`` line."""
-    return of_result(
-        line.get("total_cost_usd"),
-        line.get("usage"),
-        line.get("num_turns"),
-        line.get("duration_api_ms"),
-    )
+    keys = ("total_cost_usd", "usage", "num_turns", "duration_api_ms")
+    return of_result(*(line.get(key) for key in keys))
 
 
 def of_record(value: object) -> Spend | None:
     """A ledger record's ``spend`` read back; None when it was not reported (or is not one)."""
     if not isinstance(value, Mapping) or value.get("reported") is not True:
         return None
-    usd = _usd(value.get("cost_usd"))
-    if usd is None:
-        return None
-    kept = {n: _count(value.get(n)) for n in _COUNTS}
-    return Spend(cost_usd=usd, **kept)
+    usd = _figure(value.get("cost_usd"))
+    return None if usd is None else Spend(usd, **{n: _count(value.get(n)) for n in _COUNTS})
 
 
 def usd(amount: float | None) -> str:

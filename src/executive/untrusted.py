@@ -47,8 +47,7 @@ def opening(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
-    ends = [head.rfind(mark) + len(mark) - 1 for mark in (". ", ".\n", "\n\n", "? ", "! ")]
-    end = max(ends)
+    end = max(head.rfind(mark) + len(mark) - 1 for mark in (". ", ".\n", "\n\n", "? ", "! "))
     if end < limit // 2:
         end = head.rfind(" ")
     return head[: end + 1 if end > 0 else len(head)].rstrip() + " …"

@@ -41,9 +41,7 @@ class Derived:
     @property
     def outputs(self) -> Path:
         """Where workers run: never inside the agent home."""
-        if self.output_root is not None:
-            return self.output_root
-        return self.home.parent / f"{self.home.name}-outputs"
+        return self.output_root or self.home.parent / f"{self.home.name}-outputs"
 
     @property
     def worker_env_names(self) -> list[str]:
@@ -109,11 +107,8 @@ def url_passwords(url: str) -> list[str]:
 
 
 def default_executive_name(home: Path, configured: str | None = None) -> str:
-    """EXECUTIVE_NAME when set, else the home folder's name made a valid name.
-
-    The folder, not the host name: two executives on one machine differ by home, and a
-    container's host name changes on every start.
-    """
+    """EXECUTIVE_NAME when set, else the home folder's name made a valid name (not the host's:
+    two executives on one machine differ by home, and a container's changes on every start)."""
     if configured:
         return configured
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", home.name).strip("-._")

@@ -68,20 +68,14 @@ def flag_fields(model: type[BaseModel]) -> dict[str, str]:
 
 
 class MemoryGates:
-    """Flags by name, and whether memory is on: the one place that decides; every gate asks.
-
-    The master switch has two readings, as in the original: hooks treat unset as off, the
-    `executive mem` surface treats it as on (only an explicit false disables it).
-    """
+    """Flags by name, and whether memory is on: the one place that decides; every gate asks."""
 
     if TYPE_CHECKING:  # the master switch, a field MemorySwitches declares
         memory_enabled: bool | None
 
     def flag(self, variable: str) -> bool:
-        """The true/false setting read from the environment variable ``variable``.
-
-        How a hook's flag is read: by the variable's name, so settings know no hook.
-        """
+        """The true/false setting read from ``variable``: a hook's flag is read by its name, so
+        settings know no hook."""
         try:
             return bool(getattr(self, flag_fields(type(self))[variable]))
         except KeyError:
@@ -101,9 +95,7 @@ class MemoryGates:
         """Why a hook switched by ``flag`` may not run, or None when it may (the runner's gate)."""
         if not self.hooks_master_on:
             return MEMORY_OFF
-        if not self.flag(flag):
-            return f"{flag} off"
-        return None
+        return None if self.flag(flag) else f"{flag} off"
 
     @property
     def surface_off(self) -> str | None:

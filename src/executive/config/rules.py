@@ -65,10 +65,8 @@ def dashboard_address(bind: str) -> tuple[str, int]:
 
 
 class Rules(BaseSettings):
-    """The validators of :class:`executive.settings.Settings`, which declares the fields.
-
-    ``check_fields=False`` because the fields are declared in the subclass.
-    """
+    """The validators of :class:`executive.settings.Settings`, which declares the fields
+    (hence ``check_fields=False``)."""
 
     if TYPE_CHECKING:  # what the checks read: fields and values Settings declares
         home: Path
@@ -151,8 +149,7 @@ class Rules(BaseSettings):
         host, _ = dashboard_address(value)  # raises ValueError naming what is wrong
         # Off loopback the pages (ledgers, packs, memories) would be anyone's to read. The
         # flag and the token are validated before this field (absent if they were bad).
-        token_known = "dashboard_token" in info.data
-        tokenless = token_known and info.data["dashboard_token"] is None
+        tokenless = "dashboard_token" in info.data and info.data["dashboard_token"] is None
         if info.data.get("dashboard", True) and tokenless and not is_loopback(host):
             raise ValueError(
                 "is not loopback: set EXECUTIVE_DASHBOARD_TOKEN, bind 127.0.0.1, or "

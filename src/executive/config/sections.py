@@ -1,10 +1,7 @@
-"""Groups of variables declared apart: the store shared by several executives (Postgres), the
-dashboard's, and a worker's limits.
-
-:class:`executive.settings.Settings` inherits each; the env template lists each in a section of
-its own. Which of a worker's limits hold on a host is :mod:`executive.workers.isolation.limits`' to say
-(``executive doctor`` prints it).
-"""
+"""Groups of variables declared apart (the shared store, the dashboard, a worker's limits, the
+budget): :class:`executive.settings.Settings` inherits each, and the env template gives each a
+section. Which of a worker's limits hold on a host is
+:mod:`executive.workers.isolation.limits`' to say (``executive doctor`` prints it)."""
 
 from __future__ import annotations
 

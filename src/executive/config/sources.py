@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any, Self
 
 from pydantic import AliasChoices, BaseModel, SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
 from executive.home import Home
@@ -40,11 +40,9 @@ def aliases(alias: Any) -> list[str]:
 
 
 class SettingsError(Exception):
-    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why).
-
-    ``sources`` says where each named variable's value came from, so the operator edits the
-    right place: the environment wins over the file, and editing the file would change nothing.
-    """
+    """Configuration that cannot start the daemon. ``problems`` holds (variable, value, why);
+    ``sources`` says where each value came from, so the operator edits the right place (the
+    environment wins over the file: editing the file would change nothing)."""
 
     def __init__(
         self, problems: list[tuple[str, str, str]], sources: Mapping[str, str] | None = None
@@ -65,28 +63,23 @@ class SettingsError(Exception):
         return "\n".join(lines)
 
 
-def resolve_home(home: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+def resolve_home(home: Path | None = None) -> Path:
     """The agent home: an explicit argument, then EXECUTIVE_HOME / AGENT_PATH, then the cwd."""
-    env = os.environ if environ is None else environ
     if home is None:
-        chosen = env.get("EXECUTIVE_HOME") or env.get("AGENT_PATH")
+        chosen = os.environ.get("EXECUTIVE_HOME") or os.environ.get("AGENT_PATH")
         home = Path(chosen) if chosen else Path.cwd()
     return home.expanduser().resolve()
 
 
 class Sources(BaseSettings):
-    """Loading :class:`executive.settings.Settings`, whose fields say which variables exist.
-
-    Class methods, so that they read the fields of the class they are called on without
-    importing it; ``executive.settings`` exports them under their usual names.
-    """
+    """Loading :class:`executive.settings.Settings`, whose fields say which variables exist:
+    class methods, which read the fields of the class they are called on without importing it
+    (``executive.settings`` exports them under their usual names)."""
 
     @classmethod
     def load(cls, home: Path | None = None, **overrides: Any) -> Self:
-        """Read the environment and ``<home>/.env.executive``; the process environment wins.
-
-        Raises :class:`SettingsError` naming every bad variable, its value and why.
-        """
+        """Read the environment and ``<home>/.env.executive`` (the environment wins); raises
+        :class:`SettingsError` naming every bad variable, its value and why."""
         root = resolve_home(home)
         env_file = Home(root).env_file
         try:
@@ -99,20 +92,15 @@ class Sources(BaseSettings):
             raise SettingsError(_problems(cls, exc), cls.value_sources(env_file)) from None
 
     @classmethod
-    def value_sources(
-        cls, env_file: Path, environ: Mapping[str, str] | None = None
-    ) -> dict[str, str]:
-        """Where each variable with a value gets it: ``environment`` or the env file's path.
-
-        Variables left out take their default. An empty value is unset, as everywhere.
-        """
+    def value_sources(cls, env_file: Path) -> dict[str, str]:
+        """Where each variable with a value gets it: ``environment`` or the env file's path
+        (the others take their default; an empty value is unset, as everywhere)."""
         from dotenv import dotenv_values  # pydantic-settings' own reader of env files
 
-        env = os.environ if environ is None else environ
         in_file = dotenv_values(env_file) if env_file.is_file() else {}
         sources: dict[str, str] = {}
         for name in cls.variable_names():
-            if env.get(name):
+            if os.environ.get(name):
                 sources[name] = "environment"
             elif in_file.get(name):
                 sources[name] = str(env_file)
@@ -134,30 +122,21 @@ def _problems(model: type[BaseModel], exc: ValidationError) -> list[tuple[str, s
             # Model-level rules name their variables in the message itself.
             problems.append(("configuration", "", reason))
             continue
-        variable = _variable_name(model, str(err["loc"][0]))
-        secret = _field_for_variable(model, variable) in _secret_fields(model)
+        variable, info = _field(model, str(err["loc"][0]))
+        secret = info is not None and info.annotation in (SecretStr | None, SecretStr)
         problems.append((variable, "***" if secret else _short(err.get("input")), reason))
     return problems
 
 
-def _variable_name(model: type[BaseModel], loc: str) -> str:
-    info = model.model_fields.get(loc)
-    if info is None:
-        return loc
-    return aliases(info.validation_alias)[0] if info.validation_alias else loc
-
-
-def _field_for_variable(model: type[BaseModel], variable: str) -> str | None:
+def _field(model: type[BaseModel], loc: str) -> tuple[str, FieldInfo | None]:
+    """The variable an error's ``loc`` (a variable or a field's name) is, and its field."""
     for name, info in model.model_fields.items():
-        if variable in aliases(info.validation_alias) or variable == name:
-            return name
-    return None
-
-
-@cache
-def _secret_fields(model: type[BaseModel]) -> frozenset[str]:
-    secret = (SecretStr | None, SecretStr)
-    return frozenset(name for name, info in model.model_fields.items() if info.annotation in secret)
+        names = aliases(info.validation_alias)
+        if loc in names:
+            return loc, info
+        if loc == name:
+            return (names[0] if names else loc), info
+    return loc, None
 
 
 def _short(value: Any) -> str:

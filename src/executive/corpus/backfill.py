@@ -125,7 +125,7 @@ def lane_b(home: Home) -> Lane:
     return lane
 
 
-def lane_c(home: Home, now: datetime | None = None) -> Lane:
+def lane_c(home: Home) -> Lane:
     lane = Lane("C")
     if not home.capabilities.is_file():
         lane.notes.append("capabilities.yml: not found")
@@ -135,7 +135,7 @@ def lane_c(home: Home, now: datetime | None = None) -> Lane:
     except yaml.YAMLError as exc:
         lane.notes.append(f"capabilities.yml: not valid YAML: {exc}")
         return lane
-    moment = now or datetime.now(UTC)
+    moment = datetime.now(UTC)
     expires = (moment + timedelta(days=CAPABILITY_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
     batch = []
     for entry in data.get("capabilities", []) if isinstance(data, dict) else []:
@@ -169,9 +169,7 @@ def lane_c(home: Home, now: datetime | None = None) -> Lane:
 def lane_d(home: Home, ledger: WorkLedger) -> Lane:
     lane = Lane("D")
     events = list(ledger.events("GOAL_COMPLETED", "STEP_FAILED", "STEP_STARTED"))
-    for folder in (
-        sorted(p for p in home.completed.iterdir() if p.is_dir()) if home.completed.is_dir() else []
-    ):
+    for folder in sorted(p for p in home.completed.glob("*") if p.is_dir()):
         try:
             state = read_state(folder)
         except StateError as exc:
@@ -211,18 +209,6 @@ def lane_d(home: Home, ledger: WorkLedger) -> Lane:
     return lane
 
 
-def plan(
-    home: Home, ledger: WorkLedger, lanes: Sequence[str], spec_files: Sequence[str] = ()
-) -> list[Lane]:
-    builders = {
-        "A": lambda: lane_a(home, spec_files),
-        "B": lambda: lane_b(home),
-        "C": lambda: lane_c(home),
-        "D": lambda: lane_d(home, ledger),
-    }
-    return [builders[name]() for name in LANES if name in lanes]
-
-
 async def run(
     harvester: Harvester,
     view: ReadView,
@@ -237,9 +223,16 @@ async def run(
     unknown = [lane for lane in lanes if lane not in LANES]
     if unknown:
         raise ValueError(f"unknown lane(s) {', '.join(unknown)}; lanes are A, B, C, D")
+    builders = {
+        "A": lambda: lane_a(home, spec_files),
+        "B": lambda: lane_b(home),
+        "C": lambda: lane_c(home),
+        "D": lambda: lane_d(home, ledger),
+    }
+    planned = [builders[name]() for name in LANES if name in lanes]  # all read before any write
     seen: set[str] = set()
     report: dict[str, Any] = {"ok": True, "dry_run": dry_run, "lanes": {}}
-    for lane in plan(home, ledger, lanes, spec_files):
+    for lane in planned:
         summary: dict[str, Any] = {**dict.fromkeys(_COUNTS, 0), "notes": lane.notes}
         if dry_run:
             summary["payloads"] = []
@@ -279,13 +272,13 @@ async def _batch(
         return False
     fresh = []
     for payload, stamped in zip(batch, prepared, strict=True):
-        if stamped.key in seen or (
+        known = stamped.key in seen or (
             lane.name == "D" and await _episode_known(view, harvester, stamped.app_id)
-        ):
-            summary["skipped"] += 1  # another lane (or source) already has it
-            seen.add(stamped.key)
-            continue
+        )
         seen.add(stamped.key)
+        if known:
+            summary["skipped"] += 1  # another lane (or source) already has it
+            continue
         fresh.append(payload if not dry_run else stamped.as_dict())
     summary["planned"] += len(fresh)
     if dry_run:
@@ -308,11 +301,8 @@ async def _episode_known(view: ReadView, harvester: Harvester, app_id: str) -> b
 async def _prune_principles(
     harvester: Harvester, view: ReadView, keep: set[str], sources: set[str]
 ) -> int:
-    """Delete principles harvested from these specs whose rule is no longer there.
-
-    Only this executive's: executives sharing a store each have a constitution, and one
-    must not prune the rules of another (a principle belongs to the executive that wrote it).
-    """
+    """Delete this executive's principles harvested from these specs whose rule is gone: each
+    executive sharing a store has a constitution, and a principle belongs to its writer."""
     where = Filter(user_id=harvester.defaults.user_id, app_ids=(GLOBAL_APP,), types=("principle",))
     mine = harvester.defaults.executive
     stale = [

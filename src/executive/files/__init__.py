@@ -1,11 +1,6 @@
-"""Every file the daemon reads or writes, and every JSON or YAML text it is handed, goes here.
-
-- Its own state, which must survive a SIGKILL at any instant: ``_durable``.
-- Files someone else controls (a worker's folder, a bundle's files): only a regular file, never
-  through a link, never blocking on a FIFO, never past a limit; an ``UnsafeFile`` says why not:
-  ``_foreign``.
-- Text from untrusted hands, its size and nesting checked before it is parsed: ``_bounded``.
-"""
+"""Every file the daemon reads or writes, and every JSON or YAML text it is handed: its own
+state, which must survive a SIGKILL (``_durable``); files someone else controls, never through
+a link nor past a limit (``_foreign``); text from untrusted hands, bounded (``_bounded``)."""
 
 from executive.files._bounded import JSON_MAX_DEPTH as JSON_MAX_DEPTH
 from executive.files._bounded import JsonLimitError as JsonLimitError

@@ -36,17 +36,13 @@ def parse_json(
     raw: str | bytes, *, max_bytes: int = JSON_MAX_BYTES, max_depth: int = JSON_MAX_DEPTH
 ) -> Any:
     """Parse ``raw`` as JSON, refusing it before parsing when it is larger or deeper than allowed."""
-    if isinstance(raw, bytes):
-        if len(raw) > max_bytes:
-            raise JsonLimitError(f"JSON is {len(raw)} bytes; the limit is {max_bytes}")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise JsonLimitError(f"JSON is not valid UTF-8 (byte {exc.start})") from None
-    else:
-        text = raw
-        if len(text) > max_bytes:
-            raise JsonLimitError(f"JSON is {len(text)} characters; the limit is {max_bytes}")
+    if len(raw) > max_bytes:
+        unit = "bytes" if isinstance(raw, bytes) else "characters"
+        raise JsonLimitError(f"JSON is {len(raw)} {unit}; the limit is {max_bytes}")
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise JsonLimitError(f"JSON is not valid UTF-8 (byte {exc.start})") from None
     deepest = _json_depth(text)
     if deepest > max_depth:
         raise JsonLimitError(f"JSON nests {deepest} levels deep; the limit is {max_depth}")

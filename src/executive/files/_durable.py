@@ -33,10 +33,8 @@ def try_lock(path: Path) -> int | None:
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old file or the new, never half.
-
-    Temporary file in the same folder, flush, fsync, chmod, rename, then fsync the folder.
-    """
+    """Replace ``path`` with ``data`` so a reader sees the old file or the new, never half:
+    temporary file in the same folder, flush, fsync, chmod, rename, then fsync the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode() if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -76,10 +74,8 @@ _reported: set[tuple[str, int]] = set()
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSON-lines file, skipping a torn or corrupt line.
-
-    A kill mid-append leaves a torn line; it is skipped (and reported once per process).
-    """
+    """Yield the records of a JSON-lines file, skipping a torn or corrupt line (a kill
+    mid-append leaves one), reported once per process."""
     if not path.exists():
         return
     with path.open("rb") as handle:
@@ -98,12 +94,10 @@ class JsonlTail:
 
     It remembers the byte offset it reached. When the file was replaced (another inode) or
     truncated (shorter than the offset), or is gone, it starts over from the beginning and
-    says so, so that whatever the caller folds over the records starts over too.
-
-    Torn lines are skipped as :func:`read_jsonl` skips them. A last line without its newline
-    is taken when it parses (the next append starts a fresh line after it, see
-    :func:`append_jsonl`) and otherwise left for the next read: it may still be being written.
-    """
+    says so, so that whatever the caller folds over the records starts over too. Torn lines
+    are skipped as :func:`read_jsonl` skips them. A last line without its newline is taken
+    when it parses (the next append starts a fresh line after it, see :func:`append_jsonl`)
+    and otherwise left for the next read: it may still be being written."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -178,10 +172,8 @@ class JsonlTail:
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:
-    """The record on one line; None for a blank line or a value that is not an object.
-
-    Raises ``ValueError`` (a JSON or UTF-8 error) for a torn or corrupt line.
-    """
+    """The record on one line; None for a blank line or a value that is not an object;
+    ``ValueError`` (a JSON or UTF-8 error) for a torn or corrupt line."""
     raw = raw.strip()
     if not raw:
         return None

@@ -26,6 +26,13 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 class UnsafeFile(OSError):
@@ -34,11 +41,8 @@ class UnsafeFile(OSError):
 
 
 def read_regular(path: Path, max_bytes: int) -> bytes:
-    """The bytes of ``path``, a regular file of at most ``max_bytes``.
-
-    Raises ``FileNotFoundError`` when it is absent and :class:`UnsafeFile` for a link, a
-    FIFO, a device, a folder or a file over the limit.
-    """
+    """The bytes of ``path``, a regular file of at most ``max_bytes``; ``FileNotFoundError``
+    when absent, :class:`UnsafeFile` for a link, a FIFO, a device, a folder or a file too large."""
     return _read(path, path.name, max_bytes)
 
 
@@ -128,7 +132,8 @@ def _read(path: Path | str, name: str, max_bytes: int, *, dir_fd: int | None = N
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(f"{name} is not a regular file ({_kind(info.st_mode)})")
+            kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+            raise UnsafeFile(f"{name} is not a regular file ({kind})")
         if info.st_size > max_bytes:
             raise UnsafeFile(f"{name} is {info.st_size} bytes; the limit is {max_bytes}")
         chunks: list[bytes] = []
@@ -189,16 +194,3 @@ def _remove(dir_fd: int, name: str) -> None:
         shutil.rmtree(name, dir_fd=dir_fd)
     else:
         os.unlink(name, dir_fd=dir_fd)
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"

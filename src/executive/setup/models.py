@@ -112,11 +112,8 @@ def _no_preprocessing_advice(record: logging.LogRecord) -> bool:
 
 
 def quantize(folder: Path) -> None:
-    """Make the quantized files that ``folder`` lacks from its ``model.onnx``; no torch.
-
-    Each is written beside the others under a temporary name and renamed once checked, so an
-    interrupted set-up never leaves a half-written model that looks complete.
-    """
+    """Make the quantized files that ``folder`` lacks from its ``model.onnx``; no torch. Each
+    is renamed into place once checked: an interrupted set-up leaves no model that looks whole."""
     onnxruntime()  # telemetry off before the quantizer imports the runtime
     reference = OnnxEncoder(folder / FP32).encode(_PROBES)  # what every file is checked to
     # The quantizer advises its own pre-processing (shape inference) on every call; this
@@ -187,11 +184,6 @@ def _check(reference: Any, candidate: Path, name: str, floor: float, against: st
     print(f"checked: {name} min cosine to {against} {worst:.6f}", file=sys.stderr)
 
 
-def complete(folder: Path) -> bool:
-    wanted = {spec.file for spec in EMBEDDERS.values()} | set(_FILES)
-    return all((folder / name).is_file() for name in wanted)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models-dir", type=Path, default=default_models_dir())
@@ -200,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     onnxruntime()  # telemetry off before torch's exporter or onnx can import the runtime
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' loading bars
     target = args.models_dir / "all-MiniLM-L6-v2"
-    if complete(target) and not args.force:
+    wanted = {spec.file for spec in EMBEDDERS.values()} | set(_FILES)
+    if not args.force and all((target / name).is_file() for name in wanted):
         print(f"the ONNX models are in place: {target}", file=sys.stderr)
         return 0
     if not args.force and all((target / n).is_file() for n in (FP32, *_FILES)):

@@ -57,18 +57,17 @@ _CALIBRATION = [
 ALPHA = 0.8
 
 
-def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None:
-    """SmoothQuant (Xiao et al. 2022) for dynamic int8: the same function, easier to quantize.
-
-    Dynamic quantization gives each MatMul's input one int8 range per call; in MiniLM a few
-    input channels peak at up to 20x the median channel (the FFN's input 9-19x, its output
-    4-20x, the attention's 4-6x), so the other channels get a handful of levels. For every MatMul with constant weights ``W``, its input ``X`` is divided per
-    channel by ``s`` (a ``Mul`` node, one per input tensor) and the rows of ``W`` multiplied
-    by it: ``(X / s) (s W) = X W`` in fp32 (the vectors are unchanged: cosine 1.000000), but
-    ``X / s`` has flat channels. ``s_j = max|X_j|^alpha / max|W_j|^(1-alpha)``, with the
-    activation maxima measured on ``_CALIBRATION`` and floored at their median: channels the
-    calibration rarely excited are then left alone instead of amplified. Then
-    :func:`constant_reshapes`, which pays for the Mul nodes.
+def smooth(fp32: Path, tokenizer: Path, out: Path) -> None:
+    """The same function, easier to quantize. Dynamic quantization gives each MatMul's input one
+    int8 range per call; in MiniLM a few input channels peak at up to 20x the median channel (the
+    FFN's input 9-19x, its output 4-20x, the attention's 4-6x), so the other channels get a handful
+    of levels. For every MatMul with constant weights ``W``, its input ``X`` is divided per channel
+    by ``s`` (a ``Mul`` node, one per input tensor) and the rows of ``W`` multiplied by it:
+    ``(X / s) (s W) = X W`` in fp32 (the vectors are unchanged: cosine 1.000000), but ``X / s`` has
+    flat channels. ``s_j = max|X_j|^ALPHA / max|W_j|^(1-ALPHA)``, with the activation maxima
+    measured on ``_CALIBRATION`` and floored at their median: channels the calibration rarely
+    excited are then left alone instead of amplified. Then :func:`constant_reshapes`, which pays for
+    the Mul nodes.
     """
     import onnx
 
@@ -80,7 +79,7 @@ def smooth(fp32: Path, tokenizer: Path, out: Path, alpha: float = ALPHA) -> None
             consumers[node.input[0]].append(node)
     peak = _activation_peaks(model, list(consumers), tokenizer)
     inserted = [
-        (nodes[0], _smooth_input(model, weights, name, nodes, peak[name], alpha))
+        (nodes[0], _smooth_input(model, weights, name, nodes, peak[name]))
         for name, nodes in consumers.items()
     ]
     order = list(model.graph.node)
@@ -112,7 +111,7 @@ def _activation_peaks(model: Any, names: list[str], tokenizer: Path) -> dict[str
 
 
 def _smooth_input(
-    model: Any, weights: dict[str, Any], name: str, nodes: list[Any], peak: Any, alpha: float
+    model: Any, weights: dict[str, Any], name: str, nodes: list[Any], peak: Any
 ) -> Any:
     """The ``Mul`` node that divides input ``name`` by ``s``; the weights of its MatMuls
     (``nodes``) multiplied by ``s`` in place, and the MatMuls fed from the ``Mul``."""
@@ -121,7 +120,7 @@ def _smooth_input(
     arrays = [numpy_helper.to_array(weights[n.input[1]]) for n in nodes]
     w_max = np.max([np.abs(a).max(axis=1) for a in arrays], axis=0)
     x_max = np.maximum(peak, np.median(peak))
-    scale = (x_max**alpha / np.maximum(w_max, 1e-5) ** (1 - alpha)).astype(np.float32)
+    scale = (x_max**ALPHA / np.maximum(w_max, 1e-5) ** (1 - ALPHA)).astype(np.float32)
     inverse = numpy_helper.from_array((1 / scale).astype(np.float32), f"{name}/smooth_inv")
     model.graph.initializer.append(inverse)
     mul = helper.make_node("Mul", [name, inverse.name], [f"{name}/smoothed"], f"{name}/smooth")

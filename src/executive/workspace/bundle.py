@@ -1,34 +1,14 @@
 """A goal bundle: a folder whose ``PROMPT.md`` holds YAML frontmatter and the goal in prose.
 
-```markdown
----
-title: Build the greeting page
-priority: P1                # P0 (first) .. P4
-vendor: command             # claude | command (default WORKER_VENDOR)
-command: ["sh", "{bundle_dir}/work.sh", "{output_dir}"]   # command vendor only
-verifiers:
-  - builtin: output_exists
-    path: index.html
-  - name: page greets
-    run: grep -q "<h1>Hello" index.html
-max_attempts: 5             # default MAX_RETRIES
-timeout_seconds: 600        # default WORKER_TIMEOUT_MS
-steps:                      # optional, run in order
-  - title: Write the page
-    estimated_seconds: 30
----
-The goal, in prose.
-```
-
-Unknown keys are errors: a misspelt ``verifers`` must not silently drop the checks.
+Every key, with an example, is in ``docs/bundles.md``. Unknown keys are errors: a misspelt
+``verifers`` must not silently drop the checks.
 
 Intake never hangs or balloons on a hostile bundle: the folder must be a real folder (not a
-symbolic link), and ``PROMPT.md`` a regular file of at most ``max_prompt_bytes``
-(``EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES``), opened without following links or blocking on a FIFO.
-The frontmatter is read by :func:`executive.files.parse_yaml`: at most ``FRONTMATTER_MAX_BYTES``,
-nested at most ``FRONTMATTER_MAX_DEPTH`` levels (a valid bundle needs three), no anchors or
-aliases, checked before the YAML parser builds anything; whatever the text, reading it either
-gives a bundle or raises :class:`BundleError`, so one bundle can never fail the loop.
+symbolic link), ``PROMPT.md`` a regular file of at most ``max_prompt_bytes``
+(``EXECUTIVE_BUNDLE_PROMPT_MAX_BYTES``), and the frontmatter passes
+:func:`executive.files.parse_yaml`'s limits (``FRONTMATTER_MAX_BYTES``,
+``FRONTMATTER_MAX_DEPTH`` levels: a valid bundle needs three). Whatever the text, reading it
+either gives a bundle or raises :class:`BundleError`, so one bundle can never fail the loop.
 """
 
 from __future__ import annotations
@@ -46,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from executive.files import UnsafeFile, YamlLimitError, parse_yaml, read_text
 from executive.memory.taxonomy import slugify, valid_app_id
 
+Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 PROMPT_FILE = "PROMPT.md"
 PROMPT_MAX_BYTES = 256 * 1024
 # A frontmatter of a hundred steps with a paragraph each fits in well under this.
@@ -103,7 +84,7 @@ class StepSpec(_Model):
 
 class Frontmatter(_Model):
     title: str = Field(min_length=1)
-    priority: Literal["P0", "P1", "P2", "P3", "P4"] = "P3"
+    priority: Priority = "P3"
     vendor: Literal["claude", "command"] | None = None
     command: list[str] | None = None
     verifiers: list[Annotated[Verifier, Field(union_mode="left_to_right")]] = Field(
@@ -172,10 +153,8 @@ class Bundle(BaseModel):
         return self.spec.steps or [StepSpec(title=self.spec.title)]
 
     def vendor(self, default: str) -> str:
-        if self.spec.vendor is not None:
-            return self.spec.vendor
         # A bundle that names a command but no vendor means the command vendor.
-        return "command" if self.spec.command else default
+        return self.spec.vendor or ("command" if self.spec.command else default)
 
 
 def split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
@@ -205,12 +184,12 @@ def check_folder(folder: Path) -> None:
         raise BundleError(f"{folder}: not a folder")
 
 
-def problems(exc: ValidationError) -> str:
-    """Every bad field of a front matter, named, in one line."""
+def problems(exc: ValidationError, whole: str = "frontmatter", most: int | None = None) -> str:
+    """Every bad field (or the first ``most``) of a front matter or a ``whole``, in one line."""
     return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'frontmatter'}: "
+        f"{'.'.join(str(p) for p in err['loc']) or whole}: "
         + err["msg"].removeprefix("Value error, ")
-        for err in exc.errors(include_url=False)
+        for err in exc.errors(include_url=False)[:most]
     )
 
 

@@ -32,17 +32,14 @@ class Kept:
 def workspace(home: Home) -> Kept:
     """The workspace files the next commit takes, in a stable order, and what it leaves out."""
     kept = Kept()
-    for path in (home.needs_you, *(queue / ".gitkeep" for queue in _queues(home))):
+    queues = [root for _, root in places(home)]
+    for path in (home.needs_you, *(queue / ".gitkeep" for queue in queues)):
         if _regular(path) is not None:
             kept.files.append(path)
-    for queue in _queues(home):
+    for queue in queues:
         for bundle in _subfolders(queue):
             _bundle(bundle, kept)
     return kept
-
-
-def _queues(home: Home) -> list[Path]:
-    return [root for _, root in places(home)]
 
 
 def _subfolders(queue: Path) -> list[Path]:

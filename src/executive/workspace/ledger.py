@@ -22,21 +22,15 @@ def _one_line(value: Any) -> Any:
     return one_line(value) if isinstance(value, str) else value
 
 
-def _field(key: str, value: Any) -> Any:
-    return _one_line(value) if key in ONE_LINE else value
-
-
 class WorkLedger:
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def append(self, event: str, **fields: Any) -> dict[str, Any]:
-        record = {
-            "ts": now_iso(),
-            "event": event,
-            # The last line of defence: fields may carry worker or verifier text.
-            **{k: _field(k, redactor().value(v)) for k, v in fields.items() if v is not None},
-        }
+        # The last line of defence: fields may carry worker or verifier text.
+        scrubbed = {k: redactor().value(v) for k, v in fields.items() if v is not None}
+        record: dict[str, Any] = {"ts": now_iso(), "event": event}
+        record |= {k: _one_line(v) if k in ONE_LINE else v for k, v in scrubbed.items()}
         append_jsonl(self.path, record)
         return record
 
@@ -47,13 +41,11 @@ class WorkLedger:
 
 
 class LedgerFold:
-    """A summary of the work ledger kept current by reading only what was appended since.
-
-    The loop asks on every tick (is a retrospective due? what happened lately?); reading a
-    ledger of months each time would grow with its age. A subclass says how to start over
-    (``reset``) and what one event changes (``add``); ``refresh`` feeds it the new events,
-    and starts it over when the ledger was truncated or replaced.
-    """
+    """A summary of the work ledger kept current by reading only what was appended since: the
+    loop asks on every tick (is a retrospective due?), and reading a ledger of months each time
+    would grow with its age. A subclass says how to start over (``reset``) and what one event
+    changes (``add``); ``refresh`` feeds it the new events, and starts it over when the ledger
+    was truncated or replaced."""
 
     def __init__(self, ledger: WorkLedger) -> None:
         self._tail = JsonlTail(ledger.path)

@@ -2,11 +2,9 @@
 
 Every move is one ``rename`` on one filesystem, and ``STEPS.json`` travels inside the
 bundle's folder, so a kill at any instant leaves each bundle in exactly one place with a
-state that matches it. A malformed bundle never stops the loop: it is moved to ``blocked/``
-with a needs-you entry that names the file and the error, its files kept as they were. That
-covers a ``PROMPT.md`` that is a FIFO, a link or too large, a ``STEPS.json`` that does not
-parse or validate, and a bundle folder that is a symbolic link or resolves outside the
-workspace (moving a link moves the link, never what it points to).
+state that matches it. A malformed bundle (``docs/bundles.md`` says what counts) never stops
+the loop: it is moved to ``blocked/`` with a needs-you entry that names the file and the
+error, its files kept as they were (moving a link moves the link, never what it points to).
 """
 
 from __future__ import annotations
@@ -46,26 +44,14 @@ class Active:
     state: BundleState
 
 
+@dataclass(eq=False)
 class Workspace:
-    def __init__(
-        self,
-        home: Home,
-        default_vendor: str = "claude",
-        breakdown_turns: int = 100,
-        max_prompt_bytes: int = bundles.PROMPT_MAX_BYTES,
-    ) -> None:
-        self.home = home
-        self.default_vendor = default_vendor
-        self.breakdown_turns = breakdown_turns
-        self.max_prompt_bytes = max_prompt_bytes
+    home: Home
+    default_vendor: str = "claude"
+    breakdown_turns: int = 100
+    max_prompt_bytes: int = bundles.PROMPT_MAX_BYTES
 
     # --- reading ------------------------------------------------------------------------------
-    def ondeck(self) -> list[Path]:
-        return _folders(self.home.ondeck)
-
-    def in_progress(self) -> list[Path]:
-        return [f for p in PRIORITIES for f in _folders(self.home.priority_dir(p))]
-
     def load(self, folder: Path) -> Bundle:
         """The bundle in ``folder``, or :class:`BundleError`: checked before a byte is read."""
         workspace = self.home.root.resolve() / "workspace"
@@ -79,7 +65,7 @@ class Workspace:
     def active(self) -> list[Active]:
         """Every runnable in-progress bundle; a broken one is quarantined on the way."""
         found = []
-        for folder in self.in_progress():
+        for folder in [f for p in PRIORITIES for f in _folders(self.home.priority_dir(p))]:
             try:
                 bundle = self.load(folder)
                 state = read_state(folder) or _new_state(bundle)
@@ -95,17 +81,12 @@ class Workspace:
     def select(
         self, active: list[Active] | None = None, now: datetime | None = None
     ) -> Active | None:
-        """P0 before P4, then the oldest; depth-first into its steps.
-
-        A bundle backing off after a failure waits its turn; the others run meanwhile.
-        """
+        """P0 before P4, then the oldest; depth-first into its steps. A bundle backing off
+        after a failure waits its turn; the others run meanwhile."""
         pool = self.active() if active is None else active
         moment = now or datetime.now(UTC)
-        candidates = [
-            a
-            for a in pool
-            if a.state.next_step() is not None and a.state.waiting_until(moment) is None
-        ]
+        ready = [a for a in pool if a.state.next_step() is not None]
+        candidates = [a for a in ready if a.state.waiting_until(moment) is None]
         if not candidates:
             return None
         return min(candidates, key=lambda a: (a.state.priority, a.state.queued_at, a.bundle.slug))
@@ -114,7 +95,7 @@ class Workspace:
     def ingest(self) -> list[Active]:
         """Validate every ondeck bundle and promote it to in-progress by priority."""
         promoted = []
-        for folder in self.ondeck():
+        for folder in _folders(self.home.ondeck):
             try:
                 bundle = self.load(folder)
                 clash = self._existing(bundle.slug)
@@ -129,16 +110,13 @@ class Workspace:
                 continue
             self._flag_oversized(bundle)
             target = self._move(folder, self.home.priority_dir(state.priority), bundle.slug)
-            moved = bundle.model_copy(update={"folder": target})
             log.info("bundle.ingested", bundle=bundle.slug, priority=state.priority)
-            promoted.append(Active(moved, state))
+            promoted.append(Active(bundle.model_copy(update={"folder": target}), state))
         return promoted
 
     def _flag_oversized(self, bundle: Bundle) -> None:
-        """A step estimated above BREAKDOWN_THRESHOLD_TURNS runs anyway; a person is told.
-
-        The original split such steps with an LLM; the built-in path has none, so it asks.
-        """
+        """A step estimated above BREAKDOWN_THRESHOLD_TURNS runs anyway; a person is told (the
+        original split such steps with an LLM; the built-in path has none, so it asks)."""
         big = [
             (n, s)
             for n, s in enumerate(bundle.steps, 1)
@@ -197,10 +175,8 @@ class Workspace:
         return target
 
     def quarantine(self, folder: Path, error: str, file: str = bundles.PROMPT_FILE) -> Path | None:
-        """Move a bundle that cannot run to ``blocked/`` (files kept) and tell a person.
-
-        None when even the move failed: the error is logged, and the loop goes on.
-        """
+        """Move a bundle that cannot run to ``blocked/`` (files kept) and tell a person; None
+        when even the move failed: the error is logged, and the loop goes on."""
         try:
             target = self._move(folder, self.home.blocked)
         except OSError as exc:
@@ -247,11 +223,9 @@ class Workspace:
     def _move(self, folder: Path, into: Path, name: str | None = None) -> Path:
         into.mkdir(parents=True, exist_ok=True)
         base = name or folder.name
-        target = into / base
-        n = 2
+        target, n = into / base, 2
         while target.exists():
-            target = into / f"{base}-{n}"
-            n += 1
+            target, n = into / f"{base}-{n}", n + 1
         folder.rename(target)
         return target
 

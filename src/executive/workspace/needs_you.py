@@ -30,12 +30,10 @@ def add_entry(
     lines: Sequence[str],
     blocks: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """Append one dated entry; never rewrites what is there (a person may be editing it).
-
-    Titles and lines may quote a bundle or a worker: one line each, redacted, no headings.
+    """Append one dated entry, never rewriting what is there (a person may be editing it).
+    Titles and lines may quote a bundle or a worker: one line each, redacted, no headings;
     ``blocks`` are (label, text) pairs shown verbatim (redacted) in a fence: text from a
-    worker or a hook is data to read, never markdown that could pose as part of this file.
-    """
+    worker or a hook is data to read, never markdown that could pose as part of this file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     body = "\n".join(f"- {_line(line)}" for line in lines)
     for label, text in blocks:
@@ -73,8 +71,7 @@ def resolve(path: Path, slug: str, why: str) -> int:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """The workspace folder's lock: an append and a rewrite never interleave (the daemon and
-    the operator's CLI both write this file)."""
+    """The workspace folder's lock (the daemon and the operator's CLI both write this file)."""
     fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

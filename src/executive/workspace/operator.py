@@ -48,14 +48,13 @@ def places(home: Home) -> list[tuple[str, Path]]:
 
 def list_bundles(home: Home, wheres: Collection[str] = ()) -> list[Located]:
     """Every bundle of the workspace, or of the places named in ``wheres`` only."""
-    found = []
-    for where, root in places(home):
-        if (wheres and where not in wheres) or not root.is_dir():
-            continue
-        for folder in sorted(root.iterdir()):
-            if folder.is_dir() and not folder.is_symlink() and not folder.name.startswith("."):
-                found.append(_locate(folder.name, where, folder))
-    return found
+    return [
+        _locate(folder.name, where, folder)
+        for where, root in places(home)
+        if (not wheres or where in wheres) and root.is_dir()
+        for folder in sorted(root.iterdir())
+        if folder.is_dir() and not folder.is_symlink() and not folder.name.startswith(".")
+    ]
 
 
 def find(home: Home, slug: str) -> Located:

@@ -39,26 +39,22 @@ def running_step(found: Located) -> StepState | None:
 
 def running(home: Home, now: datetime) -> list[Running]:
     """Every bundle with a step under way (one, while a daemon runs its loop)."""
-    found = []
     # Only the queues in progress: completed/ grows for ever and holds no running step.
-    for bundle in list_bundles(home, PRIORITIES):
-        step = running_step(bundle)
-        if step is None or bundle.state is None:
-            continue
-        found.append(
-            Running(
-                slug=bundle.slug,
-                priority=bundle.where,
-                step=step.number,
-                steps=len(bundle.state.steps),
-                title=step.title,
-                attempt=step.attempts + 1,
-                started_at=step.started_at,
-                seconds=elapsed_seconds(step.started_at, now) or 0,
-                cancel_pending=cancel_pending(home, bundle.slug),
-            )
+    return [
+        Running(
+            slug=bundle.slug,
+            priority=bundle.where,
+            step=step.number,
+            steps=len(bundle.state.steps),
+            title=step.title,
+            attempt=step.attempts + 1,
+            started_at=step.started_at,
+            seconds=elapsed_seconds(step.started_at, now) or 0,
+            cancel_pending=cancel_pending(home, bundle.slug),
         )
-    return found
+        for bundle in list_bundles(home, PRIORITIES)
+        if (step := running_step(bundle)) is not None and bundle.state is not None
+    ]
 
 
 def elapsed_seconds(since: str, now: datetime) -> int | None:
@@ -75,8 +71,7 @@ def wait_seconds(retry_after: str, now: datetime) -> int:
 
 def duration(seconds: float) -> str:
     """``12s``, ``4m05s``, ``2h07m``: a person's reading of a span."""
-    seconds = int(seconds)
-    hours, rest = divmod(seconds, 3600)
+    hours, rest = divmod(int(seconds), 3600)
     if hours:
         return f"{hours}h{rest // 60:02d}m"
     return f"{rest // 60}m{rest % 60:02d}s" if rest >= 60 else f"{rest}s"

@@ -12,7 +12,7 @@ engine can distil it, the built-in one reads only the lesson lines).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 LESSON_KINDS = ("pattern", "fact", "steps", "rule")
 _LESSON = re.compile(r"^- \[(?P<kind>[a-z]+)\]\s+(?:\((?P<scope>[^)]+)\)\s+)?(?P<text>.+)$")
@@ -43,6 +43,7 @@ class Retrospective:
         def section(title: str, lines: list[str], empty: str) -> list[str]:
             return [f"## {title}", "", *(lines or [f"_{empty}_"]), ""]
 
+        lessons = [lesson.line() for lesson in self.lessons]
         parts = [
             f"# Retrospective {self.date}",
             "",
@@ -52,9 +53,7 @@ class Retrospective:
             *section("Failures by root signal", self.failures, "No failures."),
             *section("Slow steps", self.slow_steps, "No step took more than twice its estimate."),
             *section("What the runs changed", self.changes, "No run's record named a file."),
-            *section(
-                "Lessons", [lesson.line() for lesson in self.lessons], "No lessons this time."
-            ),
+            *section("Lessons", lessons, "No lessons this time."),
         ]
         return "\n".join(parts).rstrip() + "\n"
 
@@ -74,6 +73,5 @@ def parse_lessons(markdown: str) -> list[Lesson]:
             scope = (match.group("scope") or "_global").strip()
             lessons.append(Lesson(match.group("kind"), scope, match.group("text").strip()))
         elif raw.startswith("  ") and lessons and raw.strip():
-            last = lessons[-1]
-            lessons[-1] = Lesson(last.kind, last.scope, f"{last.text} {raw.strip()}")
+            lessons[-1] = replace(lessons[-1], text=f"{lessons[-1].text} {raw.strip()}")
     return lessons

@@ -43,12 +43,9 @@ class ForeignRepository(Exception):
 
 
 def scaffold(root: Path, *, demo: bool = False, force: bool = False) -> Scaffolded:
-    """Create (or complete) an agent home, mode 0700. Existing files are never overwritten.
-
-    A git repository with commits that is not an agent home yet (a code repository, say) is
-    refused unless ``force``: the home's folders, its ``.gitignore`` and every outcome after
-    would be committed into that repository's history, and the folder made private (0700).
-    """
+    """Create (or complete) an agent home, mode 0700, never overwriting a file. A repository
+    with commits that is no agent home yet (a code repository, say) is refused unless ``force``:
+    the home's folders and every outcome after would go into its history, the folder made 0700."""
     root = root.expanduser().resolve()
     if not force and Home(root).not_a_home() is not None and git.is_repo(root):
         count = git.commit_count(root)
@@ -88,11 +85,8 @@ def scaffold(root: Path, *, demo: bool = False, force: bool = False) -> Scaffold
     for name in _DEMO_BUNDLES if demo else ():
         _copy_bundle(result, name, home.ondeck / name)
     for folder in home.layout():
-        if folder.is_relative_to(home.state):
-            continue
-        keep = folder / ".gitkeep"
-        if not any(folder.iterdir()):
-            keep.touch()
+        if not folder.is_relative_to(home.state) and not any(folder.iterdir()):
+            (folder / ".gitkeep").touch()
     git.commit(root, [root], "chore(executive): scaffold agent home")
     return result
 

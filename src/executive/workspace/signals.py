@@ -14,7 +14,9 @@ _HEX = re.compile(r"\b(?:0x)?[0-9a-f]{7,}\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _QUOTED = re.compile(r"(['\"`]).{1,80}?\1")
 _SPACE = re.compile(r"\s+")
+_NAMES_ERROR = re.compile(r"error|exception|fail|fatal|denied|refused|timeout", re.IGNORECASE)
 MAX_CHARS = 100
+_PARTICULARS = ((_PATH, "<path>"), (_QUOTED, r"\1…\1"), (_HEX, "<id>"), (_NUMBER, "<n>"))
 
 
 def root_signal(error: str) -> str:
@@ -23,16 +25,10 @@ def root_signal(error: str) -> str:
     if not lines:
         return "no error output"
     # Prefer a line that names the error; else the last line (tracebacks end with it).
-    named = [
-        line
-        for line in lines
-        if re.search(r"error|exception|fail|fatal|denied|refused|timeout", line, re.I)
-    ]
+    named = [line for line in lines if _NAMES_ERROR.search(line)]
     line = named[-1] if named else lines[-1]
-    line = _PATH.sub("<path>", line)
-    line = _QUOTED.sub(r"\1…\1", line)
-    line = _HEX.sub("<id>", line)
-    line = _NUMBER.sub("<n>", line)
+    for pattern, mark in _PARTICULARS:
+        line = pattern.sub(mark, line)
     return _SPACE.sub(" ", line).strip().lower()[:MAX_CHARS]
 
 

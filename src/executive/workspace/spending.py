@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -70,9 +70,6 @@ class Tally:
         else:
             self.spend = self.spend + run.spend
 
-    def copy(self) -> Tally:
-        return Tally(self.spend, self.runs, self.not_reported)
-
     def as_dict(self) -> dict[str, Any]:
         return {
             **self.spend.of(["cost_usd"]),
@@ -115,13 +112,11 @@ class Spending(LedgerFold):
 
     def day(self, day: date) -> Tally:
         """A day's total over both kinds (a copy: the fold goes on adding to its own)."""
-        found = self.days.get(day)
-        return found.copy() if found is not None else Tally()
+        return replace(self.days.get(day, Tally()))
 
     def bundle(self, slug: str) -> Tally:
         """A bundle's total (a copy, as :meth:`day`'s)."""
-        found = self.bundle_totals.get(slug)
-        return found.copy() if found is not None else Tally()
+        return replace(self.bundle_totals.get(slug, Tally()))
 
 
 def _run(event: dict[str, Any]) -> Run | None:
@@ -130,12 +125,11 @@ def _run(event: dict[str, Any]) -> Run | None:
     spent = event.get("spend")
     if not isinstance(spent, dict) or kind not in (*WORKER_EVENTS, HOOK_EVENT):
         return None
-    pack = spent.get("pack_tokens")
     ts, contract = str(event.get("ts", "")), str(event.get("contract_id", ""))
     if kind == HOOK_EVENT:
         return Run(ts, "hook", str(event.get("hook", "")), contract, of_record(spent))
-    attempt = event.get("attempts", event.get("attempt"))
-    name = f"step {event.get('step')} attempt {attempt}"
+    name = f"step {event.get('step')} attempt {event.get('attempts', event.get('attempt'))}"
+    pack = spent.get("pack_tokens")
     return Run(
         ts, "worker", name, contract, of_record(spent), pack if isinstance(pack, int) else None
     )
@@ -252,7 +246,6 @@ def budget_of(settings: Settings) -> Budget:
     caps = (settings.budget_run_usd, settings.budget_bundle_usd, settings.budget_day_usd)
     path = Home(settings.home).work_ledger
     key = (str(path), settings.timezone, caps)
-    found = _BUDGETS.get(key)
-    if found is None:
-        found = _BUDGETS[key] = Budget(settings, WorkLedger(path))
-    return found
+    if key not in _BUDGETS:
+        _BUDGETS[key] = Budget(settings, WorkLedger(path))
+    return _BUDGETS[key]

@@ -1,6 +1,5 @@
-"""A bundle's machine state, ``STEPS.json``: written atomically, so a kill never tears it.
-
-Beside it, ``PROGRESS_LOG.md`` is the human log of the same events.
+"""A bundle's machine state, ``STEPS.json``: written atomically, so a kill never tears it;
+beside it, ``PROGRESS_LOG.md`` is the human log of the same events.
 
 A bundle folder is not the daemon's alone (a person edits it; a command worker may run in
 it), so both files are read and appended without trust: only regular files, never through
@@ -25,16 +24,13 @@ from executive.files import (
     read_regular,
 )
 from executive.redact import scrub
+from executive.workspace.bundle import Priority, problems
 
 STATE_FILE = "STEPS.json"
 LOG_FILE = "PROGRESS_LOG.md"
 
 # A thousand steps with ten kept errors each fit in well under a megabyte.
 STATE_MAX_BYTES = 4 * 1024 * 1024
-
-StepStatus = Literal["pending", "in_progress", "done"]
-# Named, not any string: intake moves the bundle into ``in-progress/<priority>``.
-Priority = Literal["P0", "P1", "P2", "P3", "P4"]
 
 
 class StateError(ValueError):
@@ -44,7 +40,7 @@ class StateError(ValueError):
 class StepState(BaseModel):
     number: int
     title: str
-    status: StepStatus = "pending"
+    status: Literal["pending", "in_progress", "done"] = "pending"
     attempts: int = 0  # failed attempts so far
     last_error: str = ""
     errors: list[str] = Field(default_factory=list)
@@ -62,7 +58,7 @@ class StepState(BaseModel):
 class BundleState(BaseModel):
     slug: str
     title: str
-    priority: Priority
+    priority: Priority  # named, not any string: intake moves it into in-progress/<priority>
     status: Literal["active", "completed", "blocked"] = "active"
     queued_at: str = Field(default_factory=now_iso)
     started_at: str = ""
@@ -99,11 +95,8 @@ def read_state(folder: Path, max_bytes: int = STATE_MAX_BYTES) -> BundleState | 
     except JsonLimitError as exc:
         raise StateError(f"{STATE_FILE}: {exc}") from None
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'state'}: {e['msg']}"
-            for e in exc.errors(include_url=False)[:5]
-        )
-        raise StateError(f"{STATE_FILE} is not a bundle state: {problems}") from None
+        why = problems(exc, "state", most=5)
+        raise StateError(f"{STATE_FILE} is not a bundle state: {why}") from None
 
 
 def write_state(folder: Path, state: BundleState) -> None:
