@@ -84,11 +84,7 @@ class SchemaError(RuntimeError):
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
+    return tuple(int("".join(filter(str.isdigit, piece)) or 0) for piece in text.split("."))
 
 
 def statements(dims: int) -> list[sql.Composable]:
@@ -100,7 +96,7 @@ def statements(dims: int) -> list[sql.Composable]:
             sql.Identifier(f"{TABLE}_{name}"), t
         )
 
-    out: list[sql.Composable] = [
+    return [
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id UUID PRIMARY KEY, vector vector({}), payload JSONB)"
         ).format(t, sql.Literal(dims)),
@@ -176,15 +172,16 @@ def statements(dims: int) -> list[sql.Composable]:
             sql.Identifier(META)
         ),
     ]
-    return out
+
+
+_PGVECTOR = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 
 
 def migrate(conn: Any, dims: int) -> str:
     """Create what is missing, once, under the advisory lock; returns pgvector's version."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
-        found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        row = found.fetchone()
+        row = conn.execute(_PGVECTOR).fetchone()
         if row is None:
             try:
                 with conn.transaction():  # a savepoint: a refusal leaves the lock held
@@ -194,9 +191,7 @@ def migrate(conn: Any, dims: int) -> str:
                     "the pgvector extension is not installed in this database and this role "
                     f"cannot create it ({exc}); run `CREATE EXTENSION vector;` as its owner"
                 ) from exc
-            row = conn.execute(
-                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
-            ).fetchone()
+            row = conn.execute(_PGVECTOR).fetchone()
         version = str(row[0])
         if version_tuple(version) < MIN_PGVECTOR:
             raise SchemaError(
