@@ -12,7 +12,7 @@ thread, so writes never race. A store built with another embedder refuses every 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -204,9 +204,7 @@ class LocalStore:
             return await self._by_key(where)
 
         def run() -> list[MemoryRecord]:
-            records = self._scroll(where)
-            records.sort(key=lambda r: (r.created_at or "", r.id))
-            return records
+            return sorted(self._scroll(where), key=lambda r: (r.created_at or "", r.id))
 
         return await self._call("list", run)
 
@@ -243,23 +241,21 @@ class LocalStore:
         return await self._call("list", run)
 
     def _scroll(self, where: Filter | None) -> list[MemoryRecord]:
-        store = self._vectors
         if self._edge:  # records from its cache
-            return store.scroll_records(compile_where(where))
-        points = mem0_door.qdrant_points(store, compile_filter(where))  # a Qdrant server
+            return self._vectors.scroll_records(compile_where(where))
+        points = mem0_door.qdrant_points(self._vectors, compile_filter(where))  # a Qdrant server
         return [record_from_payload(p.id, p.payload or {}) for p in points]
 
     def _wrote(
         self,
-        added: Iterable[tuple[str, str | None]] = (),
-        removed: Iterable[str] = (),
-        changed: Iterable[str] = (),
+        added: Sequence[tuple[str, str | None]] = (),
+        removed: Sequence[str] = (),
+        changed: Sequence[str] = (),
     ) -> None:
         """Every write passes here: the revision moves, the key and word indexes follow
         (``added`` and ``changed`` memories are read back as stored)."""
         self._flush()
         self._revision += 1
-        added, removed = list(added), list(removed)
         if self._words is not None:
             for memory_id in removed:
                 self._words.remove(memory_id)
@@ -298,10 +294,9 @@ class LocalStore:
         return await self._call("count", self._count, where)
 
     def _count(self, where: Filter | None) -> int:
-        store = self._vectors
         if self._edge:
-            return int(store.count(compile_where(where)))
-        return mem0_door.qdrant_count(store, compile_filter(where))
+            return int(self._vectors.count(compile_where(where)))
+        return mem0_door.qdrant_count(self._vectors, compile_filter(where))
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
@@ -378,12 +373,10 @@ class LocalStore:
         def run() -> None:
             if self.__memory is not None:
                 self.__memory.close()  # mem0's history database
-            store = self._vectors
-            # Edge: flush and release its lock. A Qdrant server: its client's.
-            if self._edge:
-                store.close()
-            else:
-                mem0_door.qdrant_close(store)
+            if self._edge:  # flush and release its lock
+                self._vectors.close()
+            else:  # a Qdrant server: its client's
+                mem0_door.qdrant_close(self._vectors)
 
         try:
             await self._call("close", run)

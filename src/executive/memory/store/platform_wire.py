@@ -57,13 +57,8 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
 
 
 def rows_of(body: Any) -> list[dict[str, Any]]:
-    if isinstance(body, list):
-        return [r for r in body if isinstance(r, dict)]
-    if isinstance(body, dict):
-        rows = body.get("results")
-        if isinstance(rows, list):
-            return [r for r in rows if isinstance(r, dict)]
-    return []
+    rows = body.get("results") if isinstance(body, dict) else body
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
 def memory_id_of(results: Any) -> str | None:
