@@ -31,7 +31,7 @@ def _snapshot(conn: Any) -> int:
 def _scored(
     hits: Sequence[tuple[str, float]], known: Mapping[str, MemoryRecord]
 ) -> list[MemoryRecord]:
-    """Held hits (id, cosine distance) as scored records; negative cosines dropped, as mem0's
+    """Hits (id, cosine distance) as scored records; negative cosines dropped, as mem0's
     threshold 0.0 and the local store do, and records without text."""
     return [
         known[i].with_score(1.0 - d) for i, d in hits if d <= 1.0 and i in known and known[i].text
@@ -66,16 +66,10 @@ def search(
                 ).format(_TABLE, condition),
                 [text, *params, top_k],
             ).fetchall()
-            # Negative cosines dropped, as mem0's threshold 0.0 and the local store do.
-            out.append(
-                [
-                    record_from_payload(row[0], row[1], 1.0 - float(row[2]))
-                    for row in rows
-                    if row[1].get("data") and float(row[2]) <= 1.0
-                ]
-            )
-            continue
-        known = held.records.records(conn, revision, [i for i, d in hits if d <= 1.0])
+            known = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
+            hits = [(row[0], float(row[2])) for row in rows]
+        else:
+            known = held.records.records(conn, revision, [i for i, d in hits if d <= 1.0])
         out.append(_scored(hits, known))
     return out
 
