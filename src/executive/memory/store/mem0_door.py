@@ -313,35 +313,15 @@ def qdrant_filter(filters: dict[str, Any]) -> Any:
     """mem0's Qdrant filter for a mem0 filter dict (None for none), with no Qdrant store.
 
     mem0 2.2.1 builds it in ``Qdrant._create_filter`` (every shape it emits: equality, in, ne,
-    nin, ranges, AND/OR/NOT), which uses nothing of its store but two helpers. The Edge shard and
-    a Qdrant server's scroll and count need the very filter mem0 searches with; a Qdrant store
-    would open a client, so the method runs on :class:`_FilterBuilder` instead.
+    nin, ranges, AND/OR/NOT), which uses nothing of its store but its own helpers. The Edge
+    shard and a Qdrant server's scroll and count need the very filter mem0 searches with; a
+    Qdrant store would open a client, so the method runs on one made without ``__init__``.
     """
     if not filters:
         return None
     from mem0.vector_stores.qdrant import Qdrant
 
-    return Qdrant._create_filter(_FilterBuilder(), filters)
-
-
-class _FilterBuilder:
-    """The ``self`` ``Qdrant._create_filter`` needs: its two helpers, nothing else."""
-
-    def _create_filter(self, filters: dict[str, Any]) -> Any:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return Qdrant._create_filter(self, filters)
-
-    def _build_field_condition(self, key: str, value: Any) -> Any:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return Qdrant._build_field_condition(self, key, value)
-
-    @staticmethod
-    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return bool(Qdrant._is_datetime_range(range_kwargs))
+    return Qdrant.__new__(Qdrant)._create_filter(filters)
 
 
 def _qdrant_client(store: Any) -> Any:
