@@ -97,10 +97,9 @@ class _PerRevision:
 
 
 class ScopeVectors(_PerRevision):
-    def __init__(self, scope_rows: int = SCOPE_ROWS, total_rows: int = VECTOR_ROWS) -> None:
+    def __init__(self, scope_rows: int = SCOPE_ROWS) -> None:
         super().__init__()
         self._scope_rows = scope_rows
-        self._total_rows = total_rows
         self._scopes: OrderedDict[tuple[str, str], tuple[list[str], np.ndarray] | None]
         self._scopes = OrderedDict()
         self._rows = 0
@@ -176,16 +175,15 @@ class ScopeVectors(_PerRevision):
             if self._at(revision) and key not in self._scopes:
                 self._scopes[key] = entry
                 self._rows += len(entry[0]) if entry else 0
-                while self._rows > self._total_rows and len(self._scopes) > 1:
+                while self._rows > VECTOR_ROWS and len(self._scopes) > 1:
                     _, evicted = self._scopes.popitem(last=False)
                     self._rows -= len(evicted[0]) if evicted else 0
         return entry
 
 
 class RecordCache(_PerRevision):
-    def __init__(self, limit: int = RECORDS) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._limit = limit
         self._records: dict[str, MemoryRecord] = {}
 
     def _clear(self) -> None:
@@ -194,7 +192,7 @@ class RecordCache(_PerRevision):
     def _add(self, items: Iterable[tuple[str, MemoryRecord]]) -> None:
         """Hold ``items``, the oldest out past the limit. Called with the lock held."""
         self._records.update(items)
-        while len(self._records) > self._limit:
+        while len(self._records) > RECORDS:
             del self._records[next(iter(self._records))]
 
     def held(self, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord] | None:
