@@ -1,10 +1,8 @@
 """The stores the daemon can keep its memory in: one table, a name to how it opens.
 
 ``EXECUTIVE_STORE`` names a row. Each row imports its backend when it opens it, so memory
-off, or another backend, never loads mem0, the embedding model or psycopg. Nothing outside
-the store's door asks which backend it is: what differs between them is said by the powers
-they have (``base.CAPABILITIES``). A new backend is a row here, its name among the settings'
-choices (``settings.py``) and its module.
+off, or another backend, never loads mem0, the embedding model or psycopg. A new backend is
+a row here, its name among the settings' choices (``settings.py``) and its module.
 """
 
 from __future__ import annotations
