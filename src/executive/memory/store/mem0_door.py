@@ -283,9 +283,7 @@ def create_with_id(
     from mem0.utils.lemmatization import lemmatize_for_bm25
 
     assert item.memory_id is not None
-    payload = dict(metadata)
-    payload["data"] = item.text
-    payload["hash"] = hashlib.md5(item.text.encode()).hexdigest()
+    payload = {**metadata, "data": item.text, "hash": hashlib.md5(item.text.encode()).hexdigest()}
     payload.setdefault("created_at", datetime.now(UTC).isoformat())
     events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
     payload["updated_at"] = next(

@@ -24,6 +24,7 @@ Traps handled here (``mem0-offline.md`` §5, ``original-system.md`` §7):
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -197,8 +198,7 @@ class PlatformStore:
         between pages."""
         filters = compile_filter(where)
         found: dict[str, MemoryRecord] = {}
-        page = 1
-        while True:
+        for page in itertools.count(1):
             body = await self._call(
                 "list", self._client.get_all, filters=filters, page=page, page_size=PAGE_SIZE
             )
@@ -209,7 +209,6 @@ class PlatformStore:
             last = not isinstance(body, dict) or not body.get("next")
             if not rows or len(rows) < PAGE_SIZE or last:
                 break
-            page += 1
         records = [r for r in found.values() if where is None or where.matches(r)]
         records.sort(key=lambda r: (r.created_at or "", r.id))
         return records
@@ -234,8 +233,7 @@ class PlatformStore:
         kwargs: dict[str, Any] = {name: value for name, value in ids.items() if value}
         if not kwargs:
             return WriteReceipt("ERROR", error="a Platform write needs at least one entity id")
-        kwargs["metadata"] = dict(item.metadata)
-        kwargs["infer"] = False
+        kwargs |= {"metadata": dict(item.metadata), "infer": False}
         created = parse_instant(item.created_at)
         if created is not None:
             kwargs["timestamp"] = int(created.timestamp())  # backdates the stored created_at
