@@ -259,8 +259,7 @@ class InMemoryStore:
         if current is None:
             raise StoreError(f"update failed on the in-memory store: no memory {memory_id}")
         new_text = current.text if text is None else text
-        meta = dict(current.metadata)
-        meta.update(metadata or {})
+        meta = {**current.metadata, **(metadata or {})}
         at = now_iso()
         record = current.model_copy(
             update={

@@ -96,15 +96,12 @@ def embedder_problem(data_dir: Path, spec: EmbedderSpec, vectors: str) -> str | 
     found = recorded(data_dir)
     if found is None:
         return None
-    if (
-        found.get("name") == spec.name
-        and found.get("dims") == spec.dims
-        and found.get("vectors", "qdrant-edge") == vectors
-    ):
+    was = found.get("vectors", "qdrant-edge")
+    if (found.get("name"), found.get("dims"), was) == (spec.name, spec.dims, vectors):
         return None
     return (
         f"the memory store at {data_dir} was built with the embedder {found.get('name')} "
-        f"({found.get('dims')} dimensions, {found.get('vectors', 'qdrant-edge')} vectors); "
+        f"({found.get('dims')} dimensions, {was} vectors); "
         f"this installation is configured for {spec.name} ({spec.dims} dimensions, {vectors}): "
         "run `executive mem rebuild` to re-embed every memory from the harvest ledgers"
     )

@@ -37,6 +37,7 @@ META = "executive_meta"
 # Any constant will do; it names "the executive's schema migration" among advisory locks.
 LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
 MIN_PGVECTOR = (0, 8, 0)
+_T, _HISTORY, _REVISION, _META = map(sql.Identifier, (TABLE, HISTORY, REVISION, META))
 ROW_TARGET = 4080  # bytes: a row is compressed or moved out of line only past this
 # Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
 # the planner statistics on it: without them it guesses 0.5 % per condition, thinks a
@@ -89,17 +90,16 @@ def version_tuple(text: str) -> tuple[int, ...]:
 
 def statements(dims: int) -> list[sql.Composable]:
     """Every DDL statement, in order; each is idempotent."""
-    t = sql.Identifier(TABLE)
 
     def index(name: str, body: str) -> sql.Composable:
         return sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} " + body).format(
-            sql.Identifier(f"{TABLE}_{name}"), t
+            sql.Identifier(f"{TABLE}_{name}"), _T
         )
 
     return [
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id UUID PRIMARY KEY, vector vector({}), payload JSONB)"
-        ).format(t, sql.Literal(dims)),
+        ).format(_T, sql.Literal(dims)),
         # A memory's row whole in the heap: pgvector's type defaults to EXTERNAL storage, and
         # Postgres moves values out of rows over ~2 kB (384 floats are 1.5 kB, the payload
         # ~0.5 kB more), so each row's vector, or with MAIN its payload, lived in the TOAST
@@ -119,14 +119,12 @@ def statements(dims: int) -> list[sql.Composable]:
             "ALTER TABLE {t} SET (toast_tuple_target = {target}); END IF; END $$"
         ).format(
             table=sql.Literal(TABLE),
-            t=t,
+            t=_T,
             option=sql.Literal(f"toast_tuple_target={ROW_TARGET}"),
             target=sql.Literal(ROW_TARGET),
         ),
         # The name mem0's create_col uses, so its own IF NOT EXISTS finds ours.
-        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)").format(
-            sql.Identifier(f"{TABLE}_hnsw_idx"), t
-        ),
+        index("hnsw_idx", "USING hnsw (vector vector_cosine_ops)"),
         *(index(f"{name}_idx", f"((payload->>'{name}'))") for name in INDEXED),
         # The reader's whole filter in one index (user, app scope, agent, env, type and
         # confidence), so a scope's rows are chosen from the index alone: evaluating those
@@ -140,36 +138,34 @@ def statements(dims: int) -> list[sql.Composable]:
         ),
         index("listing_idx", "(COALESCE(payload->>'created_at', ''), id)"),
         sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON ({}) FROM {}").format(
-            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), t
+            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), _T
         ),
         sql.SQL(
             "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} "
             "((payload->>'user_id'), (payload->>'key')) WHERE payload ? 'key'"
-        ).format(sql.Identifier(f"{TABLE}_key_uniq"), t),
+        ).format(sql.Identifier(f"{TABLE}_key_uniq"), _T),
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id INT PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL)"
-        ).format(sql.Identifier(REVISION)),
-        sql.SQL("INSERT INTO {} VALUES (1, 0) ON CONFLICT (id) DO NOTHING").format(
-            sql.Identifier(REVISION)
-        ),
+        ).format(_REVISION),
+        sql.SQL("INSERT INTO {} VALUES (1, 0) ON CONFLICT (id) DO NOTHING").format(_REVISION),
         sql.SQL(
             "CREATE OR REPLACE FUNCTION executive_bump_revision() RETURNS trigger "
             "LANGUAGE plpgsql AS $$ BEGIN UPDATE {} SET n = n + 1 WHERE id = 1; RETURN NULL; END $$"
-        ).format(sql.Identifier(REVISION)),
+        ).format(_REVISION),
         sql.SQL(
             "CREATE OR REPLACE TRIGGER executive_revision AFTER INSERT OR UPDATE OR DELETE ON {} "
             "FOR EACH STATEMENT EXECUTE FUNCTION executive_bump_revision()"
-        ).format(t),
+        ).format(_T),
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, "
             "memory_id TEXT NOT NULL, old_memory TEXT, new_memory TEXT, event TEXT, "
             "created_at TEXT, updated_at TEXT, is_deleted INT DEFAULT 0, actor_id TEXT, role TEXT)"
-        ).format(sql.Identifier(HISTORY)),
+        ).format(_HISTORY),
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (memory_id, seq)").format(
-            sql.Identifier(f"{HISTORY}_memory_idx"), sql.Identifier(HISTORY)
+            sql.Identifier(f"{HISTORY}_memory_idx"), _HISTORY
         ),
         sql.SQL("CREATE TABLE IF NOT EXISTS {} (key TEXT PRIMARY KEY, value TEXT NOT NULL)").format(
-            sql.Identifier(META)
+            _META
         ),
     ]
 
@@ -204,7 +200,7 @@ def migrate(conn: Any, dims: int) -> str:
 
 
 def recorded_embedder(conn: Any) -> dict[str, Any] | None:
-    rows = dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(sql.Identifier(META))))
+    rows = dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(_META)))
     if "embedder" not in rows:
         return None
     return {"name": rows["embedder"], "dims": int(rows.get("dims", "0"))}
@@ -216,22 +212,20 @@ def record_embedder(conn: Any, name: str, dims: int) -> None:
             sql.SQL(
                 "INSERT INTO {} VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = "
                 "excluded.value"
-            ).format(sql.Identifier(META)),
+            ).format(_META),
             (key, value),
         )
 
 
 def revision(conn: Any) -> int:
-    row = conn.execute(
-        sql.SQL("SELECT n FROM {} WHERE id = 1").format(sql.Identifier(REVISION))
-    ).fetchone()
+    row = conn.execute(sql.SQL("SELECT n FROM {} WHERE id = 1").format(_REVISION)).fetchone()
     return int(row[0]) if row else 0
 
 
 def truncate(conn: Any) -> None:
     """Empty the store, keeping every index and the trigger (mem0's reset() drops them)."""
-    conn.execute(sql.SQL("TRUNCATE {}, {}").format(sql.Identifier(TABLE), sql.Identifier(HISTORY)))
-    conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(sql.Identifier(REVISION)))
+    conn.execute(sql.SQL("TRUNCATE {}, {}").format(_T, _HISTORY))
+    conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(_REVISION))
 
 
 def delete_user(conn: Any, user_id: str) -> int:
@@ -246,7 +240,7 @@ def delete_user(conn: Any, user_id: str) -> int:
             "WITH gone AS (DELETE FROM {} WHERE payload->>'user_id' = %s RETURNING id::text AS id), "
             "history AS (DELETE FROM {} WHERE memory_id IN (SELECT id FROM gone)) "
             "SELECT count(*) FROM gone"
-        ).format(sql.Identifier(TABLE), sql.Identifier(HISTORY)),
+        ).format(_T, _HISTORY),
         (user_id,),
     ).fetchone()
     return int(row[0])
@@ -255,9 +249,7 @@ def delete_user(conn: Any, user_id: str) -> int:
 def others_stored(conn: Any, user_id: str) -> int:
     """How many memories of other installations the table holds."""
     row = conn.execute(
-        sql.SQL("SELECT count(*) FROM {} WHERE payload->>'user_id' IS DISTINCT FROM %s").format(
-            sql.Identifier(TABLE)
-        ),
+        sql.SQL("SELECT count(*) FROM {} WHERE payload->>'user_id' IS DISTINCT FROM %s").format(_T),
         (user_id,),
     ).fetchone()
     return int(row[0])
