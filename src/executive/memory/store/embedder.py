@@ -164,10 +164,9 @@ def use_threads(count: int) -> None:
 def encoder(path: Path) -> OnnxEncoder:
     """One session per model file per process: every store shares it."""
     with _ENCODERS_LOCK:
-        found = _ENCODERS.get(path)
-        if found is None:
-            found = _ENCODERS[path] = OnnxEncoder(path)
-        return found
+        if path not in _ENCODERS:
+            _ENCODERS[path] = OnnxEncoder(path)
+        return _ENCODERS[path]
 
 
 class Embedder:

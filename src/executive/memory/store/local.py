@@ -231,12 +231,8 @@ class LocalStore:
                 for record in self._scroll(None):
                     if record.key:
                         self._key(record.key, record.id)
-            found = []
-            for memory_id in sorted(self._keys.get(where.key or "", ())):
-                record = self._get(memory_id)
-                if record is not None and where.matches(record):
-                    found.append(record)
-            return found
+            records = (self._get(i) for i in sorted(self._keys.get(where.key or "", ())))
+            return [r for r in records if r is not None and where.matches(r)]
 
         return await self._call("list", run)
 
@@ -272,10 +268,8 @@ class LocalStore:
         for memory_id in removed:  # a memory has one key: the first match is the only one
             key = next((k for k, ids in self._keys.items() if memory_id in ids), None)
             if key is not None:
-                kept = tuple(i for i in self._keys[key] if i != memory_id)
-                if kept:
-                    self._keys[key] = kept
-                else:
+                self._keys[key] = tuple(i for i in self._keys[key] if i != memory_id)
+                if not self._keys[key]:
                     del self._keys[key]
 
     def _key(self, key: str, memory_id: str) -> None:

@@ -103,11 +103,7 @@ class PlatformStore:
         request_timeout_seconds: float = 30.0,
         mem0_dir: Path | None = None,
     ) -> PlatformStore:
-        """Build the SDK client on a worker thread (its constructor pings the Platform).
-
-        ``mem0_dir``, when given, becomes ``MEM0_DIR`` (where ``import mem0`` writes its
-        config.json) if mem0 has not been imported yet; otherwise mem0 uses ``~/.mem0``.
-        """
+        """The SDK client, built on a worker thread; ``mem0_dir``: see ``mem0_door.prepare``."""
         if not api_key:
             raise StoreError("cannot open the mem0 Platform: no API key")
         if poll_seconds <= 0 or poll_timeout_seconds <= 0:
@@ -278,11 +274,8 @@ class PlatformStore:
         return WriteReceipt(status, event_id=event_id, error=self._scrub(str(error)), detail=body)
 
     async def _await_event(self, event_id: str) -> WriteReceipt:
-        """Poll ``GET /v1/event/{id}/`` until a final status or the deadline.
-
-        Only SUCCEEDED, FAILED and CANCELLED are final; PENDING and RUNNING are not. Non-2xx
-        answers and transport errors are ignored (the write may still land): polling goes on.
-        """
+        """Poll ``GET /v1/event/{id}/`` until a final status or the deadline. Non-2xx answers
+        and transport errors are ignored (the write may still land): polling goes on."""
         path = f"/v1/event/{quote(event_id, safe='')}/"
         deadline = anyio.current_time() + self._poll_timeout
         last: dict[str, Any] = {}
