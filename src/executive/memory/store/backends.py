@@ -16,10 +16,11 @@ from executive.settings import Settings
 
 async def _local(settings: Settings) -> Store:
     """mem0's open-source Memory on a Qdrant Edge shard (or a Qdrant server), embedded."""
+    from executive.memory.store.embedder import use_threads
     from executive.memory.store.local import LocalStore
 
     home = Home(settings.home)
-    _threads(settings)
+    use_threads(settings.embed_threads)  # before any encoder loads: a session keeps its count
     key = settings.qdrant_api_key
     return await LocalStore.open(
         home.store_dir,
@@ -33,10 +34,11 @@ async def _local(settings: Settings) -> Store:
 
 async def _postgres(settings: Settings) -> Store:
     """Postgres with pgvector, which several executives can share."""
+    from executive.memory.store.embedder import use_threads
     from executive.memory.store.postgres import PostgresStore
 
     assert settings.store_url is not None  # settings refuse postgres without a URL
-    _threads(settings)
+    use_threads(settings.embed_threads)
     return await PostgresStore.open(
         settings.store_url.get_secret_value(),
         Home(settings.home).mem0_dir,
@@ -66,12 +68,6 @@ async def _inmemory(settings: Settings) -> Store:
     from executive.memory.store.inmemory import InMemoryStore
 
     return await InMemoryStore.open(Home(settings.home).store_dir)
-
-
-def _threads(settings: Settings) -> None:
-    from executive.memory.store.embedder import use_threads
-
-    use_threads(settings.embed_threads)  # before any encoder loads: a session keeps its count
 
 
 BACKENDS: dict[str, Callable[[Settings], Awaitable[Store]]] = {
