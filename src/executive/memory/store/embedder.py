@@ -4,14 +4,13 @@ The model is exported to ONNX once, at set-up (``python -m executive.setup.model
 which ``make setup`` runs): torch is a set-up tool only. At run time this module imports numpy,
 onnxruntime and tokenizers, so a process starts in well under a second and stays small.
 
-Three traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
+Two traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
 pads every input to 128, while sentence-transformers truncates at 256; we truncate at 256 and
 never pad, so the fp32 vectors equal the torch path's. The int8 models quantize their
 activations dynamically, with one range per tensor: in a batch that range is the whole batch's
 (padding included), so a text's vector would depend on its neighbours (cosine 0.9991 alone
 against in a batch). Each text is therefore run on its own: a text has one vector, whatever
-batch it came in. And a store holds vectors of one embedder only: its name and dimension are
-recorded with the store (see ``local.py``).
+batch it came in. (A store holds vectors of one embedder only: ``mem0_memory.py``.)
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """The embedded store: mem0's open-source ``Memory`` on Qdrant Edge, with no network and no key.
 
 Vectors in a Qdrant Edge shard under ``<home>/.state/store/edge`` (or a Qdrant server by URL),
-the all-MiniLM-L6-v2 embedder on ONNX Runtime (``embedder.py``; no torch), writes with
-``infer=False``; how mem0 is wired to them is in ``mem0_memory.py``. Traps handled here
-(``mem0-offline.md``): telemetry and ``MEM0_DIR`` are set before mem0 is imported;
-``app_id`` lives in metadata (OSS has no such field); every call runs on one dedicated
-thread, so writes never race. A store built with another embedder refuses every call but
-``wipe`` (what ``executive mem rebuild`` does first) with a message that says so.
+the embedder of ``embedder.py``, writes with ``infer=False``; how mem0 is wired to them is in
+``mem0_memory.py``, how it is imported safely in ``mem0_door.prepare``. ``app_id`` lives in
+metadata (OSS has no such field); every call runs on one dedicated thread, so writes never
+race. A store built with another embedder refuses every call but ``wipe`` (what ``executive
+mem rebuild`` does first) with a message that says so.
 """
 
 from __future__ import annotations

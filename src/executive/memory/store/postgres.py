@@ -4,22 +4,20 @@ Selected by ``EXECUTIVE_STORE=postgres`` and ``EXECUTIVE_STORE_URL`` (a libpq UR
 only :func:`redacted` forms of it are ever logged). The facts and traps it handles are
 measured in ``postgres-store.md``:
 
-- one pool of ours, handed to mem0 (``connection_pool``), that checks each connection before
-  lending it, so a Postgres restart costs no call; every connection sets
+- one pool of ours (``pgpool``), handed to mem0; every connection sets
   ``hnsw.iterative_scan=relaxed_order`` (without it a filtered HNSW search returns a few rows
   of the sixty asked) and prepares no statements (each query gets a custom plan, which can
   use the B-tree indexes for a rare filter);
-- the schema is created by ``pgschema.migrate`` under an advisory lock, on the first call
-  (not at open: the daemon starts, and writes go pending, while the database is down);
-- reads (search, list, count, get, history, revision) are our SQL on the same table: listing
-  is ordered and paged in SQL (mem0's ``get_all`` is neither), search is semantic only (mem0
-  turns hybrid keyword scoring on for pgvector, in ``Memory.search``, which is never called);
-- writes go through mem0 (``infer=False``); the database's unique ``(user_id, key)`` index
-  turns a second write of the same lesson into ``DUPLICATE``, naming the stored memory;
-- wipe deletes one installation's rows (its user id: other installations share the table)
-  or, for all, truncates (mem0's ``reset`` drops the table and every index of ours), and
-  re-applies the schema; the store refuses another embedder than the one its vectors came
-  from.
+- the schema is made by ``pgschema.migrate`` on the first call, not at open (the daemon
+  starts, and writes go pending, while the database is down);
+- reads are our SQL on the same table: listing is ordered and paged in SQL (mem0's
+  ``get_all`` is neither), search is semantic only (mem0 turns hybrid keyword scoring on for
+  pgvector, in ``Memory.search``, which is never called);
+- writes go through mem0 (``infer=False``); the unique ``(user_id, key)`` index turns a
+  second write of the same lesson into ``DUPLICATE``, naming the stored memory;
+- wipe deletes one installation's rows (others share the table) or, for all, truncates
+  (``pgschema.truncate``), then re-applies the schema; the store refuses another embedder
+  than the one its vectors came from.
 """
 
 from __future__ import annotations
