@@ -286,23 +286,20 @@ class PlatformStore:
             timeout = min(self._request_timeout, max(remaining, 1.0))
             try:
                 response = await self._call("event poll", self._http.get, path, timeout=timeout)
+                polls += 1
+                body = response.json() if response.is_success else None
             except StoreError as exc:
                 problem = str(exc)
+            except ValueError:
+                problem = "an event answer that is not JSON"
             else:
-                polls += 1
-                if response.is_success:
-                    try:
-                        body = response.json()
-                    except ValueError:
-                        problem = "an event answer that is not JSON"
-                    else:
-                        if isinstance(body, dict):
-                            last = body
-                            status = str(body.get("status") or "").upper()
-                            if status in FINAL_STATUSES:
-                                return self._receipt(status, body, event_id)
-                else:
+                if not response.is_success:
                     problem = f"HTTP {response.status_code}"
+                elif isinstance(body, dict):
+                    last = body
+                    status = str(body.get("status") or "").upper()
+                    if status in FINAL_STATUSES:
+                        return self._receipt(status, body, event_id)
             remaining = deadline - anyio.current_time()
             if remaining <= 0:
                 seen = last.get("status") or "none"
