@@ -177,7 +177,6 @@ class Embedder:
     """
 
     def __init__(self, spec: EmbedderSpec, models_dir: Path | None = None) -> None:
-        self.spec = spec
         self._path = model_file(spec, models_dir)
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
 

@@ -36,8 +36,6 @@ T = TypeVar("T")
 
 
 class LocalStore:
-    """mem0 OSS behind the :class:`~executive.memory.store.base.Store` interface."""
-
     name = "local"
 
     def __init__(
@@ -120,7 +118,6 @@ class LocalStore:
 
     @property
     def _memory(self) -> Any:
-        """mem0's ``Memory``, built on first use, on the store thread (with our vectors)."""
         if self.__memory is None:
             memory = self._build()
             mem0_door.use_embedder(memory, self._embedder)  # one question cache for all
@@ -178,7 +175,6 @@ class LocalStore:
         return await self._call("search", run)
 
     async def prepare(self, queries: Sequence[str]) -> None:
-        """Embed the questions the reader is about to ask, in one batch."""
         if queries:
             await self._call("prepare", self._embedder.prime, list(queries))
 
@@ -214,8 +210,6 @@ class LocalStore:
     async def words(
         self, wheres: Sequence[Filter], floor: float, now: datetime
     ) -> ScopedIndex | None:
-        """The word index of every memory, seen through ``wheres`` (see ``wordindex.py``)."""
-
         def run() -> ScopedIndex | None:
             if self._words is None:
                 self._words = WordIndex(self._scroll(None))

@@ -68,8 +68,6 @@ _REDACTED = "[REDACTED]"
 
 
 class PlatformStore:
-    """The mem0 Platform behind the :class:`~executive.memory.store.base.Store` interface."""
-
     name = "platform"
 
     def __init__(
@@ -144,7 +142,6 @@ class PlatformStore:
         return text.replace(self._secret, _REDACTED)
 
     async def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """One blocking SDK/HTTP call on a worker thread; failures become StoreError."""
         if self._closed:
             raise StoreError(f"{what}: the store is closed")
         try:

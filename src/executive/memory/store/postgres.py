@@ -72,8 +72,6 @@ _HOLDER = sql.SQL(
 
 
 class PostgresStore:
-    """Postgres + pgvector behind the :class:`~executive.memory.store.base.Store` interface."""
-
     name = "postgres"
 
     def __init__(
@@ -257,8 +255,6 @@ class PostgresStore:
     async def words(
         self, wheres: Sequence[Filter], floor: float, now: datetime
     ) -> ScopedIndex | None:
-        """The word index, every app the filters name brought to this revision first."""
-
         def run() -> ScopedIndex | None:
             with self._autocommit() as conn:
                 return self._words.view(conn, wheres, floor, now)
@@ -283,8 +279,6 @@ class PostgresStore:
         return await self._call("history", self._history.get_history, memory_id)
 
     async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
-        """Every matching memory, oldest first, in pages of a thousand (keyset, not OFFSET)."""
-
         def run() -> list[MemoryRecord]:
             with self._pool.connection() as conn, conn.transaction():
                 return pgreads.listing(conn, where)
@@ -352,7 +346,6 @@ class PostgresStore:
         await self._call("delete", lambda: self._mem0().delete(memory_id))
 
     async def wipe(self, user_id: str | None = None) -> None:
-        """Empty the store (with ``user_id``: delete that installation's memories only)."""
         deleted: int | None = None
 
         def run() -> None:
