@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -67,28 +68,18 @@ WIPE_CONCURRENCY = 8
 _REDACTED = "[REDACTED]"
 
 
+@dataclass(eq=False, repr=False)  # no repr: it would show the API key
 class PlatformStore:
     name = "platform"
 
-    def __init__(
-        self,
-        client: Any,
-        http: Any,
-        *,
-        api_key: str,
-        host: str,
-        poll_seconds: float,
-        poll_timeout_seconds: float,
-        request_timeout_seconds: float,
-    ) -> None:
-        self._client = client
-        self._http = http  # the SDK's own (it sets base_url and the key on it): event polls
-        self._secret = api_key
-        self._host = host
-        self._poll_seconds = poll_seconds
-        self._poll_timeout = poll_timeout_seconds
-        self._request_timeout = request_timeout_seconds
-        self._closed = False
+    _client: Any
+    _http: Any  # the SDK's own (it sets base_url and the key on it): event polls
+    _secret: str
+    _host: str
+    _poll_seconds: float
+    _poll_timeout: float
+    _request_timeout: float
+    _closed: bool = False
 
     @classmethod
     async def open(
@@ -128,15 +119,8 @@ class PlatformStore:
             message = f"cannot open the mem0 Platform at {host}: {describe(exc)}"
             raise StoreError(message.replace(api_key, _REDACTED)) from None
         log.info("store.opened", backend="platform", host=host)
-        return cls(
-            client,
-            http,
-            api_key=api_key,
-            host=host,
-            poll_seconds=poll_seconds,
-            poll_timeout_seconds=poll_timeout_seconds,
-            request_timeout_seconds=request_timeout_seconds,
-        )
+        timing = (poll_seconds, poll_timeout_seconds, request_timeout_seconds)
+        return cls(client, http, api_key, host, *timing)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, _REDACTED)
