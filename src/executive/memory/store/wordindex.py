@@ -140,16 +140,15 @@ class _Part:
         self.blocks: tuple[_Block, ...] = ()
         self._at: dict[str, int] = {}
 
-    def remove(self, memory_id: str) -> bool:
+    def remove(self, memory_id: str) -> None:
         which = self._at.pop(memory_id, None)
         if which is None:
-            return False
+            return
         blocks = list(self.blocks)
         blocks[which] = blocks[which].without(memory_id)
         self.blocks = tuple(blocks)
         if blocks[0].dead() > max(FRESH_MIN, len(blocks[0].live) // DEAD_SHARE):
             self._lay_out()
-        return True
 
     def put(self, records: Sequence[MemoryRecord]) -> None:
         """Memories added or updated: each one's words counted once, where it is now."""
