@@ -42,9 +42,9 @@ _threads = DEFAULT_THREADS
 class EmbedderSpec:
     key: str  # what EXECUTIVE_EMBEDDER names
     name: str  # what a store records: a different name means different vectors
-    folder: str  # under the models directory
     file: str
-    dims: int
+    folder: str = "all-MiniLM-L6-v2"  # under the models directory: one model, three exports
+    dims: int = 384
 
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
@@ -56,20 +56,10 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         EmbedderSpec(
             "minilm-int8-smooth",
             "all-MiniLM-L6-v2/onnx-int8-pc-rr-smooth0.8",
-            "all-MiniLM-L6-v2",
             "model_int8_smooth.onnx",
-            384,
         ),
-        EmbedderSpec(
-            "minilm-int8",
-            "all-MiniLM-L6-v2/onnx-int8-pc",
-            "all-MiniLM-L6-v2",
-            "model_int8.onnx",
-            384,
-        ),
-        EmbedderSpec(
-            "minilm-fp32", "all-MiniLM-L6-v2/onnx-fp32", "all-MiniLM-L6-v2", "model.onnx", 384
-        ),
+        EmbedderSpec("minilm-int8", "all-MiniLM-L6-v2/onnx-int8-pc", "model_int8.onnx"),
+        EmbedderSpec("minilm-fp32", "all-MiniLM-L6-v2/onnx-fp32", "model.onnx"),
     )
 }
 DEFAULT_EMBEDDER = "minilm-int8-smooth"
