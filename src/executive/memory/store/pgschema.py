@@ -18,7 +18,6 @@ What it creates, beside mem0's own table shape ``(id uuid, vector vector(N), pay
 - the embedder the vectors were made with (a store refuses another one).
 
 No hybrid (full-text) index: we search semantically only, and the reader runs its own BM25.
-Our filters compile to conditions on the indexed expressions (:func:`compile_sql`).
 """
 
 from __future__ import annotations
