@@ -293,9 +293,8 @@ class LocalStore:
         return await self._call("add_many", self._create, items)
 
     def _create(self, items: list[NewMemory]) -> list[WriteReceipt]:
-        """Each item created as ``Memory.add(infer=False)`` creates it, with one batched
-        embedding pass (:mod:`mem0_door`; a test holds them alike), and durable: _wrote
-        flushes the shard."""
+        """One batched embedding, then each item as ``mem0_door.create`` writes it (as
+        ``Memory.add(infer=False)`` would; a test holds them alike); _wrote flushes the shard."""
         vectors = self._embedder.embed_batch([item.text for item in items], "add")
         receipts, added = [], []
         try:
