@@ -117,8 +117,7 @@ class ScopeVectors(_PerRevision):
         query: np.ndarray,
         top_k: int,
     ) -> list[tuple[str, float]] | None:
-        """The ``top_k`` nearest rows as (id, cosine distance), nearest first (ties by row
-        order); None when the filter matches too many rows to hold (ask the server)."""
+        """:func:`nearest` over the filter's rows, read first if not held at ``revision``."""
         key = _key(conn, condition, params)
         with self._lock:
             self._at(revision)
