@@ -211,12 +211,7 @@ class RecordCache(_PerRevision):
             missing = [i for i in dict.fromkeys(ids) if i not in self._records]
         fetched: dict[str, MemoryRecord] = {}
         if missing:
-            rows = conn.execute(
-                sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(
-                    _TABLE
-                ),
-                [missing],
-            ).fetchall()
+            rows = conn.execute(pgschema.BY_IDS, [missing]).fetchall()
             fetched = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
         with self._lock:
             if self._at(revision):

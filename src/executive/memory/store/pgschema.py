@@ -37,6 +37,8 @@ META = "executive_meta"
 LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
 MIN_PGVECTOR = (0, 8, 0)
 _T, _HISTORY, _REVISION, _META = map(sql.Identifier, (TABLE, HISTORY, REVISION, META))
+# The rows of some ids, as records are made from them (pgcache, pgwords).
+BY_IDS = sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(_T)
 ROW_TARGET = 4080  # bytes: a row is compressed or moved out of line only past this
 # Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
 # the planner statistics on it: without them it guesses 0.5 % per condition, thinks a

@@ -95,12 +95,7 @@ class PgWords:
         changed = [i for i, version in current.items() if held.get(i) != version]
         records = []
         for start in range(0, len(changed), _FETCH):
-            rows = conn.execute(
-                sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(
-                    _TABLE
-                ),
-                [changed[start : start + _FETCH]],
-            ).fetchall()
+            rows = conn.execute(pgschema.BY_IDS, [changed[start : start + _FETCH]]).fetchall()
             records += [record_from_payload(memory_id, payload) for memory_id, payload in rows]
         self.index.put(records)  # at once: an app's first sync lays its part out once
         self._versions[app] = current
