@@ -33,8 +33,6 @@ _EVERY = object()  # the key of "every app is current"
 
 
 class PgWords:
-    """A :class:`WordIndex` of a shared table, each app's part synced to a store revision."""
-
     def __init__(self) -> None:
         self.index = WordIndex()
         self._versions: dict[str | None, dict[str, str]] = {}  # app -> id -> xmin

@@ -175,16 +175,12 @@ class _Part:
 
 
 def _indexable(where: Filter) -> bool:
-    """The filters a word index answers: the reader's (user, agent, apps, types, env,
-    confidence)."""
     return (
         where.run_id is None and where.cohort is None and where.key is None and not where.metadata
     )
 
 
 class WordIndex:
-    """Every memory's words, by app, kept by the store as it writes."""
-
     def __init__(self, records: Iterable[MemoryRecord] = ()) -> None:
         self._codes = _Codes()
         self._parts: dict[str | None, _Part] = {}
