@@ -31,7 +31,6 @@ VECTOR_ROWS = 40_000  # vectors kept over all filters: ~60 MB at 384 dimensions
 # A search's hits, made from their payloads once per revision: as many as there are vectors
 # to find them, so a round of packs over the held scopes reads no hit twice.
 RECORDS = VECTOR_ROWS
-_TABLE = sql.Identifier(pgschema.TABLE)
 ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")  # the listing's: oldest first
 _TOO_MANY = None  # a filter known to match more than SCOPE_ROWS at this revision
 
@@ -155,7 +154,7 @@ class ScopeVectors(_PerRevision):
                 sql.SQL(
                     "SELECT id::text, vector FROM {} WHERE {} AND vector IS NOT NULL "
                     "ORDER BY {} LIMIT %s"
-                ).format(_TABLE, condition, ORDER),
+                ).format(pgschema.TABLE_ID, condition, ORDER),
                 [*params, self._scope_rows + 1],
             )
             .fetchall()

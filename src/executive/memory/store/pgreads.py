@@ -20,7 +20,6 @@ from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.records import record_from_payload
 
 PAGE = 1000
-_TABLE = sql.Identifier(pgschema.TABLE)
 
 
 def _snapshot(conn: Any) -> int:
@@ -63,7 +62,7 @@ def search(
                 sql.SQL(
                     "SELECT id::text, payload, vector <=> %s::vector AS distance FROM {} "
                     "WHERE {} ORDER BY distance LIMIT %s"
-                ).format(_TABLE, condition),
+                ).format(pgschema.TABLE_ID, condition),
                 [text, *params, top_k],
             ).fetchall()
             known = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
@@ -112,7 +111,7 @@ def listing(conn: Any, where: Filter | None) -> list[MemoryRecord]:
         query = sql.SQL(
             "SELECT id::text, payload, COALESCE(payload->>'created_at', '') "
             "FROM {} WHERE {} AND {} ORDER BY {} LIMIT %s"
-        ).format(_TABLE, condition, keyset, ORDER)
+        ).format(pgschema.TABLE_ID, condition, keyset, ORDER)
         # One row past the page says whether another follows: a listing of exactly a page
         # (a thousand memories) is one round trip, not two.
         rows = conn.execute(query, [*params, *(after or ()), PAGE + 1]).fetchall()

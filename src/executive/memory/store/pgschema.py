@@ -36,9 +36,9 @@ META = "executive_meta"
 # Any constant will do; it names "the executive's schema migration" among advisory locks.
 LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
 MIN_PGVECTOR = (0, 8, 0)
-_T, _HISTORY, _REVISION, _META = map(sql.Identifier, (TABLE, HISTORY, REVISION, META))
+TABLE_ID, _HISTORY, _REVISION, _META = map(sql.Identifier, (TABLE, HISTORY, REVISION, META))
 # The rows of some ids, as records are made from them (pgcache, pgwords).
-BY_IDS = sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(_T)
+BY_IDS = sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(TABLE_ID)
 ROW_TARGET = 4080  # bytes: a row is compressed or moved out of line only past this
 # Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
 # the planner statistics on it: without them it guesses 0.5 % per condition, thinks a
@@ -94,13 +94,13 @@ def statements(dims: int) -> list[sql.Composable]:
 
     def index(name: str, body: str) -> sql.Composable:
         return sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} " + body).format(
-            sql.Identifier(f"{TABLE}_{name}"), _T
+            sql.Identifier(f"{TABLE}_{name}"), TABLE_ID
         )
 
     return [
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id UUID PRIMARY KEY, vector vector({}), payload JSONB)"
-        ).format(_T, sql.Literal(dims)),
+        ).format(TABLE_ID, sql.Literal(dims)),
         # A memory's row whole in the heap: pgvector's type defaults to EXTERNAL storage, and
         # Postgres moves values out of rows over ~2 kB (384 floats are 1.5 kB, the payload
         # ~0.5 kB more), so each row's vector, or with MAIN its payload, lived in the TOAST
@@ -120,7 +120,7 @@ def statements(dims: int) -> list[sql.Composable]:
             "ALTER TABLE {t} SET (toast_tuple_target = {target}); END IF; END $$"
         ).format(
             table=sql.Literal(TABLE),
-            t=_T,
+            t=TABLE_ID,
             option=sql.Literal(f"toast_tuple_target={ROW_TARGET}"),
             target=sql.Literal(ROW_TARGET),
         ),
@@ -139,12 +139,12 @@ def statements(dims: int) -> list[sql.Composable]:
         ),
         index("listing_idx", "(COALESCE(payload->>'created_at', ''), id)"),
         sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON ({}) FROM {}").format(
-            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), _T
+            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), TABLE_ID
         ),
         sql.SQL(
             "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} "
             "((payload->>'user_id'), (payload->>'key')) WHERE payload ? 'key'"
-        ).format(sql.Identifier(f"{TABLE}_key_uniq"), _T),
+        ).format(sql.Identifier(f"{TABLE}_key_uniq"), TABLE_ID),
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id INT PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL)"
         ).format(_REVISION),
@@ -156,7 +156,7 @@ def statements(dims: int) -> list[sql.Composable]:
         sql.SQL(
             "CREATE OR REPLACE TRIGGER executive_revision AFTER INSERT OR UPDATE OR DELETE ON {} "
             "FOR EACH STATEMENT EXECUTE FUNCTION executive_bump_revision()"
-        ).format(_T),
+        ).format(TABLE_ID),
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, "
             "memory_id TEXT NOT NULL, old_memory TEXT, new_memory TEXT, event TEXT, "
@@ -225,7 +225,7 @@ def revision(conn: Any) -> int:
 
 def truncate(conn: Any) -> None:
     """Empty the store, keeping every index and the trigger (mem0's reset() drops them)."""
-    conn.execute(sql.SQL("TRUNCATE {}, {}").format(_T, _HISTORY))
+    conn.execute(sql.SQL("TRUNCATE {}, {}").format(TABLE_ID, _HISTORY))
     conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(_REVISION))
 
 
@@ -241,7 +241,7 @@ def delete_user(conn: Any, user_id: str) -> int:
             "WITH gone AS (DELETE FROM {} WHERE payload->>'user_id' = %s RETURNING id::text AS id), "
             "history AS (DELETE FROM {} WHERE memory_id IN (SELECT id FROM gone)) "
             "SELECT count(*) FROM gone"
-        ).format(_T, _HISTORY),
+        ).format(TABLE_ID, _HISTORY),
         (user_id,),
     ).fetchone()
     return int(row[0])
@@ -250,7 +250,9 @@ def delete_user(conn: Any, user_id: str) -> int:
 def others_stored(conn: Any, user_id: str) -> int:
     """How many memories of other installations the table holds."""
     row = conn.execute(
-        sql.SQL("SELECT count(*) FROM {} WHERE payload->>'user_id' IS DISTINCT FROM %s").format(_T),
+        sql.SQL("SELECT count(*) FROM {} WHERE payload->>'user_id' IS DISTINCT FROM %s").format(
+            TABLE_ID
+        ),
         (user_id,),
     ).fetchone()
     return int(row[0])

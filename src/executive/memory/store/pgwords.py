@@ -27,7 +27,6 @@ from executive.memory.store.base import Filter
 from executive.memory.store.records import record_from_payload
 from executive.memory.store.wordindex import WordIndex
 
-_TABLE = sql.Identifier(pgschema.TABLE)
 _FETCH = 1000  # payloads per round trip
 _EVERY = object()  # the key of "every app is current"
 
@@ -72,7 +71,7 @@ class PgWords:
         where = sql.SQL("TRUE" if apps is None else "payload->>'app_id' = ANY(%s)")
         rows = conn.execute(
             sql.SQL("SELECT id::text, xmin::text, payload->>'app_id' FROM {} WHERE {}").format(
-                _TABLE, where
+                pgschema.TABLE_ID, where
             ),
             [] if apps is None else [apps],
         ).fetchall()

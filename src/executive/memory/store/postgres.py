@@ -65,10 +65,9 @@ _READS = frozenset({"search", "prepare", "words", "get", "history", "list", "cou
 
 T = TypeVar("T")
 DUPLICATE = "DUPLICATE"
-_TABLE = sql.Identifier(pgschema.TABLE)
 _HOLDER = sql.SQL(
     "SELECT id FROM {} WHERE payload->>'user_id' = %s AND payload->>'key' = %s"
-).format(_TABLE)
+).format(pgschema.TABLE_ID)
 
 
 class PostgresStore:
@@ -269,7 +268,7 @@ class PostgresStore:
 
         def run() -> MemoryRecord | None:
             rows = self._rows(
-                sql.SQL("SELECT id, payload FROM {} WHERE id = %s").format(_TABLE), [key]
+                sql.SQL("SELECT id, payload FROM {} WHERE id = %s").format(pgschema.TABLE_ID), [key]
             )
             return record_from_payload(rows[0][0], rows[0][1]) if rows else None
 
@@ -289,7 +288,7 @@ class PostgresStore:
         condition, params = compile_sql(where)
 
         def run() -> int:
-            query = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(_TABLE, condition)
+            query = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(pgschema.TABLE_ID, condition)
             return int(self._rows(query, params)[0][0])
 
         return await self._call("count", run)
