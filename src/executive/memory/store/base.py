@@ -288,10 +288,30 @@ class ReadView:
         return await words(self.__store, wheres, floor, now)
 
 
-# A store's optional powers: a method of that name. A backend that has one does the work once
-# (one embedding per question across scopes, one batch for the planned questions, a word index
-# kept as it writes); any other gets the same answers the slow way, or (words) none. So nothing
-# outside the store's door asks which backend it is.
+# A store's optional powers. A backend that has one does the work once (one embedding per
+# question across scopes, one batch for the planned questions, a word index kept as it
+# writes); any other gets the same answers the slow way, or (words) none. Declared here, so a
+# backend says what it can by its methods and nothing outside the store's door asks which
+# backend it is.
+
+
+@runtime_checkable
+class SearchesScopes(Protocol):
+    async def search_scopes(
+        self, query: str, wheres: Sequence[Filter], top_k: int
+    ) -> list[list[MemoryRecord]]: ...
+
+
+@runtime_checkable
+class Prepares(Protocol):
+    async def prepare(self, queries: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class KeepsWords(Protocol):
+    async def words(
+        self, wheres: Sequence[Filter], floor: float, now: datetime
+    ) -> Words | None: ...
 
 
 @dataclass(frozen=True)
@@ -299,21 +319,25 @@ class Capability:
     """An optional power, and what a pack loses on a store without it."""
 
     name: str
+    protocol: type
     without: str
 
 
 CAPABILITIES = (
     Capability(
         "search_scopes",
+        SearchesScopes,
         "each scope is searched on its own (a question is embedded once a scope): slower, "
         "same memories",
     ),
     Capability(
         "prepare",
+        Prepares,
         "the planned questions are embedded one at a time, not in one batch: slower, same memories",
     ),
     Capability(
         "words",
+        KeepsWords,
         "no keyword pass: memories are found by meaning alone, so a file or function the "
         "goal names ranks no higher for being named",
     ),
@@ -322,24 +346,22 @@ CAPABILITIES = (
 
 def missing(store: object) -> list[Capability]:
     """The optional powers ``store`` lacks (empty: it has them all)."""
-    return [c for c in CAPABILITIES if getattr(store, c.name, None) is None]
+    return [c for c in CAPABILITIES if not isinstance(store, c.protocol)]
 
 
 async def search_scopes(
     view: StoreReader, query: str, wheres: Sequence[Filter], top_k: int
 ) -> list[list[MemoryRecord]]:
     """One question against several filters: one result list per filter, in order."""
-    many = getattr(view, "search_scopes", None)
-    if many is not None:
-        return list(await many(query, wheres, top_k))
+    if isinstance(view, SearchesScopes):
+        return list(await view.search_scopes(query, wheres, top_k))
     return [await view.search(query, where, top_k) for where in wheres]
 
 
 async def prepare(view: StoreReader, queries: Sequence[str]) -> None:
     """Tell the backend which questions are coming, so it can embed them in one batch."""
-    batch = getattr(view, "prepare", None)
-    if batch is not None:
-        await batch(list(queries))
+    if isinstance(view, Prepares):
+        await view.prepare(list(queries))
 
 
 async def words(
@@ -348,5 +370,4 @@ async def words(
     """The store's word index for a request that searches ``wheres``: the memories each
     admits at ``floor``, unexpired at ``now`` (:mod:`executive.memory.store.wordindex`); None
     when the store keeps none."""
-    keeper = getattr(view, "words", None)
-    return None if keeper is None else await keeper(list(wheres), floor, now)
+    return await view.words(list(wheres), floor, now) if isinstance(view, KeepsWords) else None
