@@ -46,7 +46,10 @@ def validated(point_id: object, score: float | None = None) -> MemoryRecord:
 
 @pytest.mark.parametrize("point_id", [uuid.UUID(int=7), str(uuid.UUID(int=7))])
 def test_a_stored_record_is_the_validated_one_in_every_respect(point_id):
-    made, expected = record_from_payload(point_id, PAYLOAD, 0.5), validated(point_id, 0.5)
+    made, expected = (
+        record_from_payload(point_id, PAYLOAD).with_score(0.5),
+        validated(point_id, 0.5),
+    )
     assert made == expected
     assert made.model_dump() == expected.model_dump()
     assert made.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True)

@@ -1,10 +1,8 @@
 """The stores the daemon can keep its memory in: one table, a name to how it opens.
 
 ``EXECUTIVE_STORE`` names a row. Each row imports its backend when it opens it, so memory
-off, or another backend, never loads mem0, the embedding model or psycopg. Nothing outside
-the store's door asks which backend it is: what differs between them is said by the powers
-they have (``base.CAPABILITIES``). A new backend is a row here, its name among the settings'
-choices (``settings.py``) and its module.
+off, or another backend, never loads mem0, the embedding model or psycopg. A new backend is
+a row here, its name among the settings' choices (``settings.py``) and its module.
 """
 
 from __future__ import annotations
@@ -18,10 +16,11 @@ from executive.settings import Settings
 
 async def _local(settings: Settings) -> Store:
     """mem0's open-source Memory on a Qdrant Edge shard (or a Qdrant server), embedded."""
+    from executive.memory.store.embedder import use_threads
     from executive.memory.store.local import LocalStore
 
     home = Home(settings.home)
-    _threads(settings)
+    use_threads(settings.embed_threads)  # before any encoder loads: a session keeps its count
     key = settings.qdrant_api_key
     return await LocalStore.open(
         home.store_dir,
@@ -35,10 +34,11 @@ async def _local(settings: Settings) -> Store:
 
 async def _postgres(settings: Settings) -> Store:
     """Postgres with pgvector, which several executives can share."""
+    from executive.memory.store.embedder import use_threads
     from executive.memory.store.postgres import PostgresStore
 
     assert settings.store_url is not None  # settings refuse postgres without a URL
-    _threads(settings)
+    use_threads(settings.embed_threads)
     return await PostgresStore.open(
         settings.store_url.get_secret_value(),
         Home(settings.home).mem0_dir,
@@ -68,12 +68,6 @@ async def _inmemory(settings: Settings) -> Store:
     from executive.memory.store.inmemory import InMemoryStore
 
     return await InMemoryStore.open(Home(settings.home).store_dir)
-
-
-def _threads(settings: Settings) -> None:
-    from executive.memory.store.embedder import use_threads
-
-    use_threads(settings.embed_threads)  # before any encoder loads: a session keeps its count
 
 
 BACKENDS: dict[str, Callable[[Settings], Awaitable[Store]]] = {

@@ -85,8 +85,7 @@ class MemoryRecord(BaseModel):
         return record
 
 
-_RECORD_FIELDS = frozenset(MemoryRecord.model_fields)
-_ALL_FIELDS_SET = set(_RECORD_FIELDS)
+_ALL_FIELDS_SET = set(MemoryRecord.model_fields)
 
 
 @dataclass(frozen=True)
@@ -231,8 +230,7 @@ class Store(StoreReader, Protocol):
     name: str
 
     async def add(self, item: NewMemory) -> WriteReceipt:
-        """One new memory, its id the store's choice (``memory_id`` and ``history`` are a
-        rebuild's, kept by the adapters' ``add_many``; see :meth:`NewMemory.require_new`)."""
+        """One new memory, its id the store's choice (:meth:`NewMemory.require_new`)."""
         ...
 
     async def update(

@@ -5,16 +5,14 @@ mem0 has no provider for it; this class is one (``VectorStoreBase``), registered
 equality, in, ne, nin, ranges, AND/OR/NOT), and the resulting ``qdrant_client`` tree is copied
 into ``qdrant_edge`` classes, which mirror it one to one. Searches are exact (no HNSW): at
 100,000 memories a filtered exact search takes ~10 ms, and an exact search returns the same
-points on every machine. The shard has no write-ahead log (``shard.py``: how it is laid out,
-and why): the store calls :meth:`EdgeVectors.flush` after each of its writes, so a killed
-process keeps every write the store confirmed.
+points on every machine. The shard keeps no write-ahead log (``shard.py`` says why), so
+every write is made durable by :meth:`EdgeVectors.flush`.
 
 Importing this module imports neither mem0 nor qdrant-client (seconds of start-up): the
-store's reads (search, list, count, get) run on the shard with :func:`compile_where`, and
-mem0's filter builder is loaded only when mem0 itself calls with a filter dict. mem0's
-``Memory`` gets the very instance the store already opened (:func:`shared`): one folder, one
-lock, one handle. So every write passes through this class, which is what lets it keep the
-records it made from payloads (:meth:`EdgeVectors.search_records`) until a write touches them.
+store's reads run on the shard with :func:`compile_where`; mem0's filter builder loads only
+when mem0 calls with a filter dict. mem0's ``Memory`` gets the instance the store opened
+(:func:`shared`: one folder, one lock, one handle), so every write passes through this class,
+which lets it keep the records it made from payloads until a write touches them.
 """
 
 from __future__ import annotations
@@ -103,7 +101,6 @@ def to_edge(node: Any) -> Any:
 
 
 def _nearest(vector: list[float], top_k: int, where: Any, *, payload: bool = True) -> Any:
-    """An exact search: the same points on every machine."""
     return edge.QueryRequest(
         limit=top_k,
         query=edge.Query.Nearest(list(map(float, vector)), using=VECTOR),
@@ -134,8 +131,7 @@ _SHARED: dict[str, EdgeVectors] = {}
 def shared(**config: Any) -> EdgeVectors:
     """What mem0's factory calls: the instance the store opened on that folder, if any."""
     path = str(Path(config["path"]) / config.get("collection_name", "memories"))
-    found = _SHARED.get(path)
-    return found if found is not None else EdgeVectors(**config)
+    return _SHARED.get(path) or EdgeVectors(**config)
 
 
 class EdgeVectors:
@@ -261,8 +257,8 @@ class EdgeVectors:
         return int(self.shard.count(edge.CountRequest(exact=True, filter=where)))
 
     def flush(self) -> None:
-        """Every write so far on disk: without a log (``shard.py``), nothing else makes them
-        durable, so each of the store's writes ends here."""
+        """Every write so far on disk: without a log, nothing else makes them durable, so each
+        of the store's writes ends here (a killed process keeps every write it confirmed)."""
         self.shard.flush()
 
     def close(self) -> None:

@@ -4,14 +4,13 @@ The model is exported to ONNX once, at set-up (``python -m executive.setup.model
 which ``make setup`` runs): torch is a set-up tool only. At run time this module imports numpy,
 onnxruntime and tokenizers, so a process starts in well under a second and stays small.
 
-Three traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
+Two traps (``light-engine.md``): the packaged ``tokenizer.json`` truncates at 128 tokens and
 pads every input to 128, while sentence-transformers truncates at 256; we truncate at 256 and
 never pad, so the fp32 vectors equal the torch path's. The int8 models quantize their
 activations dynamically, with one range per tensor: in a batch that range is the whole batch's
 (padding included), so a text's vector would depend on its neighbours (cosine 0.9991 alone
 against in a batch). Each text is therefore run on its own: a text has one vector, whatever
-batch it came in. And a store holds vectors of one embedder only: its name and dimension are
-recorded with the store (see ``local.py``).
+batch it came in. (A store holds vectors of one embedder only: ``mem0_memory.py``.)
 """
 
 from __future__ import annotations
@@ -43,9 +42,9 @@ _threads = DEFAULT_THREADS
 class EmbedderSpec:
     key: str  # what EXECUTIVE_EMBEDDER names
     name: str  # what a store records: a different name means different vectors
-    folder: str  # under the models directory
     file: str
-    dims: int
+    folder: str = "all-MiniLM-L6-v2"  # under the models directory: one model, three exports
+    dims: int = 384
 
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
@@ -57,20 +56,10 @@ EMBEDDERS: dict[str, EmbedderSpec] = {
         EmbedderSpec(
             "minilm-int8-smooth",
             "all-MiniLM-L6-v2/onnx-int8-pc-rr-smooth0.8",
-            "all-MiniLM-L6-v2",
             "model_int8_smooth.onnx",
-            384,
         ),
-        EmbedderSpec(
-            "minilm-int8",
-            "all-MiniLM-L6-v2/onnx-int8-pc",
-            "all-MiniLM-L6-v2",
-            "model_int8.onnx",
-            384,
-        ),
-        EmbedderSpec(
-            "minilm-fp32", "all-MiniLM-L6-v2/onnx-fp32", "all-MiniLM-L6-v2", "model.onnx", 384
-        ),
+        EmbedderSpec("minilm-int8", "all-MiniLM-L6-v2/onnx-int8-pc", "model_int8.onnx"),
+        EmbedderSpec("minilm-fp32", "all-MiniLM-L6-v2/onnx-fp32", "model.onnx"),
     )
 }
 DEFAULT_EMBEDDER = "minilm-int8-smooth"
@@ -164,10 +153,9 @@ def use_threads(count: int) -> None:
 def encoder(path: Path) -> OnnxEncoder:
     """One session per model file per process: every store shares it."""
     with _ENCODERS_LOCK:
-        found = _ENCODERS.get(path)
-        if found is None:
-            found = _ENCODERS[path] = OnnxEncoder(path)
-        return found
+        if path not in _ENCODERS:
+            _ENCODERS[path] = OnnxEncoder(path)
+        return _ENCODERS[path]
 
 
 class Embedder:
@@ -179,7 +167,6 @@ class Embedder:
     """
 
     def __init__(self, spec: EmbedderSpec, models_dir: Path | None = None) -> None:
-        self.spec = spec
         self._path = model_file(spec, models_dir)
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
 

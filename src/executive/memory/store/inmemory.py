@@ -138,15 +138,14 @@ class InMemoryStore:
             self._history.setdefault(entry["id"], []).append(entry["row"])
             if self._words is not None:
                 self._words.remove(entry["id"])
-        elif op == "wipe" and entry.get("user_id") is not None:
-            for memory_id in [i for i, r in self._records.items() if r.user_id == entry["user_id"]]:
+        elif op == "wipe":  # one installation's memories, or (no user id) every memory
+            user = entry.get("user_id")
+            if user is None:
+                self._history.clear()  # deleted memories' history too
+            gone = [i for i, r in self._records.items() if user is None or r.user_id == user]
+            for memory_id in gone:
                 del self._records[memory_id], self._vectors[memory_id]
                 self._history.pop(memory_id, None)
-            self._words = None
-        elif op == "wipe":
-            self._records.clear()
-            self._vectors.clear()
-            self._history.clear()
             self._words = None
         self._revision += 1
 
@@ -259,8 +258,7 @@ class InMemoryStore:
         if current is None:
             raise StoreError(f"update failed on the in-memory store: no memory {memory_id}")
         new_text = current.text if text is None else text
-        meta = dict(current.metadata)
-        meta.update(metadata or {})
+        meta = {**current.metadata, **(metadata or {})}
         at = now_iso()
         record = current.model_copy(
             update={

@@ -1,18 +1,17 @@
 """The embedded store: mem0's open-source ``Memory`` on Qdrant Edge, with no network and no key.
 
 Vectors in a Qdrant Edge shard under ``<home>/.state/store/edge`` (or a Qdrant server by URL),
-the all-MiniLM-L6-v2 embedder on ONNX Runtime (``embedder.py``; no torch), writes with
-``infer=False``; how mem0 is wired to them is in ``mem0_memory.py``. Traps handled here
-(``mem0-offline.md``): telemetry and ``MEM0_DIR`` are set before mem0 is imported;
-``app_id`` lives in metadata (OSS has no such field); every call runs on one dedicated
-thread, so writes never race. A store built with another embedder refuses every call but
-``wipe`` (what ``executive mem rebuild`` does first) with a message that says so.
+the embedder of ``embedder.py``, writes with ``infer=False``; how mem0 is wired to them is in
+``mem0_memory.py``, how it is imported safely in ``mem0_door.prepare``. ``app_id`` lives in
+metadata (OSS has no such field); every call runs on one dedicated thread, so writes never
+race. A store built with another embedder refuses every call but ``wipe`` (what ``executive
+mem rebuild`` does first) with a message that says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -37,8 +36,6 @@ T = TypeVar("T")
 
 
 class LocalStore:
-    """mem0 OSS behind the :class:`~executive.memory.store.base.Store` interface."""
-
     name = "local"
 
     def __init__(
@@ -121,7 +118,6 @@ class LocalStore:
 
     @property
     def _memory(self) -> Any:
-        """mem0's ``Memory``, built on first use, on the store thread (with our vectors)."""
         if self.__memory is None:
             memory = self._build()
             mem0_door.use_embedder(memory, self._embedder)  # one question cache for all
@@ -179,7 +175,6 @@ class LocalStore:
         return await self._call("search", run)
 
     async def prepare(self, queries: Sequence[str]) -> None:
-        """Embed the questions the reader is about to ask, in one batch."""
         if queries:
             await self._call("prepare", self._embedder.prime, list(queries))
 
@@ -204,9 +199,7 @@ class LocalStore:
             return await self._by_key(where)
 
         def run() -> list[MemoryRecord]:
-            records = self._scroll(where)
-            records.sort(key=lambda r: (r.created_at or "", r.id))
-            return records
+            return sorted(self._scroll(where), key=lambda r: (r.created_at or "", r.id))
 
         return await self._call("list", run)
 
@@ -217,8 +210,6 @@ class LocalStore:
     async def words(
         self, wheres: Sequence[Filter], floor: float, now: datetime
     ) -> ScopedIndex | None:
-        """The word index of every memory, seen through ``wheres`` (see ``wordindex.py``)."""
-
         def run() -> ScopedIndex | None:
             if self._words is None:
                 self._words = WordIndex(self._scroll(None))
@@ -233,33 +224,27 @@ class LocalStore:
                 for record in self._scroll(None):
                     if record.key:
                         self._key(record.key, record.id)
-            found = []
-            for memory_id in sorted(self._keys.get(where.key or "", ())):
-                record = self._get(memory_id)
-                if record is not None and where.matches(record):
-                    found.append(record)
-            return found
+            records = (self._get(i) for i in sorted(self._keys.get(where.key or "", ())))
+            return [r for r in records if r is not None and where.matches(r)]
 
         return await self._call("list", run)
 
     def _scroll(self, where: Filter | None) -> list[MemoryRecord]:
-        store = self._vectors
         if self._edge:  # records from its cache
-            return store.scroll_records(compile_where(where))
-        points = mem0_door.qdrant_points(store, compile_filter(where))  # a Qdrant server
+            return self._vectors.scroll_records(compile_where(where))
+        points = mem0_door.qdrant_points(self._vectors, compile_filter(where))  # a Qdrant server
         return [record_from_payload(p.id, p.payload or {}) for p in points]
 
     def _wrote(
         self,
-        added: Iterable[tuple[str, str | None]] = (),
-        removed: Iterable[str] = (),
-        changed: Iterable[str] = (),
+        added: Sequence[tuple[str, str | None]] = (),
+        removed: Sequence[str] = (),
+        changed: Sequence[str] = (),
     ) -> None:
         """Every write passes here: the revision moves, the key and word indexes follow
         (``added`` and ``changed`` memories are read back as stored)."""
         self._flush()
         self._revision += 1
-        added, removed = list(added), list(removed)
         if self._words is not None:
             for memory_id in removed:
                 self._words.remove(memory_id)
@@ -276,10 +261,8 @@ class LocalStore:
         for memory_id in removed:  # a memory has one key: the first match is the only one
             key = next((k for k, ids in self._keys.items() if memory_id in ids), None)
             if key is not None:
-                kept = tuple(i for i in self._keys[key] if i != memory_id)
-                if kept:
-                    self._keys[key] = kept
-                else:
+                self._keys[key] = tuple(i for i in self._keys[key] if i != memory_id)
+                if not self._keys[key]:
                     del self._keys[key]
 
     def _key(self, key: str, memory_id: str) -> None:
@@ -298,10 +281,9 @@ class LocalStore:
         return await self._call("count", self._count, where)
 
     def _count(self, where: Filter | None) -> int:
-        store = self._vectors
         if self._edge:
-            return int(store.count(compile_where(where)))
-        return mem0_door.qdrant_count(store, compile_filter(where))
+            return int(self._vectors.count(compile_where(where)))
+        return mem0_door.qdrant_count(self._vectors, compile_filter(where))
 
     # --- writes (harvester and rebuild tools only) --------------------------------------------
     async def add(self, item: NewMemory) -> WriteReceipt:
@@ -311,9 +293,8 @@ class LocalStore:
         return await self._call("add_many", self._create, items)
 
     def _create(self, items: list[NewMemory]) -> list[WriteReceipt]:
-        """Each item created as ``Memory.add(infer=False)`` creates it, with one batched
-        embedding pass (:mod:`mem0_door`; a test holds them alike), and durable: _wrote
-        flushes the shard."""
+        """One batched embedding, then each item as ``mem0_door.create`` writes it (as
+        ``Memory.add(infer=False)`` would; a test holds them alike); _wrote flushes the shard."""
         vectors = self._embedder.embed_batch([item.text for item in items], "add")
         receipts, added = [], []
         try:
@@ -378,12 +359,10 @@ class LocalStore:
         def run() -> None:
             if self.__memory is not None:
                 self.__memory.close()  # mem0's history database
-            store = self._vectors
-            # Edge: flush and release its lock. A Qdrant server: its client's.
-            if self._edge:
-                store.close()
-            else:
-                mem0_door.qdrant_close(store)
+            if self._edge:  # flush and release its lock
+                self._vectors.close()
+            else:  # a Qdrant server: its client's
+                mem0_door.qdrant_close(self._vectors)
 
         try:
             await self._call("close", run)

@@ -1,13 +1,11 @@
 """The one door to mem0 (and Qdrant through it): every reach past their public API, and why.
 
-mem0 is pinned (``mem0ai==2.2.1``, with its ``qdrant-client``). Each function here was read
-from that version and says what it relies on and why the public API does not serve;
-``tests/memory/store/test_mem0_door.py`` fails when a pinned upgrade moves or changes it. No other
-module of the store names a private part of mem0 or Qdrant, writes mem0's module state or touches
-a part of a live ``Memory``: the rest is mem0's public API (``Memory.update``, ``delete``,
-``history``, ``reset``, ``close``, ``search``; its pgvector and Qdrant providers; ``MemoryClient``).
-Importing this module imports neither mem0 nor qdrant-client (seconds): each function imports
-what it reaches.
+mem0 is pinned (``mem0ai==2.2.1``, with its ``qdrant-client``). Each function here says what
+of that version it relies on and why the public API does not serve;
+``tests/memory/store/test_mem0_door.py`` fails when an upgrade moves or changes it. No other
+module of the store names a private part of mem0 or Qdrant, writes mem0's module state or
+touches a part of a live ``Memory``. Importing this module imports neither mem0 nor
+qdrant-client (seconds): each function imports what it reaches.
 """
 
 from __future__ import annotations
@@ -73,8 +71,8 @@ def import_mem0() -> None:
     Qdrant config at import, which imports ``qdrant_client`` (0.8 of the 1.3 s ``import mem0``
     takes here). Our stores pass their own config, so a stand-in for
     ``mem0.configs.vector_stores.qdrant`` serves while mem0 imports and leaves ``sys.modules``
-    before this returns (a Qdrant server's config later imports the real one). mem0 has no lazy
-    import. Call it after :func:`prepare`, where mem0 is first imported; a no-op once mem0 is in.
+    before this returns (a Qdrant server's config later imports the real one); mem0 has no
+    lazy import. Call it after :func:`prepare`.
 
     Likewise PostHog: ``mem0.memory.telemetry`` imports ``Posthog`` at import time and makes
     one only with telemetry on, which :func:`prepare` turned off; a stand-in that refuses to be
@@ -177,9 +175,8 @@ def new_memory(vector_store: Any, embedder: dict[str, Any], history_db_path: str
 
 # --- parts of a live Memory -------------------------------------------------------------------
 def vectors_of(memory: Any) -> Any:
-    """The vector store ``memory`` writes to (mem0 2.2.1: ``Memory.vector_store``, no accessor):
-    the store reads through it what mem0 has no call for (a Qdrant server's listing and count,
-    pgvector's collection check)."""
+    """The vector store ``memory`` writes to (mem0 2.2.1: ``Memory.vector_store``, no accessor),
+    for what mem0 has no call for (a Qdrant server's listing and count)."""
     return memory.vector_store
 
 
@@ -283,9 +280,7 @@ def create_with_id(
     from mem0.utils.lemmatization import lemmatize_for_bm25
 
     assert item.memory_id is not None
-    payload = dict(metadata)
-    payload["data"] = item.text
-    payload["hash"] = hashlib.md5(item.text.encode()).hexdigest()
+    payload = {**metadata, "data": item.text, "hash": hashlib.md5(item.text.encode()).hexdigest()}
     payload.setdefault("created_at", datetime.now(UTC).isoformat())
     events = list(item.history) or [{"event": "ADD", "old": None, "new": item.text}]
     payload["updated_at"] = next(
@@ -313,35 +308,15 @@ def qdrant_filter(filters: dict[str, Any]) -> Any:
     """mem0's Qdrant filter for a mem0 filter dict (None for none), with no Qdrant store.
 
     mem0 2.2.1 builds it in ``Qdrant._create_filter`` (every shape it emits: equality, in, ne,
-    nin, ranges, AND/OR/NOT), which uses nothing of its store but two helpers. The Edge shard and
-    a Qdrant server's scroll and count need the very filter mem0 searches with; a Qdrant store
-    would open a client, so the method runs on :class:`_FilterBuilder` instead.
+    nin, ranges, AND/OR/NOT), which uses nothing of its store but its own helpers. The Edge
+    shard and a Qdrant server's scroll and count need the very filter mem0 searches with; a
+    Qdrant store would open a client, so the method runs on one made without ``__init__``.
     """
     if not filters:
         return None
     from mem0.vector_stores.qdrant import Qdrant
 
-    return Qdrant._create_filter(_FilterBuilder(), filters)
-
-
-class _FilterBuilder:
-    """The ``self`` ``Qdrant._create_filter`` needs: its two helpers, nothing else."""
-
-    def _create_filter(self, filters: dict[str, Any]) -> Any:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return Qdrant._create_filter(self, filters)
-
-    def _build_field_condition(self, key: str, value: Any) -> Any:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return Qdrant._build_field_condition(self, key, value)
-
-    @staticmethod
-    def _is_datetime_range(range_kwargs: dict[str, Any]) -> bool:
-        from mem0.vector_stores.qdrant import Qdrant
-
-        return bool(Qdrant._is_datetime_range(range_kwargs))
+    return Qdrant.__new__(Qdrant)._create_filter(filters)
 
 
 def _qdrant_client(store: Any) -> Any:

@@ -47,24 +47,13 @@ def build_memory(
     mem0_door.import_mem0()
     from mem0.vector_stores.configs import VectorStoreConfig
 
+    common = {"collection_name": COLLECTION, "embedding_model_dims": spec.dims}
     if pg_pool is not None:
-        vector_store = VectorStoreConfig(
-            provider="pgvector",
-            config={
-                "collection_name": COLLECTION,
-                "embedding_model_dims": spec.dims,
-                "connection_pool": pg_pool,
-                "hnsw": True,
-            },
-        )
+        pg = {**common, "connection_pool": pg_pool, "hnsw": True}
+        vector_store = VectorStoreConfig(provider="pgvector", config=pg)
     elif qdrant_url:
-        server: dict[str, Any] = {
-            "collection_name": COLLECTION,
-            "embedding_model_dims": spec.dims,
-            "url": qdrant_url,
-        }
-        if qdrant_api_key:
-            server["api_key"] = qdrant_api_key
+        key = {"api_key": qdrant_api_key} if qdrant_api_key else {}
+        server = {**common, "url": qdrant_url, **key}
         vector_store = VectorStoreConfig(provider="qdrant", config=server)
     else:
         vector_store = mem0_door.edge_vector_store(
@@ -107,15 +96,12 @@ def embedder_problem(data_dir: Path, spec: EmbedderSpec, vectors: str) -> str | 
     found = recorded(data_dir)
     if found is None:
         return None
-    if (
-        found.get("name") == spec.name
-        and found.get("dims") == spec.dims
-        and found.get("vectors", "qdrant-edge") == vectors
-    ):
+    was = found.get("vectors", "qdrant-edge")
+    if (found.get("name"), found.get("dims"), was) == (spec.name, spec.dims, vectors):
         return None
     return (
         f"the memory store at {data_dir} was built with the embedder {found.get('name')} "
-        f"({found.get('dims')} dimensions, {found.get('vectors', 'qdrant-edge')} vectors); "
+        f"({found.get('dims')} dimensions, {was} vectors); "
         f"this installation is configured for {spec.name} ({spec.dims} dimensions, {vectors}): "
         "run `executive mem rebuild` to re-embed every memory from the harvest ledgers"
     )

@@ -31,7 +31,6 @@ VECTOR_ROWS = 40_000  # vectors kept over all filters: ~60 MB at 384 dimensions
 # A search's hits, made from their payloads once per revision: as many as there are vectors
 # to find them, so a round of packs over the held scopes reads no hit twice.
 RECORDS = VECTOR_ROWS
-_TABLE = sql.Identifier(pgschema.TABLE)
 ORDER = sql.SQL("COALESCE(payload->>'created_at', ''), id")  # the listing's: oldest first
 _TOO_MANY = None  # a filter known to match more than SCOPE_ROWS at this revision
 
@@ -97,10 +96,9 @@ class _PerRevision:
 
 
 class ScopeVectors(_PerRevision):
-    def __init__(self, scope_rows: int = SCOPE_ROWS, total_rows: int = VECTOR_ROWS) -> None:
+    def __init__(self, scope_rows: int = SCOPE_ROWS) -> None:
         super().__init__()
         self._scope_rows = scope_rows
-        self._total_rows = total_rows
         self._scopes: OrderedDict[tuple[str, str], tuple[list[str], np.ndarray] | None]
         self._scopes = OrderedDict()
         self._rows = 0
@@ -118,8 +116,7 @@ class ScopeVectors(_PerRevision):
         query: np.ndarray,
         top_k: int,
     ) -> list[tuple[str, float]] | None:
-        """The ``top_k`` nearest rows as (id, cosine distance), nearest first (ties by row
-        order); None when the filter matches too many rows to hold (ask the server)."""
+        """:func:`nearest` over the filter's rows, read first if not held at ``revision``."""
         key = _key(conn, condition, params)
         with self._lock:
             self._at(revision)
@@ -157,7 +154,7 @@ class ScopeVectors(_PerRevision):
                 sql.SQL(
                     "SELECT id::text, vector FROM {} WHERE {} AND vector IS NOT NULL "
                     "ORDER BY {} LIMIT %s"
-                ).format(_TABLE, condition, ORDER),
+                ).format(pgschema.TABLE_ID, condition, ORDER),
                 [*params, self._scope_rows + 1],
             )
             .fetchall()
@@ -176,16 +173,15 @@ class ScopeVectors(_PerRevision):
             if self._at(revision) and key not in self._scopes:
                 self._scopes[key] = entry
                 self._rows += len(entry[0]) if entry else 0
-                while self._rows > self._total_rows and len(self._scopes) > 1:
+                while self._rows > VECTOR_ROWS and len(self._scopes) > 1:
                     _, evicted = self._scopes.popitem(last=False)
                     self._rows -= len(evicted[0]) if evicted else 0
         return entry
 
 
 class RecordCache(_PerRevision):
-    def __init__(self, limit: int = RECORDS) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._limit = limit
         self._records: dict[str, MemoryRecord] = {}
 
     def _clear(self) -> None:
@@ -194,7 +190,7 @@ class RecordCache(_PerRevision):
     def _add(self, items: Iterable[tuple[str, MemoryRecord]]) -> None:
         """Hold ``items``, the oldest out past the limit. Called with the lock held."""
         self._records.update(items)
-        while len(self._records) > self._limit:
+        while len(self._records) > RECORDS:
             del self._records[next(iter(self._records))]
 
     def held(self, revision: int, ids: Sequence[str]) -> dict[str, MemoryRecord] | None:
@@ -214,12 +210,7 @@ class RecordCache(_PerRevision):
             missing = [i for i in dict.fromkeys(ids) if i not in self._records]
         fetched: dict[str, MemoryRecord] = {}
         if missing:
-            rows = conn.execute(
-                sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(
-                    _TABLE
-                ),
-                [missing],
-            ).fetchall()
+            rows = conn.execute(pgschema.BY_IDS, [missing]).fetchall()
             fetched = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
         with self._lock:
             if self._at(revision):

@@ -59,21 +59,8 @@ class PgHistory:
         actor_id: str | None = None,
         role: str | None = None,
     ) -> None:
-        self.batch_add_history(
-            [
-                {
-                    "memory_id": memory_id,
-                    "old_memory": old_memory,
-                    "new_memory": new_memory,
-                    "event": event,
-                    "created_at": created_at,
-                    "updated_at": updated_at,
-                    "is_deleted": is_deleted,
-                    "actor_id": actor_id,
-                    "role": role,
-                }
-            ]
-        )
+        fields = (memory_id, old_memory, new_memory, event, created_at, updated_at, is_deleted)
+        self.batch_add_history([dict(zip(_COLUMNS[1:], (*fields, actor_id, role), strict=True))])
 
     def batch_add_history(self, records: list[dict[str, Any]]) -> None:
         with self._pool.connection() as conn, conn.cursor() as cur:

@@ -20,7 +20,6 @@ from executive.memory.store.pgschema import compile_sql
 from executive.memory.store.records import record_from_payload
 
 PAGE = 1000
-_TABLE = sql.Identifier(pgschema.TABLE)
 
 
 def _snapshot(conn: Any) -> int:
@@ -31,7 +30,7 @@ def _snapshot(conn: Any) -> int:
 def _scored(
     hits: Sequence[tuple[str, float]], known: Mapping[str, MemoryRecord]
 ) -> list[MemoryRecord]:
-    """Held hits (id, cosine distance) as scored records; negative cosines dropped, as mem0's
+    """Hits (id, cosine distance) as scored records; negative cosines dropped, as mem0's
     threshold 0.0 and the local store do, and records without text."""
     return [
         known[i].with_score(1.0 - d) for i, d in hits if d <= 1.0 and i in known and known[i].text
@@ -63,19 +62,13 @@ def search(
                 sql.SQL(
                     "SELECT id::text, payload, vector <=> %s::vector AS distance FROM {} "
                     "WHERE {} ORDER BY distance LIMIT %s"
-                ).format(_TABLE, condition),
+                ).format(pgschema.TABLE_ID, condition),
                 [text, *params, top_k],
             ).fetchall()
-            # Negative cosines dropped, as mem0's threshold 0.0 and the local store do.
-            out.append(
-                [
-                    record_from_payload(row[0], row[1], 1.0 - float(row[2]))
-                    for row in rows
-                    if row[1].get("data") and float(row[2]) <= 1.0
-                ]
-            )
-            continue
-        known = held.records.records(conn, revision, [i for i, d in hits if d <= 1.0])
+            known = {row[0]: record_from_payload(row[0], row[1]) for row in rows}
+            hits = [(row[0], float(row[2])) for row in rows]
+        else:
+            known = held.records.records(conn, revision, [i for i, d in hits if d <= 1.0])
         out.append(_scored(hits, known))
     return out
 
@@ -118,7 +111,7 @@ def listing(conn: Any, where: Filter | None) -> list[MemoryRecord]:
         query = sql.SQL(
             "SELECT id::text, payload, COALESCE(payload->>'created_at', '') "
             "FROM {} WHERE {} AND {} ORDER BY {} LIMIT %s"
-        ).format(_TABLE, condition, keyset, ORDER)
+        ).format(pgschema.TABLE_ID, condition, keyset, ORDER)
         # One row past the page says whether another follows: a listing of exactly a page
         # (a thousand memories) is one round trip, not two.
         rows = conn.execute(query, [*params, *(after or ()), PAGE + 1]).fetchall()

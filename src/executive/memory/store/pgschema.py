@@ -18,7 +18,6 @@ What it creates, beside mem0's own table shape ``(id uuid, vector vector(N), pay
 - the embedder the vectors were made with (a store refuses another one).
 
 No hybrid (full-text) index: we search semantically only, and the reader runs its own BM25.
-Our filters compile to conditions on the indexed expressions (:func:`compile_sql`).
 """
 
 from __future__ import annotations
@@ -37,6 +36,9 @@ META = "executive_meta"
 # Any constant will do; it names "the executive's schema migration" among advisory locks.
 LOCK_ID = 0x6578_6563_7574_6976  # "executiv"
 MIN_PGVECTOR = (0, 8, 0)
+TABLE_ID, _HISTORY, _REVISION, _META = map(sql.Identifier, (TABLE, HISTORY, REVISION, META))
+# The rows of some ids, as records are made from them (pgcache, pgwords).
+BY_IDS = sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(TABLE_ID)
 ROW_TARGET = 4080  # bytes: a row is compressed or moved out of line only past this
 # Payload fields a Filter compiles to; each gets a B-tree expression index (which also gives
 # the planner statistics on it: without them it guesses 0.5 % per condition, thinks a
@@ -84,26 +86,21 @@ class SchemaError(RuntimeError):
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
+    return tuple(int("".join(filter(str.isdigit, piece)) or 0) for piece in text.split("."))
 
 
 def statements(dims: int) -> list[sql.Composable]:
     """Every DDL statement, in order; each is idempotent."""
-    t = sql.Identifier(TABLE)
 
     def index(name: str, body: str) -> sql.Composable:
         return sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} " + body).format(
-            sql.Identifier(f"{TABLE}_{name}"), t
+            sql.Identifier(f"{TABLE}_{name}"), TABLE_ID
         )
 
-    out: list[sql.Composable] = [
+    return [
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id UUID PRIMARY KEY, vector vector({}), payload JSONB)"
-        ).format(t, sql.Literal(dims)),
+        ).format(TABLE_ID, sql.Literal(dims)),
         # A memory's row whole in the heap: pgvector's type defaults to EXTERNAL storage, and
         # Postgres moves values out of rows over ~2 kB (384 floats are 1.5 kB, the payload
         # ~0.5 kB more), so each row's vector, or with MAIN its payload, lived in the TOAST
@@ -123,14 +120,12 @@ def statements(dims: int) -> list[sql.Composable]:
             "ALTER TABLE {t} SET (toast_tuple_target = {target}); END IF; END $$"
         ).format(
             table=sql.Literal(TABLE),
-            t=t,
+            t=TABLE_ID,
             option=sql.Literal(f"toast_tuple_target={ROW_TARGET}"),
             target=sql.Literal(ROW_TARGET),
         ),
         # The name mem0's create_col uses, so its own IF NOT EXISTS finds ours.
-        sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (vector vector_cosine_ops)").format(
-            sql.Identifier(f"{TABLE}_hnsw_idx"), t
-        ),
+        index("hnsw_idx", "USING hnsw (vector vector_cosine_ops)"),
         *(index(f"{name}_idx", f"((payload->>'{name}'))") for name in INDEXED),
         # The reader's whole filter in one index (user, app scope, agent, env, type and
         # confidence), so a scope's rows are chosen from the index alone: evaluating those
@@ -144,47 +139,46 @@ def statements(dims: int) -> list[sql.Composable]:
         ),
         index("listing_idx", "(COALESCE(payload->>'created_at', ''), id)"),
         sql.SQL("CREATE STATISTICS IF NOT EXISTS {} ON ({}) FROM {}").format(
-            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), t
+            sql.Identifier(f"{TABLE}_confidence_stats"), sql.SQL(CONFIDENCE), TABLE_ID
         ),
         sql.SQL(
             "CREATE UNIQUE INDEX IF NOT EXISTS {} ON {} "
             "((payload->>'user_id'), (payload->>'key')) WHERE payload ? 'key'"
-        ).format(sql.Identifier(f"{TABLE}_key_uniq"), t),
+        ).format(sql.Identifier(f"{TABLE}_key_uniq"), TABLE_ID),
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (id INT PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL)"
-        ).format(sql.Identifier(REVISION)),
-        sql.SQL("INSERT INTO {} VALUES (1, 0) ON CONFLICT (id) DO NOTHING").format(
-            sql.Identifier(REVISION)
-        ),
+        ).format(_REVISION),
+        sql.SQL("INSERT INTO {} VALUES (1, 0) ON CONFLICT (id) DO NOTHING").format(_REVISION),
         sql.SQL(
             "CREATE OR REPLACE FUNCTION executive_bump_revision() RETURNS trigger "
             "LANGUAGE plpgsql AS $$ BEGIN UPDATE {} SET n = n + 1 WHERE id = 1; RETURN NULL; END $$"
-        ).format(sql.Identifier(REVISION)),
+        ).format(_REVISION),
         sql.SQL(
             "CREATE OR REPLACE TRIGGER executive_revision AFTER INSERT OR UPDATE OR DELETE ON {} "
             "FOR EACH STATEMENT EXECUTE FUNCTION executive_bump_revision()"
-        ).format(t),
+        ).format(TABLE_ID),
         sql.SQL(
             "CREATE TABLE IF NOT EXISTS {} (seq BIGSERIAL PRIMARY KEY, id TEXT NOT NULL, "
             "memory_id TEXT NOT NULL, old_memory TEXT, new_memory TEXT, event TEXT, "
             "created_at TEXT, updated_at TEXT, is_deleted INT DEFAULT 0, actor_id TEXT, role TEXT)"
-        ).format(sql.Identifier(HISTORY)),
+        ).format(_HISTORY),
         sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (memory_id, seq)").format(
-            sql.Identifier(f"{HISTORY}_memory_idx"), sql.Identifier(HISTORY)
+            sql.Identifier(f"{HISTORY}_memory_idx"), _HISTORY
         ),
         sql.SQL("CREATE TABLE IF NOT EXISTS {} (key TEXT PRIMARY KEY, value TEXT NOT NULL)").format(
-            sql.Identifier(META)
+            _META
         ),
     ]
-    return out
+
+
+_PGVECTOR = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
 
 
 def migrate(conn: Any, dims: int) -> str:
     """Create what is missing, once, under the advisory lock; returns pgvector's version."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_ID,))
-        found = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        row = found.fetchone()
+        row = conn.execute(_PGVECTOR).fetchone()
         if row is None:
             try:
                 with conn.transaction():  # a savepoint: a refusal leaves the lock held
@@ -194,9 +188,7 @@ def migrate(conn: Any, dims: int) -> str:
                     "the pgvector extension is not installed in this database and this role "
                     f"cannot create it ({exc}); run `CREATE EXTENSION vector;` as its owner"
                 ) from exc
-            row = conn.execute(
-                "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
-            ).fetchone()
+            row = conn.execute(_PGVECTOR).fetchone()
         version = str(row[0])
         if version_tuple(version) < MIN_PGVECTOR:
             raise SchemaError(
@@ -209,7 +201,7 @@ def migrate(conn: Any, dims: int) -> str:
 
 
 def recorded_embedder(conn: Any) -> dict[str, Any] | None:
-    rows = dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(sql.Identifier(META))))
+    rows = dict(conn.execute(sql.SQL("SELECT key, value FROM {}").format(_META)))
     if "embedder" not in rows:
         return None
     return {"name": rows["embedder"], "dims": int(rows.get("dims", "0"))}
@@ -221,22 +213,20 @@ def record_embedder(conn: Any, name: str, dims: int) -> None:
             sql.SQL(
                 "INSERT INTO {} VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = "
                 "excluded.value"
-            ).format(sql.Identifier(META)),
+            ).format(_META),
             (key, value),
         )
 
 
 def revision(conn: Any) -> int:
-    row = conn.execute(
-        sql.SQL("SELECT n FROM {} WHERE id = 1").format(sql.Identifier(REVISION))
-    ).fetchone()
+    row = conn.execute(sql.SQL("SELECT n FROM {} WHERE id = 1").format(_REVISION)).fetchone()
     return int(row[0]) if row else 0
 
 
 def truncate(conn: Any) -> None:
     """Empty the store, keeping every index and the trigger (mem0's reset() drops them)."""
-    conn.execute(sql.SQL("TRUNCATE {}, {}").format(sql.Identifier(TABLE), sql.Identifier(HISTORY)))
-    conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(sql.Identifier(REVISION)))
+    conn.execute(sql.SQL("TRUNCATE {}, {}").format(TABLE_ID, _HISTORY))
+    conn.execute(sql.SQL("UPDATE {} SET n = n + 1 WHERE id = 1").format(_REVISION))
 
 
 def delete_user(conn: Any, user_id: str) -> int:
@@ -251,7 +241,7 @@ def delete_user(conn: Any, user_id: str) -> int:
             "WITH gone AS (DELETE FROM {} WHERE payload->>'user_id' = %s RETURNING id::text AS id), "
             "history AS (DELETE FROM {} WHERE memory_id IN (SELECT id FROM gone)) "
             "SELECT count(*) FROM gone"
-        ).format(sql.Identifier(TABLE), sql.Identifier(HISTORY)),
+        ).format(TABLE_ID, _HISTORY),
         (user_id,),
     ).fetchone()
     return int(row[0])
@@ -261,7 +251,7 @@ def others_stored(conn: Any, user_id: str) -> int:
     """How many memories of other installations the table holds."""
     row = conn.execute(
         sql.SQL("SELECT count(*) FROM {} WHERE payload->>'user_id' IS DISTINCT FROM %s").format(
-            sql.Identifier(TABLE)
+            TABLE_ID
         ),
         (user_id,),
     ).fetchone()

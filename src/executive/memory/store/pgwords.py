@@ -27,14 +27,11 @@ from executive.memory.store.base import Filter
 from executive.memory.store.records import record_from_payload
 from executive.memory.store.wordindex import WordIndex
 
-_TABLE = sql.Identifier(pgschema.TABLE)
 _FETCH = 1000  # payloads per round trip
 _EVERY = object()  # the key of "every app is current"
 
 
 class PgWords:
-    """A :class:`WordIndex` of a shared table, each app's part synced to a store revision."""
-
     def __init__(self) -> None:
         self.index = WordIndex()
         self._versions: dict[str | None, dict[str, str]] = {}  # app -> id -> xmin
@@ -74,7 +71,7 @@ class PgWords:
         where = sql.SQL("TRUE" if apps is None else "payload->>'app_id' = ANY(%s)")
         rows = conn.execute(
             sql.SQL("SELECT id::text, xmin::text, payload->>'app_id' FROM {} WHERE {}").format(
-                _TABLE, where
+                pgschema.TABLE_ID, where
             ),
             [] if apps is None else [apps],
         ).fetchall()
@@ -95,12 +92,7 @@ class PgWords:
         changed = [i for i, version in current.items() if held.get(i) != version]
         records = []
         for start in range(0, len(changed), _FETCH):
-            rows = conn.execute(
-                sql.SQL("SELECT id::text, payload FROM {} WHERE id = ANY(%s::uuid[])").format(
-                    _TABLE
-                ),
-                [changed[start : start + _FETCH]],
-            ).fetchall()
+            rows = conn.execute(pgschema.BY_IDS, [changed[start : start + _FETCH]]).fetchall()
             records += [record_from_payload(memory_id, payload) for memory_id, payload in rows]
         self.index.put(records)  # at once: an app's first sync lays its part out once
         self._versions[app] = current

@@ -24,7 +24,9 @@ Traps handled here (``mem0-offline.md`` §5, ``original-system.md`` §7):
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -66,30 +68,18 @@ WIPE_CONCURRENCY = 8
 _REDACTED = "[REDACTED]"
 
 
+@dataclass(eq=False, repr=False)  # no repr: it would show the API key
 class PlatformStore:
-    """The mem0 Platform behind the :class:`~executive.memory.store.base.Store` interface."""
-
     name = "platform"
 
-    def __init__(
-        self,
-        client: Any,
-        http: Any,
-        *,
-        api_key: str,
-        host: str,
-        poll_seconds: float,
-        poll_timeout_seconds: float,
-        request_timeout_seconds: float,
-    ) -> None:
-        self._client = client
-        self._http = http  # the SDK's own (it sets base_url and the key on it): event polls
-        self._secret = api_key
-        self._host = host
-        self._poll_seconds = poll_seconds
-        self._poll_timeout = poll_timeout_seconds
-        self._request_timeout = request_timeout_seconds
-        self._closed = False
+    _client: Any
+    _http: Any  # the SDK's own (it sets base_url and the key on it): event polls
+    _secret: str
+    _host: str
+    _poll_seconds: float
+    _poll_timeout: float
+    _request_timeout: float
+    _closed: bool = False
 
     @classmethod
     async def open(
@@ -102,11 +92,7 @@ class PlatformStore:
         request_timeout_seconds: float = 30.0,
         mem0_dir: Path | None = None,
     ) -> PlatformStore:
-        """Build the SDK client on a worker thread (its constructor pings the Platform).
-
-        ``mem0_dir``, when given, becomes ``MEM0_DIR`` (where ``import mem0`` writes its
-        config.json) if mem0 has not been imported yet; otherwise mem0 uses ``~/.mem0``.
-        """
+        """The SDK client, built on a worker thread; ``mem0_dir``: see ``mem0_door.prepare``."""
         if not api_key:
             raise StoreError("cannot open the mem0 Platform: no API key")
         if poll_seconds <= 0 or poll_timeout_seconds <= 0:
@@ -133,21 +119,13 @@ class PlatformStore:
             message = f"cannot open the mem0 Platform at {host}: {describe(exc)}"
             raise StoreError(message.replace(api_key, _REDACTED)) from None
         log.info("store.opened", backend="platform", host=host)
-        return cls(
-            client,
-            http,
-            api_key=api_key,
-            host=host,
-            poll_seconds=poll_seconds,
-            poll_timeout_seconds=poll_timeout_seconds,
-            request_timeout_seconds=request_timeout_seconds,
-        )
+        timing = (poll_seconds, poll_timeout_seconds, request_timeout_seconds)
+        return cls(client, http, api_key, host, *timing)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, _REDACTED)
 
     async def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """One blocking SDK/HTTP call on a worker thread; failures become StoreError."""
         if self._closed:
             raise StoreError(f"{what}: the store is closed")
         try:
@@ -197,8 +175,7 @@ class PlatformStore:
         between pages."""
         filters = compile_filter(where)
         found: dict[str, MemoryRecord] = {}
-        page = 1
-        while True:
+        for page in itertools.count(1):
             body = await self._call(
                 "list", self._client.get_all, filters=filters, page=page, page_size=PAGE_SIZE
             )
@@ -209,7 +186,6 @@ class PlatformStore:
             last = not isinstance(body, dict) or not body.get("next")
             if not rows or len(rows) < PAGE_SIZE or last:
                 break
-            page += 1
         records = [r for r in found.values() if where is None or where.matches(r)]
         records.sort(key=lambda r: (r.created_at or "", r.id))
         return records
@@ -234,8 +210,7 @@ class PlatformStore:
         kwargs: dict[str, Any] = {name: value for name, value in ids.items() if value}
         if not kwargs:
             return WriteReceipt("ERROR", error="a Platform write needs at least one entity id")
-        kwargs["metadata"] = dict(item.metadata)
-        kwargs["infer"] = False
+        kwargs |= {"metadata": dict(item.metadata), "infer": False}
         created = parse_instant(item.created_at)
         if created is not None:
             kwargs["timestamp"] = int(created.timestamp())  # backdates the stored created_at
@@ -280,11 +255,8 @@ class PlatformStore:
         return WriteReceipt(status, event_id=event_id, error=self._scrub(str(error)), detail=body)
 
     async def _await_event(self, event_id: str) -> WriteReceipt:
-        """Poll ``GET /v1/event/{id}/`` until a final status or the deadline.
-
-        Only SUCCEEDED, FAILED and CANCELLED are final; PENDING and RUNNING are not. Non-2xx
-        answers and transport errors are ignored (the write may still land): polling goes on.
-        """
+        """Poll ``GET /v1/event/{id}/`` until a final status or the deadline. Non-2xx answers
+        and transport errors are ignored (the write may still land): polling goes on."""
         path = f"/v1/event/{quote(event_id, safe='')}/"
         deadline = anyio.current_time() + self._poll_timeout
         last: dict[str, Any] = {}
@@ -295,23 +267,20 @@ class PlatformStore:
             timeout = min(self._request_timeout, max(remaining, 1.0))
             try:
                 response = await self._call("event poll", self._http.get, path, timeout=timeout)
+                polls += 1
+                body = response.json() if response.is_success else None
             except StoreError as exc:
                 problem = str(exc)
+            except ValueError:
+                problem = "an event answer that is not JSON"
             else:
-                polls += 1
-                if response.is_success:
-                    try:
-                        body = response.json()
-                    except ValueError:
-                        problem = "an event answer that is not JSON"
-                    else:
-                        if isinstance(body, dict):
-                            last = body
-                            status = str(body.get("status") or "").upper()
-                            if status in FINAL_STATUSES:
-                                return self._receipt(status, body, event_id)
-                else:
+                if not response.is_success:
                     problem = f"HTTP {response.status_code}"
+                elif isinstance(body, dict):
+                    last = body
+                    status = str(body.get("status") or "").upper()
+                    if status in FINAL_STATUSES:
+                        return self._receipt(status, body, event_id)
             remaining = deadline - anyio.current_time()
             if remaining <= 0:
                 seen = last.get("status") or "none"

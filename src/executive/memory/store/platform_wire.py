@@ -17,23 +17,20 @@ EVERYTHING: dict[str, Any] = {"AND": [{"OR": [{name: "*"} for name in ENTITY_FIE
 
 
 def compile_filter(where: Filter | None) -> dict[str, Any]:
-    """The neutral filter in the Platform's v2 filter grammar (``filters`` of search/get_all).
+    """The neutral filter in the Platform's v2 filter grammar (``filters`` of search/get_all),
+    always ``{"AND": [...]}``.
 
-    * Root: always ``{"AND": [...]}``.
-    * Entity ids: ``{"user_id": u}``, ``{"agent_id": a}``, ``{"run_id": r}``; one app is
-      ``{"app_id": a}``, several are ``{"app_id": {"in": [...]}}`` (entity fields accept
-      ``eq``, ``ne``, ``in`` and ``*``). Each entity field the filter leaves open is sent as
-      ``"*"`` (non-null): under the implicit null scoping of the older docs an unmentioned
-      field means "must be null", which would hide every record we write (ours always carry
-      all four ids); under the current docs ("unmentioned entities are not constrained")
-      ``"*"`` costs nothing for the same reason. ``user_id`` and ``agent_id`` may sit in
-      the same AND: our writes are Direct Import (``infer=False``), which sets both.
-      A filter with no entity id at all asks for "any entity" (:data:`EVERYTHING`).
+    * Entity ids: ``{"user_id": u}`` and the like, several apps ``{"app_id": {"in": [...]}}``
+      (entity fields accept ``eq``, ``ne``, ``in`` and ``*``). An entity field the filter
+      leaves open is sent as ``"*"`` (non-null): under the implicit null scoping of the older
+      docs an unmentioned field means "must be null", which would hide every record we write
+      (ours carry all four ids); under the current docs it costs nothing. ``user_id`` and
+      ``agent_id`` may sit in one AND: Direct Import (``infer=False``) sets both. No entity id
+      at all asks for "any entity" (:data:`EVERYTHING`).
     * Metadata, equality only (the Platform accepts bare/``eq``/``ne``/``contains``, never
-      ``in``/``gt``/``gte``): ``{"metadata": {"type": t}}`` for one type, an ``OR`` of such
-      equalities for several (the documented workaround), one ``{"metadata": {k: v}}``
-      clause each for env, cohort and key, and ``{"metadata": {k: {"contains": v}}}`` for
-      the extra pairs (a list field such as ``tags`` holds the value).
+      ``in``/``gt``/``gte``): several types are an ``OR`` of equalities (the documented
+      workaround), an extra pair ``{"metadata": {k: {"contains": v}}}`` (a list field such as
+      ``tags`` holds the value).
     * ``min_confidence`` is never sent: it is applied in the daemon after over-fetching.
     """
     if where is None:
@@ -57,13 +54,8 @@ def compile_filter(where: Filter | None) -> dict[str, Any]:
 
 
 def rows_of(body: Any) -> list[dict[str, Any]]:
-    if isinstance(body, list):
-        return [r for r in body if isinstance(r, dict)]
-    if isinstance(body, dict):
-        rows = body.get("results")
-        if isinstance(rows, list):
-            return [r for r in rows if isinstance(r, dict)]
-    return []
+    rows = body.get("results") if isinstance(body, dict) else body
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
 def memory_id_of(results: Any) -> str | None:

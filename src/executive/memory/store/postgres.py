@@ -4,22 +4,20 @@ Selected by ``EXECUTIVE_STORE=postgres`` and ``EXECUTIVE_STORE_URL`` (a libpq UR
 only :func:`redacted` forms of it are ever logged). The facts and traps it handles are
 measured in ``postgres-store.md``:
 
-- one pool of ours, handed to mem0 (``connection_pool``), that checks each connection before
-  lending it, so a Postgres restart costs no call; every connection sets
+- one pool of ours (``pgpool``), handed to mem0; every connection sets
   ``hnsw.iterative_scan=relaxed_order`` (without it a filtered HNSW search returns a few rows
   of the sixty asked) and prepares no statements (each query gets a custom plan, which can
   use the B-tree indexes for a rare filter);
-- the schema is created by ``pgschema.migrate`` under an advisory lock, on the first call
-  (not at open: the daemon starts, and writes go pending, while the database is down);
-- reads (search, list, count, get, history, revision) are our SQL on the same table: listing
-  is ordered and paged in SQL (mem0's ``get_all`` is neither), search is semantic only (mem0
-  turns hybrid keyword scoring on for pgvector, in ``Memory.search``, which is never called);
-- writes go through mem0 (``infer=False``); the database's unique ``(user_id, key)`` index
-  turns a second write of the same lesson into ``DUPLICATE``, naming the stored memory;
-- wipe deletes one installation's rows (its user id: other installations share the table)
-  or, for all, truncates (mem0's ``reset`` drops the table and every index of ours), and
-  re-applies the schema; the store refuses another embedder than the one its vectors came
-  from.
+- the schema is made by ``pgschema.migrate`` on the first call, not at open (the daemon
+  starts, and writes go pending, while the database is down);
+- reads are our SQL on the same table: listing is ordered and paged in SQL (mem0's
+  ``get_all`` is neither), search is semantic only (mem0 turns hybrid keyword scoring on for
+  pgvector, in ``Memory.search``, which is never called);
+- writes go through mem0 (``infer=False``); the unique ``(user_id, key)`` index turns a
+  second write of the same lesson into ``DUPLICATE``, naming the stored memory;
+- wipe deletes one installation's rows (others share the table) or, for all, truncates
+  (``pgschema.truncate``), then re-applies the schema; the store refuses another embedder
+  than the one its vectors came from.
 """
 
 from __future__ import annotations
@@ -67,15 +65,12 @@ _READS = frozenset({"search", "prepare", "words", "get", "history", "list", "cou
 
 T = TypeVar("T")
 DUPLICATE = "DUPLICATE"
-_TABLE = sql.Identifier(pgschema.TABLE)
 _HOLDER = sql.SQL(
     "SELECT id FROM {} WHERE payload->>'user_id' = %s AND payload->>'key' = %s"
-).format(_TABLE)
+).format(pgschema.TABLE_ID)
 
 
 class PostgresStore:
-    """Postgres + pgvector behind the :class:`~executive.memory.store.base.Store` interface."""
-
     name = "postgres"
 
     def __init__(
@@ -259,8 +254,6 @@ class PostgresStore:
     async def words(
         self, wheres: Sequence[Filter], floor: float, now: datetime
     ) -> ScopedIndex | None:
-        """The word index, every app the filters name brought to this revision first."""
-
         def run() -> ScopedIndex | None:
             with self._autocommit() as conn:
                 return self._words.view(conn, wheres, floor, now)
@@ -275,7 +268,7 @@ class PostgresStore:
 
         def run() -> MemoryRecord | None:
             rows = self._rows(
-                sql.SQL("SELECT id, payload FROM {} WHERE id = %s").format(_TABLE), [key]
+                sql.SQL("SELECT id, payload FROM {} WHERE id = %s").format(pgschema.TABLE_ID), [key]
             )
             return record_from_payload(rows[0][0], rows[0][1]) if rows else None
 
@@ -285,8 +278,6 @@ class PostgresStore:
         return await self._call("history", self._history.get_history, memory_id)
 
     async def list(self, where: Filter | None = None) -> list[MemoryRecord]:
-        """Every matching memory, oldest first, in pages of a thousand (keyset, not OFFSET)."""
-
         def run() -> list[MemoryRecord]:
             with self._pool.connection() as conn, conn.transaction():
                 return pgreads.listing(conn, where)
@@ -297,7 +288,7 @@ class PostgresStore:
         condition, params = compile_sql(where)
 
         def run() -> int:
-            query = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(_TABLE, condition)
+            query = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(pgschema.TABLE_ID, condition)
             return int(self._rows(query, params)[0][0])
 
         return await self._call("count", run)
@@ -354,7 +345,6 @@ class PostgresStore:
         await self._call("delete", lambda: self._mem0().delete(memory_id))
 
     async def wipe(self, user_id: str | None = None) -> None:
-        """Empty the store (with ``user_id``: delete that installation's memories only)."""
         deleted: int | None = None
 
         def run() -> None:

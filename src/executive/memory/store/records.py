@@ -53,9 +53,7 @@ def record_from_item(item: dict[str, Any]) -> MemoryRecord:
     )
 
 
-def record_from_payload(
-    point_id: Any, payload: dict[str, Any], score: float | None = None
-) -> MemoryRecord:
+def record_from_payload(point_id: Any, payload: dict[str, Any]) -> MemoryRecord:
     """A stored payload as a record. Hot: a pack reads hundreds, so no re-validation of
     what our own writes validated (``MemoryRecord.stored``); the fields are those of
     ``record_from_item``, in the model's order."""
@@ -72,7 +70,7 @@ def record_from_payload(
             "metadata": meta,
             "created_at": created,
             "updated_at": created if updated == created else updated,
-            "score": None if score is None else float(score),
+            "score": None,
         }
     )
 

@@ -140,16 +140,15 @@ class _Part:
         self.blocks: tuple[_Block, ...] = ()
         self._at: dict[str, int] = {}
 
-    def remove(self, memory_id: str) -> bool:
+    def remove(self, memory_id: str) -> None:
         which = self._at.pop(memory_id, None)
         if which is None:
-            return False
+            return
         blocks = list(self.blocks)
         blocks[which] = blocks[which].without(memory_id)
         self.blocks = tuple(blocks)
         if blocks[0].dead() > max(FRESH_MIN, len(blocks[0].live) // DEAD_SHARE):
             self._lay_out()
-        return True
 
     def put(self, records: Sequence[MemoryRecord]) -> None:
         """Memories added or updated: each one's words counted once, where it is now."""
@@ -176,16 +175,12 @@ class _Part:
 
 
 def _indexable(where: Filter) -> bool:
-    """The filters a word index answers: the reader's (user, agent, apps, types, env,
-    confidence)."""
     return (
         where.run_id is None and where.cohort is None and where.key is None and not where.metadata
     )
 
 
 class WordIndex:
-    """Every memory's words, by app, kept by the store as it writes."""
-
     def __init__(self, records: Iterable[MemoryRecord] = ()) -> None:
         self._codes = _Codes()
         self._parts: dict[str | None, _Part] = {}
