@@ -14,8 +14,6 @@ or truncated by hand is read again from its start.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anyio
 
 from executive import git
@@ -41,23 +39,14 @@ class History:
         self._home = home
         self._tail = JsonlTail(home.work_ledger)
 
-    def paths(self) -> list[Path]:
-        home = self._home
-        return [
-            home.work_ledger,
-            home.harvest_runs,
-            home.retrospectives,
-            home.snapshots,
-        ]
-
     def _commit_now(self, text: str) -> bool:
         # The workspace's files are listed here, in the worker thread, not on the event loop.
         home = self._home
         found = kept.workspace(home)
         if found.left_out:
             log.warning("history.left_out", files=found.left_out[:20], count=len(found.left_out))
-        paths = [*self.paths(), *found.files]
-        return git.commit(home.root, paths, text, follow=[home.workspace])
+        paths = [home.work_ledger, home.harvest_runs, home.retrospectives, home.snapshots]
+        return git.commit(home.root, [*paths, *found.files], text, follow=[home.workspace])
 
     async def start(self) -> bool:
         """Commit what an earlier run left uncommitted; then follow the ledger from its end."""

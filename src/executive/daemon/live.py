@@ -49,10 +49,9 @@ class LiveStatus:
         }
         report["hooks"] = hook_states(settings, self._sources)
         report["recent_iterations"] = process.get("recent_iterations", [])
-        report["health"] = process.get("health")
         report["next_jobs"] = process.get("jobs", {})
         report["store"] = await self._store()
-        report["health"] = with_store(report.get("health"), report["store"].get("health"))
+        report["health"] = with_store(process.get("health"), report["store"].get("health"))
         return report
 
     async def _store(self) -> dict[str, Any]:

@@ -38,9 +38,11 @@ def hook_states(
         reason = settings.hook_off(flag) or "on"
         states[hook] = {"on": reason == "on", "flag": flag, "reason": reason}
         if sources is not None:
-            states[hook]["value"] = settings.flag(flag)
-            states[hook]["source"] = sources.get(flag, "default")
-            states[hook]["master_source"] = sources.get("V3_MEMORY_ENABLED", "default")
+            states[hook] |= {
+                "value": settings.flag(flag),
+                "source": sources.get(flag, "default"),
+                "master_source": sources.get("V3_MEMORY_ENABLED", "default"),
+            }
     return states
 
 
@@ -77,13 +79,11 @@ def daemon_pid(home: Home) -> int | None:
         os.close(fd)
 
 
-def next_snapshot(settings: Settings, now: datetime | None = None) -> str:
-    hour, minute = settings.snapshot_hour_minute
+def next_snapshot(settings: Settings) -> str:
     from executive.daemon.schedule import daily  # APScheduler: only for the files' view
 
-    trigger = daily(hour, minute, settings.tz)
-    current = now or datetime.now(settings.tz)
-    fire = trigger.get_next_fire_time(None, current)
+    trigger = daily(*settings.snapshot_hour_minute, settings.tz)
+    fire = trigger.get_next_fire_time(None, datetime.now(settings.tz))
     return fire.isoformat() if fire else ""
 
 
@@ -94,10 +94,6 @@ def _status_file(home: Home) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def recent_iterations(home: Home) -> list[dict[str, Any]]:
-    return list(_status_file(home).get("recent_iterations", []))
 
 
 def recorded_health(home: Home) -> dict[str, Any] | None:
@@ -166,7 +162,7 @@ def gather(settings: Settings) -> dict[str, Any]:
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
         "pending_writes": len(ledger.state().pending()),
-        "recent_iterations": recent_iterations(home),
+        "recent_iterations": list(_status_file(home).get("recent_iterations", [])),
         # What paid runs cost, from the work ledger: today, the week, the costliest, the caps.
         "spend": spending.budget_of(settings).summary(),
         **(
@@ -203,14 +199,12 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
         f"completed={queue['completed']} blocked={queue['blocked']}"
     )
-    lines += [_running(run) for run in report.get("running") or []]
-    lines.append(
-        f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)"
-    )
-    lines.append(
-        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}"
-    )
-    lines += spend_lines(report.get("spend"))
+    lines += [
+        *(_running(run) for run in report.get("running") or []),
+        f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)",
+        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}",
+        *spend_lines(report.get("spend")),
+    ]
     for job, when in (report.get("next_jobs") or {}).items():
         lines.append(f"  job {job:<24} next {when}")
     for it in report["recent_iterations"][-5:]:

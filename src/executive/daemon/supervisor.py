@@ -128,7 +128,6 @@ class Supervisor:
 
     async def run(self) -> int:
         log.info("daemon.starting", mode="loop", pid=os.getpid(), home=str(self._home.root))
-        scheduler = None
         try:
             async with anyio.create_task_group() as tg:
                 # Signals first: a stop during a slow start-up is still a clean stop.
@@ -136,8 +135,7 @@ class Supervisor:
                 await self._executive.start()
                 # READY means serving: with memory on, that includes an open store.
                 store = await self._warmup() if self._warmup else {}
-                scheduler = start_scheduler(self._jobs, self._settings.tz)
-                self._scheduler = scheduler
+                self._scheduler = start_scheduler(self._jobs, self._settings.tz)
                 for service in self._services:
                     # Started, not only scheduled: a client told READY finds the socket.
                     await tg.start(service)
@@ -158,8 +156,8 @@ class Supervisor:
                 await self._loop()
                 tg.cancel_scope.cancel()
         finally:
-            if scheduler is not None and scheduler.running:
-                scheduler.shutdown(wait=False)
+            if self._scheduler is not None and self._scheduler.running:
+                self._scheduler.shutdown(wait=False)
             self._notifier.stopping()
             with anyio.CancelScope(shield=True), anyio.move_on_after(30):
                 await self._executive.close()
