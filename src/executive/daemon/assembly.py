@@ -47,12 +47,12 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     services: list[Service] = [partial(control.serve, surface, home.socket)]
     if settings.dashboard:
         # Starlette, Hypercorn and the templates (~0.4 s) load only for a dashboard that is on.
-        from executive import dashboard
+        from executive.dashboard import pages, routes, server
 
-        app = dashboard.build_app(
-            dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
+        app = routes.build_app(
+            pages.Context(settings, observer, runtime, status=partial(status.gather, settings))
         )
-        services.append(dashboard.service(settings, app, observer))
+        services.append(server.service(settings, app, observer))
     # Each iteration's freed heap goes back to the system: the daemon lives for weeks.
     after: list[Callable[[], Awaitable[object]]] = [heap.after_iteration]
     warmups: list[Callable[[], Awaitable[object]]] = []

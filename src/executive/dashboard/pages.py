@@ -86,24 +86,21 @@ class NotFound(Exception):
     pass
 
 
-def endpoint(ctx: Context, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    async def respond(request: Request) -> Response:
-        try:
-            template, data = await handler(ctx, request)
-        except NotFound as exc:
-            template, data, status = "missing.html", {"what": str(exc)}, 404
-        else:
-            status = 200
-        html = _env.get_template(template).render(
-            path=request.url.path,
-            version=executive.__version__,
-            live=data.pop("live", False),
-            refresh_seconds=ctx.settings.dashboard_refresh_seconds,
-            **data,
-        )
-        return HTMLResponse(scrub(html), status_code=status)
-
-    return respond
+async def respond(ctx: Context, handler: Handler, request: Request) -> Response:
+    try:
+        template, data = await handler(ctx, request)
+    except NotFound as exc:
+        template, data, status = "missing.html", {"what": str(exc)}, 404
+    else:
+        status = 200
+    html = _env.get_template(template).render(
+        path=request.url.path,
+        version=executive.__version__,
+        live=data.pop("live", False),
+        refresh_seconds=ctx.settings.dashboard_refresh_seconds,
+        **data,
+    )
+    return HTMLResponse(scrub(html), status_code=status)
 
 
 async def _store_view(ctx: Context, *, open_it: bool) -> tuple[Any, str]:

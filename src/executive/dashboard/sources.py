@@ -86,18 +86,12 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
     for event in ledger:
         if event.get("event") == "STEP_STARTED" and isinstance(event.get("bundle"), str):
             spawns.setdefault(event["bundle"], []).append(event)
+    # Each bundle's last diagnosis: a later run replaces an earlier one.
+    diagnoses = {r.bundle: r for r in observer_runs if r.hook == HookName.FAIL_DIAG}
     views = []
     for found in operator.list_bundles(home):
         state = found.state
         slug = state.slug if state else found.slug
-        diagnosis = next(
-            (
-                r
-                for r in reversed(observer_runs)
-                if r.hook == HookName.FAIL_DIAG and r.bundle == slug
-            ),
-            None,
-        )
         views.append(
             BundleView(
                 slug=slug,
@@ -106,7 +100,7 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
                 status=state.status if state else "queued",
                 steps=state.steps if state else [],
                 spawns=spawns.get(slug, []),
-                diagnosis=diagnosis,
+                diagnosis=diagnoses.get(slug),
             )
         )
     return views
@@ -200,10 +194,8 @@ class Browse:
     max_age_days: float | None = None
 
 
-def browse(
-    records: list[MemoryRecord], query: Browse, now: datetime | None = None
-) -> list[MemoryRecord]:
-    moment = now or datetime.now(UTC)
+def browse(records: list[MemoryRecord], query: Browse) -> list[MemoryRecord]:
+    moment = datetime.now(UTC)
     chosen = []
     for record in records:
         if query.type and record.type != query.type:
