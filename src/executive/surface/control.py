@@ -94,9 +94,7 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     why = peers.refusal(stream.extra(SocketAttribute.raw_socket))
     if why is not None:
         log.warning("control.peer_refused", reason=why)
-        await _reply(stream, {"ok": False, "error": f"refused: {why}"})
-        with anyio.move_on_after(REQUEST_SECONDS):
-            await _drain(stream)  # unread; only so the answer is not lost to a reset
+        await _refuse(stream, f"refused: {why}")
         return
     request = None
     with anyio.move_on_after(REQUEST_SECONDS):
@@ -104,11 +102,7 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     if request is None:
         return
     if isinstance(request, str):
-        await _reply(stream, {"ok": False, "error": f"bad request: {request}"})
-        # Closing with unread bytes resets the connection and loses the answer: read on a
-        # little (bounded) so the client sees why it was refused.
-        with anyio.move_on_after(REQUEST_SECONDS):
-            await _drain(stream)
+        await _refuse(stream, f"bad request: {request}")
         return
     op, args = request
     try:
@@ -125,13 +119,17 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     await _reply(stream, response)
 
 
-async def _drain(stream: SocketStream) -> None:
-    with contextlib.suppress(Exception):
-        await stream.send_eof()
+async def _refuse(stream: SocketStream, error: str) -> None:
+    """Answer ``error``, then read on (unread, bounded): closing with unread bytes resets the
+    connection and loses the answer, so the client would not see why it was refused."""
+    await _reply(stream, {"ok": False, "error": error})
     left = MAX_DRAIN
-    with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
-        while left > 0:
-            left -= len(await stream.receive(65536))
+    with anyio.move_on_after(REQUEST_SECONDS):
+        with contextlib.suppress(Exception):
+            await stream.send_eof()
+        with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+            while left > 0:
+                left -= len(await stream.receive(65536))
 
 
 async def _read_request(stream: SocketStream) -> tuple[str, dict[str, Any]] | str | None:

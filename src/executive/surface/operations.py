@@ -67,13 +67,9 @@ class MemorySurface:
         """Add an operation (durability tools register theirs)."""
         self._ops[name] = op
 
-    @property
-    def ops(self) -> list[str]:
-        return sorted(self._ops)
-
     async def call(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         if op not in self._ops:
-            raise SurfaceError(f"unknown operation {op!r}; known: {', '.join(self.ops)}")
+            raise SurfaceError(f"unknown operation {op!r}; known: {', '.join(sorted(self._ops))}")
         try:
             return await self._ops[op](**(args or {}))
         except TypeError as exc:
