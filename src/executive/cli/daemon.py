@@ -124,9 +124,12 @@ def status(
     the values it had; a restart would fail), 0 otherwise; with ``--probe`` also 1 when no
     daemon answers (for a supervisor's check).
     """
-    invalid = _invalid_configuration(ctx)
-    if invalid is not None:
-        _status_of_a_daemon_whose_file_is_invalid(ctx, invalid, as_json)
+    root = resolve_home(home_option(ctx))
+    if Home(root).not_a_home() is None:  # no home: `load` says so
+        try:
+            load_settings(home_option(ctx))
+        except SettingsError as invalid:
+            _status_of_a_daemon_whose_file_is_invalid(root, invalid, as_json)
     settings = load(ctx)
     home = Home(settings.home)
     report, note = _status_report(settings, home)
@@ -141,27 +144,14 @@ def status(
         raise typer.Exit(3)
 
 
-def _invalid_configuration(ctx: typer.Context) -> SettingsError | None:
-    """What is wrong with the configuration now, in a home; None when it loads (or when the
-    folder is no home: ``load`` says that)."""
-    if Home(resolve_home(home_option(ctx))).not_a_home() is not None:
-        return None
-    try:
-        load_settings(home_option(ctx))
-    except SettingsError as exc:
-        return exc
-    return None
-
-
 def _status_of_a_daemon_whose_file_is_invalid(
-    ctx: typer.Context, invalid: SettingsError, as_json: bool
-) -> None:
+    root: Path, invalid: SettingsError, as_json: bool
+) -> NoReturn:
     """A typo in ``.env.executive`` must not hide a daemon that runs: it started with valid
     values and still answers. Its view, then the problems (exit 2: the next start fails)."""
     from executive.surface.control import RemoteSurface, daemon_listening
     from executive.surface.operations import SurfaceError
 
-    root = resolve_home(home_option(ctx))
     home = Home(root)
     if not daemon_listening(home.socket):
         configuration_error(invalid, root)  # no daemon to show: the error alone, exit 2

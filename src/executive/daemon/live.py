@@ -8,7 +8,7 @@ changed since it started.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from executive.daemon.status import fingerprint, gather, hook_states, memory_counts, with_store
 from executive.home import Home
@@ -18,11 +18,10 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store import StoreError
 from executive.settings import value_sources
 
+if TYPE_CHECKING:
+    from executive.daemon.supervisor import Supervisor
+
 log = get_logger(__name__)
-
-
-class Snapshotting(Protocol):
-    def snapshot(self) -> dict[str, object]: ...
 
 
 class LiveStatus:
@@ -33,7 +32,7 @@ class LiveStatus:
         # Taken when the settings were read, so a later edit shows as "restart needed".
         self._sources = value_sources(self._env_file)
         self._fingerprint = fingerprint(self._env_file)
-        self.supervisor: Snapshotting | None = None
+        self.supervisor: Supervisor | None = None
 
     async def __call__(self) -> dict[str, Any]:
         settings = self._runtime.settings

@@ -36,7 +36,7 @@ from executive.dates import now_iso
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
-from executive.loop.executive import Pace
+from executive.loop.executive import Executive, Pace
 from executive.observe import Observer
 from executive.redact import scrub
 from executive.settings import Settings
@@ -59,16 +59,6 @@ def idle_report_every(idle_sleep_seconds: float) -> int:
     return max(1, round(_IDLE_REPORT_SECONDS / max(idle_sleep_seconds, 1)))
 
 
-class Iterating(Protocol):
-    """What the supervisor runs, one iteration at a time (the loop layer's Executive is the real one)."""
-
-    async def start(self) -> None: ...
-
-    async def iterate(self, number: int) -> Pace: ...
-
-    async def close(self) -> None: ...
-
-
 class Service(Protocol):
     """A child that serves until cancelled (the control socket, the dashboard). It calls
     ``task_status.started()`` once it answers, or once it has given up on its own: READY
@@ -81,7 +71,7 @@ class Service(Protocol):
 class Supervisor:
     def __init__(
         self,
-        executive: Iterating,
+        executive: Executive,
         settings: Settings,
         *,
         jobs: Sequence[Job] = (),
