@@ -11,7 +11,7 @@ import anyio
 
 from executive import git
 from executive.daemon import doctor_store
-from executive.daemon.doctor_check import Check, CheckFn
+from executive.daemon.doctor_check import Check
 from executive.daemon.provenance import check_workers
 from executive.envfile import unknown_environment_keys, unknown_keys
 from executive.home import Home
@@ -263,7 +263,7 @@ _COMPONENT_FIX = {
 }
 
 
-DEFAULT_CHECKS: list[CheckFn] = [
+DEFAULT_CHECKS: list[Callable[[Settings], list[Check]]] = [
     check_home,
     check_env_keys,
     check_memory_config,
@@ -281,17 +281,13 @@ def failed(checks: list[Check]) -> bool:
     return any(not c.ok and not c.warning for c in checks)
 
 
-def run_checks(
-    settings: Settings,
-    checks: list[CheckFn] | None = None,
-    report: Callable[[Check], None] | None = None,
-) -> list[Check]:
+def run_checks(settings: Settings, report: Callable[[Check], None] | None = None) -> list[Check]:
     """Every check's result; a failure always carries its fix. ``report`` sees each result as
     it comes (a person watching a slow check sees the ones before it)."""
     results = [Check("configuration", True, "all variables valid")]
     if report is not None:
         report(results[0])
-    for fn in checks or DEFAULT_CHECKS:
+    for fn in DEFAULT_CHECKS:
         try:
             found = fn(settings)
         except Exception as exc:  # a broken check is a failed check, not a crash

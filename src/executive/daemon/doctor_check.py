@@ -5,10 +5,7 @@ Its own module so that checks may live beside ``doctor.py`` (which lists them al
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
-
-from executive.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -22,6 +19,3 @@ class Check:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-CheckFn = Callable[[Settings], list[Check]]
