@@ -48,7 +48,6 @@ log = get_logger(__name__)
 _RECENT = 10
 # Enough of an error to act on; an exception's text may quote whatever raised it.
 _ERROR_CHARS = 500
-# About how often an idle daemon says it is idle.
 _IDLE_REPORT_SECONDS = 300
 # How often the heartbeat tells the observer the event loop is alive.
 _ALIVE_SECONDS = 15.0
@@ -101,7 +100,6 @@ class Supervisor:
         self._after_iteration = list(after_iteration)
         self._idle_streak = 0
 
-    # --- entry points ---------------------------------------------------------------------
     async def run_once(self) -> int:
         """One iteration, then exit (for cron and tests)."""
         log.info("daemon.starting", mode="once", pid=os.getpid(), home=str(self._home.root))
@@ -113,7 +111,6 @@ class Supervisor:
                 await self._executive.close()
         failed = pace is Pace.FAILED
         log.info("daemon.stopped", mode="once", iteration_failed=failed)
-        # Cron and CI see a failed iteration in the exit code, not only in the log.
         return 1 if failed else 0
 
     async def run(self) -> int:
@@ -173,7 +170,6 @@ class Supervisor:
         return next_runs(scheduler) if scheduler is not None and scheduler.running else {}
 
     def health(self) -> dict[str, object]:
-        """Healthy unless the last iterations all failed (``EXECUTIVE_UNHEALTHY_AFTER_FAILURES``)."""
         observer = self.observer
         failing = observer.failing(self._settings.unhealthy_after_failures)
         last = observer.last_failure
@@ -195,7 +191,6 @@ class Supervisor:
             "degraded": degraded,
         }
 
-    # --- the loop ---------------------------------------------------------------------------
     async def _loop(self) -> None:
         number = 0
         while not self._stopping.is_set():
@@ -272,7 +267,6 @@ class Supervisor:
         except OSError as exc:
             log.warning("status.write_failed", path=str(self._home.status_file), error=str(exc))
 
-    # --- signals and liveness ------------------------------------------------------------------
     async def _watch_signals(
         self, tg: TaskGroup, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:

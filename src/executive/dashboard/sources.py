@@ -59,7 +59,6 @@ def harvest_entries(home: Home) -> list[dict[str, Any]]:
     return [entry for path in folder.files() for entry in tail_jsonl(path)]
 
 
-# --- bundles ---------------------------------------------------------------------------------
 @dataclass
 class BundleView:
     slug: str
@@ -136,7 +135,6 @@ def ledger_runs(ledger: list[dict[str, Any]], *, before: str) -> list[HookRun]:
     return runs
 
 
-# --- charts' series ----------------------------------------------------------------------------
 def hook_durations(ledger: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:
     """Per hook: (when, seconds) of every run the work ledger recorded."""
     series: dict[str, list[tuple[datetime, float]]] = {}
@@ -185,7 +183,6 @@ def memory_growth(entries: list[dict[str, Any]]) -> dict[str, list[tuple[datetim
     return {t: points for t, points in series.items() if points}
 
 
-# --- memory ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Browse:
     type: str = ""

@@ -77,7 +77,6 @@ class MemorySurface:
         except StoreError as exc:
             raise SurfaceError(str(exc)) from exc
 
-    # --- reads ------------------------------------------------------------------------------
     def _user(self) -> str:
         user = self.runtime.settings.user_id
         if not user:
@@ -167,7 +166,6 @@ class MemorySurface:
             ],
         }
 
-    # --- validation and writes --------------------------------------------------------------
     async def validate(self, items: list[Any]) -> dict[str, Any]:
         defaults = self.runtime.defaults
         problems = []
