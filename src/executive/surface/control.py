@@ -57,10 +57,7 @@ def _prepare(path: Path) -> None:
 
 
 async def serve(
-    surface: MemorySurface,
-    path: Path,
-    *,
-    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    surface: MemorySurface, path: Path, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve ``surface`` on a Unix socket until cancelled."""
     _prepare(path)
