@@ -117,10 +117,7 @@ def _queue(
 
 
 @group.command("list")
-def list_(
-    ctx: typer.Context,
-    as_json: JsonFlag = False,
-) -> None:
+def list_(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Every bundle, where it is, its step and attempts, and when a backing-off one runs next."""
     home = _home(load(ctx))
     live = status_mod.daemon_pid(home) is not None
@@ -167,16 +164,15 @@ def show(
     except operator.OperatorError as exc:
         fail(str(exc))
     pack = _last_pack(settings.outputs / slug / "CLAUDE.md")
-    steps = [s.model_dump() for s in found.state.steps] if found.state else []
     now = datetime.now(UTC)
     live = status_mod.daemon_pid(home) is not None
     report = {
         **_summary(home, found, now, live),
         "folder": str(found.folder),
-        "steps_detail": steps,
+        "steps_detail": [s.model_dump() for s in found.state.steps] if found.state else [],
         "pack": pack,
+        "spend": _spend(settings, found.slug),
     }
-    report["spend"] = _spend(settings, found.slug)
     if as_json:
         emit_json(report)
         return

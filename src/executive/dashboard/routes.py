@@ -76,7 +76,6 @@ async def _figures(ctx: Context) -> StoreFigures:
     except (OSError, ValueError) as exc:
         # The gauge goes missing from the scrape; the line says why.
         log.warning("metrics.pending_writes_unreadable", error=str(exc))
-        figures.pending_writes = None
     try:
         figures.spend = await anyio.to_thread.run_sync(spending.budget_of(ctx.settings).summary)
     except (OSError, ValueError) as exc:
@@ -91,7 +90,6 @@ async def _figures(ctx: Context) -> StoreFigures:
         except Exception as exc:
             # A scrape still answers (queue, hooks, loop) when the store does not.
             log.warning("metrics.store_unreadable", error=f"{type(exc).__name__}: {exc}")
-            figures.by_type = {}
     found = await ctx.cached("store_health", lambda: health.store_health(ctx.settings, ctx.runtime))
     if found is not None:
         figures.store_up = found.state not in ("down", "error")
