@@ -73,8 +73,7 @@ def daemon_pid(home: Home) -> int | None:
         except BlockingIOError:
             text = os.pread(fd, 32, 0).decode(errors="replace").strip()
             return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
+        return None  # locked by us: no daemon holds it (closing the file unlocks it)
     finally:
         os.close(fd)
 

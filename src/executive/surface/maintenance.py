@@ -33,7 +33,7 @@ from executive.memory.durability import (
 from executive.memory.health import confirmed_live
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.write import TrustedRules
-from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
+from executive.surface.operations import SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
 
@@ -49,11 +49,6 @@ def _as_surface_error() -> Iterator[None]:
 class Maintenance:
     def __init__(self, runtime: MemoryRuntime) -> None:
         self.runtime = runtime
-
-    def register(self, surface: MemorySurface) -> None:
-        for name in ("snapshot", "restore", "drift", "purge", "replay"):
-            surface.register(name, getattr(self, name))
-        surface.register("rebuild", lambda: self.rebuild())  # no progress callback over JSON
 
     def should_snapshot(self) -> str | None:
         """Why the daily job has nothing to do, or None when it should run."""
