@@ -90,7 +90,6 @@ def _learn_secrets(home: Home, settings: Settings) -> None:
 
 
 def _jobs(home: Home, settings: Settings, runtime: MemoryRuntime) -> list[Job]:
-    """The scheduler's jobs: the 04:00 snapshot, the replay of pending writes, the prune."""
     maintenance = Maintenance(runtime)
     hour, minute = settings.snapshot_hour_minute
     limits = retention.Limits(

@@ -52,8 +52,6 @@ def bound_urls(sockets: Sockets) -> list[str]:
 
 
 def service(settings: Settings, app: Any, observer: Observer) -> Callable[..., Awaitable[None]]:
-    """The supervisor's service: serve until cancelled."""
-
     async def run(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         config = _config(settings)
         started = False

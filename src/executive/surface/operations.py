@@ -64,7 +64,6 @@ class MemorySurface:
         }
 
     def register(self, name: str, op: Callable[..., Awaitable[dict[str, Any]]]) -> None:
-        """Add an operation (durability tools register theirs)."""
         self._ops[name] = op
 
     async def call(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
