@@ -41,8 +41,7 @@ def on_surface(
     try:
         return anyio.run(run)
     except SurfaceError as exc:
-        emit_json(exc.as_dict())
-        raise typer.Exit(1) from None
+        emit_json(exc.as_dict(), failed=True)
 
 
 def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:

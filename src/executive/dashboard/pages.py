@@ -163,11 +163,10 @@ async def bundles(ctx: Context, request: Request) -> Page:
     runs = list(ctx.observer.hook_runs)
     views = await anyio.to_thread.run_sync(sources.bundles, ctx.home, runs)
     ledger = await anyio.to_thread.run_sync(sources.tail_jsonl, ctx.home.work_ledger)
-    kept = {p.contract_id for p in ctx.observer.packs}
     return "bundles.html", {
         "live": True,
         "bundles": views,
-        "kept": kept,
+        "kept": {p.contract_id for p in ctx.observer.packs},
         "chart": charts.bars(
             "Attempts per outcome", sources.attempts_per_outcome(ledger), "attempts"
         ),

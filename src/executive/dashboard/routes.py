@@ -52,11 +52,7 @@ class _TokenGate(BaseHTTPMiddleware):
         header = request.headers.get("authorization", "")
         bearer = header[7:] if header.lower().startswith("bearer ") else None
         query = request.query_params.get("token")
-        if not (
-            self._matches(bearer)
-            or self._matches(query)
-            or self._matches(request.cookies.get(COOKIE))
-        ):
+        if not any(self._matches(t) for t in (bearer, query, request.cookies.get(COOKIE))):
             return PlainTextResponse(
                 "401: this dashboard needs its token (EXECUTIVE_DASHBOARD_TOKEN)",
                 status_code=401,
