@@ -1,11 +1,8 @@
 """``executive doctor``'s store checks: the Postgres server, and the store itself.
 
-Both tell the store's health the way every other surface does (:mod:`executive.memory.health`):
-a store that does not answer is named with its cause and the fix for its kind (a database
-that is down is started, never rebuilt: a rebuild wipes this installation's rows and writes
-them again, which is no cure for a server that is merely stopped); a store holding fewer
-memories than the harvest ledgers confirm is named with ``mem rebuild``. Each answers within
-seconds: the Postgres connection and the pool's wait are bounded.
+Both tell the store's health as every other surface does (:mod:`executive.memory.health`: a
+cause, and the fix for its kind), and each answers within seconds: the Postgres connection
+and the pool's wait are bounded.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The ``executive mem`` surface: every memory operation as JSON in, JSON out.
 
-One deterministic door for the executive, the LLM skill engine and a person at a shell.
-The CLI calls it in-process, or through the running daemon's control socket when a daemon
-holds the store (the embedded store admits one process at a time).
+One deterministic door for the executive, the LLM skill engine and a person at a shell, in
+this process or through the daemon's (``control.py``: the embedded store admits one process).
 """
 
 from __future__ import annotations
