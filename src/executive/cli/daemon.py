@@ -130,8 +130,7 @@ def status(
         except SettingsError as invalid:
             _status_of_a_daemon_whose_file_is_invalid(root, invalid, as_json)
     settings = load(ctx)
-    home = Home(settings.home)
-    report, note = _status_report(settings, home)
+    report, note = _status_report(settings, Home(settings.home))
     if as_json:
         emit_json(report)
     else:
