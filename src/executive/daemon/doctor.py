@@ -212,8 +212,7 @@ _LIMIT_FIXES = {
 
 
 def check_components(settings: Settings) -> list[Check]:
-    """The running daemon's parts (its dashboard); with no daemon, whether the dashboard's
-    address is free to bind."""
+    """The running daemon's parts; with none, whether the dashboard's address is free to bind."""
     home = Home(settings.home)
     if daemon_listening(home.socket):
         try:

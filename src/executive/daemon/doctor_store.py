@@ -29,8 +29,7 @@ def postgres(settings: Settings) -> list[Check]:
 
 
 def store(settings: Settings) -> list[Check]:
-    """Open the store (or ask the daemon that holds it), count memories against the ledgers,
-    load the embedder."""
+    """Open the store (or ask its daemon), count memories against the ledgers, load the embedder."""
     if not settings.surface_memory_on:
         return [Check("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
     home = Home(settings.home)
