@@ -276,8 +276,7 @@ def _home(settings: Settings, folder: str = "workspace") -> Home:
 
 
 def _cancel_pending(found: operator.Located) -> str:
-    step = running_step(found)
-    if step is None:
+    if (step := running_step(found)) is None:
         return f"cancel pending: the running daemon cancels {found.slug} before its next iteration"
     return (
         f"cancel pending: {found.slug} is running step {step.number} (attempt "

@@ -71,8 +71,7 @@ def load(ctx: typer.Context, **overrides: Any) -> Settings:
     one.
     """
     home = resolve_home(home_option(ctx))
-    why = Home(home).not_a_home()
-    if why is not None:
+    if (why := Home(home).not_a_home()) is not None:
         refused = SettingsError([("EXECUTIVE_HOME", str(home), f"not an agent home: {why}")])
         configuration_error(refused, home, fix=f"fix: executive init {home} (or --home <a home>)")
     try:
@@ -126,8 +125,7 @@ def _log_format(home: Path) -> str:
     unset or is itself the bad value."""
     from dotenv import dotenv_values  # pydantic-settings' own reader of env files
 
-    value = os.environ.get("EXECUTIVE_LOG_FORMAT")
-    if value is None:
+    if (value := os.environ.get("EXECUTIVE_LOG_FORMAT")) is None:
         with contextlib.suppress(OSError, ValueError):  # unreadable, or not UTF-8
             value = dotenv_values(Home(home).env_file).get("EXECUTIVE_LOG_FORMAT")
     value = (value or "").strip().strip("'\"")

@@ -171,8 +171,7 @@ async def _open_store(runtime: MemoryRuntime) -> dict[str, object]:
 
 
 async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
-    reason = maintenance.should_snapshot()
-    if reason is not None:
+    if (reason := maintenance.should_snapshot()) is not None:
         log.info("snapshot.skipped", reason=reason)
         return {"skipped": True, "reason": reason}
     try:

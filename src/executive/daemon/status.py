@@ -175,8 +175,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
     lines = [f"home     {report['home']}", *_daemon_lines(report)]
     if note:
         lines.append(f"         ({note})")
-    health = report.get("health")
-    if health:
+    if health := report.get("health"):
         state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
         lines.append(f"health   {state}{_detail(health['detail'], state)}")
     mem = report["memory"]
@@ -244,8 +243,7 @@ def spend_lines(spend: dict[str, Any] | None) -> list[str]:
         f"spend    today ${today['cost_usd']:.4f}{cap}: {today['runs']} paid runs{unreported}, "
         f"{today['input_tokens']} in / {today['output_tokens']} out tokens ({spend['timezone']})"
     ]
-    paused = spend.get("paused")
-    if paused:
+    if paused := spend.get("paused"):
         lines.append(f"         {paused['reason']}: resumes {paused['until']}")
     days = spend["days"]
     week = sum(d["cost_usd"] for d in days)

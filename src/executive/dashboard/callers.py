@@ -112,8 +112,7 @@ class CallerGate:
             return None  # not an IP peer (a Unix socket): not the worker's network
         if server is not None and not _is_ip(server[0]):
             server = None  # a name, not the address it listens on: match the caller alone
-        uid = owner(client, server)
-        if uid is None:
+        if (uid := owner(client, server)) is None:
             if _ip(client[0]).is_loopback:
                 return "the caller's socket is not in this host's table: who it is is unknown"
             return None  # another machine's: the token's to judge

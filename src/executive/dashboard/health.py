@@ -59,8 +59,7 @@ def loop_state(
         return False, "stopping"
     if observer.last_tick is None:
         return False, "no iteration has started yet"
-    failing = observer.failing(settings.unhealthy_after_failures)
-    if failing is not None:
+    if (failing := observer.failing(settings.unhealthy_after_failures)) is not None:
         return False, failing
     if observer.in_flight is not None:
         number, since = observer.in_flight
@@ -92,8 +91,7 @@ async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool,
     (a store that answers but lacks memories: degraded, the loop works)."""
     if not settings.hooks_master_on:
         return True, "memory off", ""
-    found = await store_health(settings, runtime)
-    if found is None:
+    if (found := await store_health(settings, runtime)) is None:
         return True, "not opened yet (opens on first use)", ""
     if found.state in ("down", "error"):
         return False, f"{found.detail}; fix: {found.fix}", ""

@@ -178,8 +178,7 @@ async def packs(ctx: Context, request: Request) -> Page:
 
 
 async def pack(ctx: Context, request: Request) -> Page:
-    found = ctx.observer.pack(request.path_params["contract_id"])
-    if found is None:
+    if (found := ctx.observer.pack(request.path_params["contract_id"])) is None:
         raise NotFound(
             f"no pack kept for {request.path_params['contract_id']} "
             f"(packs are kept in memory since the daemon started, the last {ctx.observer.packs.maxlen})"

@@ -87,8 +87,7 @@ async def _guarded(surface: MemorySurface, stream: SocketStream) -> None:
 
 async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     await peers.settled()  # a worker starting now is registered before anyone is judged
-    why = peers.refusal(stream.extra(SocketAttribute.raw_socket))
-    if why is not None:
+    if (why := peers.refusal(stream.extra(SocketAttribute.raw_socket))) is not None:
         log.warning("control.peer_refused", reason=why)
         await _refuse(stream, f"refused: {why}")
         return
