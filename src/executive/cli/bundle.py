@@ -256,8 +256,7 @@ def cancel(
     home = _home(load(ctx))
     try:
         if status_mod.daemon_pid(home) is not None:
-            found = operator.request_cancel(home, slug)
-            typer.echo(_cancel_pending(found))
+            typer.echo(_cancel_pending(operator.request_cancel(home, slug)))
             return
         with daemon_lock(home):
             target = operator.cancel(home, slug)

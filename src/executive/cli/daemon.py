@@ -46,9 +46,8 @@ def init(
     ] = False,
 ) -> None:
     """Scaffold an agent home: a git repository with the workspace, ledgers and config."""
-    target = directory or home_option(ctx) or Path.cwd()
     try:
-        result = scaffold(target, demo=demo, force=force)
+        result = scaffold(directory or home_option(ctx) or Path.cwd(), demo=demo, force=force)
     except ForeignRepository as exc:
         fail(str(exc))
     typer.echo(f"agent home: {result.home}")

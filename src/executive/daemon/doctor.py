@@ -219,8 +219,7 @@ def check_components(settings: Settings) -> list[Check]:
             report = anyio.run(RemoteSurface(home.socket).call, "status")
         except SurfaceError:
             return []  # doctor_store.store reports a daemon that does not answer
-        health = report.get("health") or {}
-        degraded = health.get("degraded") or {}
+        degraded = (report.get("health") or {}).get("degraded") or {}
         return [
             Check(f"daemon part: {name}", False, detail, _COMPONENT_FIX.get(name, ""))
             for name, detail in degraded.items()

@@ -60,10 +60,8 @@ def store(settings: Settings) -> list[Check]:
 def _powers(lacks: list[Any]) -> Check:
     """The store's optional powers (``memory/store/base.py``), and what a pack loses without one."""
     if not lacks:
-        names = ", ".join(c.name for c in CAPABILITIES)
-        return Check("store powers", True, f"all: {names}")
-    said = "; ".join(f"no {c.name}: {c.without}" for c in lacks)
-    return Check("store powers", True, said)
+        return Check("store powers", True, f"all: {', '.join(c.name for c in CAPABILITIES)}")
+    return Check("store powers", True, "; ".join(f"no {c.name}: {c.without}" for c in lacks))
 
 
 def _via_daemon(home: Home) -> Check:

@@ -59,8 +59,7 @@ class History:
         return await self._commit(message(outcomes))
 
     async def _commit(self, text: str) -> bool:
-        home = self._home
-        if not git.is_repo(home.root):
+        if not git.is_repo(self._home.root):
             return False
         try:
             done = await anyio.to_thread.run_sync(self._commit_now, text)

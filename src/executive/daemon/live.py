@@ -27,8 +27,7 @@ log = get_logger(__name__)
 class LiveStatus:
     def __init__(self, runtime: MemoryRuntime) -> None:
         self._runtime = runtime
-        home = Home(runtime.settings.home)
-        self._env_file = home.env_file
+        self._env_file = Home(runtime.settings.home).env_file
         # Taken when the settings were read, so a later edit shows as "restart needed".
         self._sources = value_sources(self._env_file)
         self._fingerprint = fingerprint(self._env_file)

@@ -80,9 +80,8 @@ class BundleView:
 
 
 def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
-    ledger = tail_jsonl(home.work_ledger)
     spawns: dict[str, list[dict[str, Any]]] = {}
-    for event in ledger:
+    for event in tail_jsonl(home.work_ledger):
         if event.get("event") == "STEP_STARTED" and isinstance(event.get("bundle"), str):
             spawns.setdefault(event["bundle"], []).append(event)
     # Each bundle's last diagnosis: a later run replaces an earlier one.
@@ -214,8 +213,7 @@ def app_of(record: MemoryRecord) -> str:
 
 
 async def by_type(view: ReadView, user_id: str | None) -> dict[str, int]:
-    records = await view.list(Filter(user_id=user_id))
-    counts = Counter(r.type for r in records)
+    counts = Counter(r.type for r in await view.list(Filter(user_id=user_id)))
     return {t: counts.get(t, 0) for t in TYPES}
 
 

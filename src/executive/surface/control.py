@@ -104,8 +104,7 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
         _refuse_principles(op, args)
         if op in ("update", "delete"):
             await _refuse_principle_record(surface, args)
-        result = await surface.call(op, args)
-        response: dict[str, Any] = {"ok": True, "result": result}
+        response: dict[str, Any] = {"ok": True, "result": await surface.call(op, args)}
     except SurfaceError as exc:
         response = {"ok": False, "error": str(exc), "rejections": exc.rejections}
     except Exception as exc:

@@ -55,8 +55,7 @@ class Maintenance:
         settings = self.runtime.settings
         if settings.surface_off is not None:
             return settings.surface_off
-        home = self.runtime.home
-        if settings.store_in_home and not home.store_dir.exists():
+        if settings.store_in_home and not self.runtime.home.store_dir.exists():
             return "the embedded store was never opened"
         return None
 
