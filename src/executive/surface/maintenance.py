@@ -103,10 +103,9 @@ class Maintenance:
     async def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
-        store = await self.runtime.store()
         with _as_surface_error():
             return await rebuild_store(
-                store,
+                await self.runtime.store(),
                 await self.runtime.harvester(),
                 self.runtime.ledgers(),
                 self._trusted(),
@@ -154,7 +153,6 @@ class Maintenance:
             return await purge(store, await self.runtime.harvester(), where, f"purge {what}")
 
     async def replay(self) -> dict[str, Any]:
-        """Send again every write the store never confirmed."""
         if self.runtime.pending_writes() == 0:
             return {"pending": 0, "confirmed": 0, "still_pending": 0}
         return await (await self.runtime.harvester()).replay()

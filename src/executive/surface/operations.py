@@ -183,10 +183,9 @@ class MemorySurface:
             raise SurfaceError("nothing to add")
         harvester = await self.runtime.harvester()
         try:
-            summary = await harvester.add(items, actor="cli")
+            return (await harvester.add(items, actor="cli")).as_dict()
         except Rejected as exc:
             raise _rejected(exc) from exc
-        return summary.as_dict()
 
     async def update(
         self, id: str, text: str | None = None, importance: str | None = None
