@@ -141,7 +141,6 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def emit_json(value: Any, failed: bool = False) -> None:
-    """Print ``value``; exit 1 after it when ``failed``."""
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
     if failed:
         raise typer.Exit(1)

@@ -53,7 +53,6 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
             pages.Context(settings, observer, runtime, status=partial(status.gather, settings))
         )
         services.append(server.service(settings, app, observer))
-    # Each iteration's freed heap goes back to the system: the daemon lives for weeks.
     after: list[Callable[[], Awaitable[object]]] = [heap.after_iteration]
     warmups: list[Callable[[], Awaitable[object]]] = []
     if settings.snapshot_commit:
