@@ -199,10 +199,9 @@ async def hook_runs(ctx: Context, request: Request) -> Page:
             if (not hook or r.hook == hook) and (not outcome or r.outcome == outcome)
         ][: ctx.observer.hook_runs.maxlen]
 
-    runs = chosen(list(ctx.observer.hook_runs))
     return "hooks.html", {
         "live": True,
-        "runs": runs,
+        "runs": chosen(list(ctx.observer.hook_runs)),
         "earlier": chosen(earlier),
         "hook": hook,
         "outcome": outcome,

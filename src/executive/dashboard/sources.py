@@ -75,8 +75,7 @@ class BundleView:
 
     @property
     def last_error(self) -> str:
-        errors = [s.last_error for s in self.steps if s.last_error]
-        return errors[-1] if errors else ""
+        return next((s.last_error for s in reversed(self.steps) if s.last_error), "")
 
 
 def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
