@@ -199,8 +199,7 @@ def show(
             typer.echo("    Hook D's diagnosis:")
             for line in step.diagnosis.splitlines():
                 typer.echo(f"      {line}")
-    for line in _spend_lines(report["spend"]):
-        typer.echo(line)
+    typer.echo("\n".join(_spend_lines(report["spend"])))
     typer.echo("last memory pack:" if pack else "last memory pack: none recorded")
     if pack:
         typer.echo(pack)

@@ -133,8 +133,7 @@ def status(
     if as_json:
         emit_json(report)
     else:
-        for line in status_mod.render(report, note):
-            typer.echo(line)
+        typer.echo("\n".join(status_mod.render(report, note)))
     if status_mod.unhealthy(report) or (probe and report.get("source") != "daemon"):
         raise typer.Exit(1)
     if status_mod.degraded(report):
@@ -163,8 +162,7 @@ def _status_of_a_daemon_whose_file_is_invalid(
     if as_json:
         emit_json({**report, "configuration_errors": problems})
     else:
-        for line in status_mod.render(report):
-            typer.echo(line)
+        typer.echo("\n".join(status_mod.render(report)))
         typer.echo("config   INVALID now: the running daemon keeps the values it started with; a")
         typer.echo("         restart would fail until this is fixed:")
         for line in str(invalid).splitlines()[1:]:

@@ -271,9 +271,9 @@ def failed(checks: list[Check]) -> bool:
 def run_checks(settings: Settings, report: Callable[[Check], None] | None = None) -> list[Check]:
     """Every check's result; a failure always carries its fix. ``report`` sees each result as
     it comes (a person watching a slow check sees the ones before it)."""
+    report = report or (lambda check: None)
     results = [Check("configuration", True, "all variables valid")]
-    if report is not None:
-        report(results[0])
+    report(results[0])
     for fn in DEFAULT_CHECKS:
         try:
             found = fn(settings)
@@ -287,6 +287,6 @@ def run_checks(settings: Settings, report: Callable[[Check], None] | None = None
                 )
             ]
         results.extend(found)
-        for check in found if report is not None else ():
+        for check in found:
             report(check)
     return results
