@@ -126,10 +126,7 @@ def list_(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if as_json:
         emit_json(rows)
         return
-    if not rows:
-        typer.echo("no bundles")
-    for row in rows:
-        typer.echo(_list_line(row))
+    typer.echo("\n".join(_list_line(row) for row in rows) or "no bundles")
 
 
 def _list_line(row: dict[str, Any]) -> str:
