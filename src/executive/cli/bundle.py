@@ -197,9 +197,7 @@ def show(
             for line in step.diagnosis.splitlines():
                 typer.echo(f"      {line}")
     typer.echo("\n".join(_spend_lines(report["spend"])))
-    typer.echo("last memory pack:" if pack else "last memory pack: none recorded")
-    if pack:
-        typer.echo(pack)
+    typer.echo(f"last memory pack:\n{pack}" if pack else "last memory pack: none recorded")
     if found.where == "blocked":
         typer.echo(f"to retry: executive --home {home.root} bundle retry {slug}")
 
