@@ -73,7 +73,6 @@ def run(
         level=settings.log_level,
         secrets=settings.secret_values(),
     )
-    home = Home(settings.home)
     # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
     from executive.daemon import assembly, heap
 
@@ -81,7 +80,7 @@ def run(
 
     supervisor = assembly.build(settings)
     try:
-        with daemon_lock(home):
+        with daemon_lock(Home(settings.home)):
             code = anyio.run(supervisor.run_once if once else supervisor.run)
     except AlreadyRunning as exc:
         # Not a crash: a restart would meet the same daemon. Its own code, which PM2's

@@ -98,7 +98,6 @@ CONFIG_FIX = (
 def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -> NoReturn:
     """Exit 2, said in the log's format: a supervisor's journal or a pipe gets one JSON object
     on stdout (where the daemon's log lines go); a terminal gets the plain message."""
-    plain = f"executive: {exc}\n{fix}"
     fmt = _log_format(home)
     if fmt == "json" or (fmt == "auto" and not sys.stdout.isatty()):
         record = {
@@ -116,7 +115,7 @@ def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -
         sys.stdout.flush()
         if not sys.stderr.isatty():
             raise typer.Exit(2)
-    typer.echo(scrub(plain), err=True)
+    typer.echo(scrub(f"executive: {exc}\n{fix}"), err=True)
     raise typer.Exit(2)
 
 

@@ -50,8 +50,7 @@ def settle() -> int:
     to the system; the objects frozen."""
     gc.collect()
     gc.freeze()
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG, middle, old)
+    gc.set_threshold(YOUNG, *gc.get_threshold()[1:])
     trim()
     return gc.get_freeze_count()
 
