@@ -281,11 +281,9 @@ def _store_lines(store: dict[str, Any]) -> list[str]:
     if "total" in store:
         kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
         lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
-    found = store.get("health")
-    if found and not found["ok"]:
+    if (found := store.get("health")) and not found["ok"]:
         state = {"short": "MISSING MEMORIES", "down": "DOES NOT ANSWER"}.get(
             found["state"], "ERROR"
         )
-        lines.append(f"store    {state}: {found['detail']}")
-        lines.append(f"         fix: {found['fix']}")
+        lines += [f"store    {state}: {found['detail']}", f"         fix: {found['fix']}"]
     return lines
