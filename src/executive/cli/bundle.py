@@ -68,14 +68,13 @@ def add(
     if goal is not None and goal_file is not None:
         fail("give --goal or --goal-file, not both")
     exists = [{"builtin": "output_exists", "path": p} for p in output_exists or []]
-    verifiers = [*exists, *({"run": v} for v in verify or [])]
     spec = _frontmatter(
         {
             "title": title,
             "priority": priority,
             "vendor": vendor,
             "command": command,
-            "verifiers": verifiers,
+            "verifiers": [*exists, *({"run": v} for v in verify or [])],
             "max_attempts": max_attempts,
             "timeout_seconds": timeout_seconds,
             "app_id": app_id,
