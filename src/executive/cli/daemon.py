@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -196,6 +197,6 @@ def doctor(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     # Each line as its check ends: a slow check (a store that does not answer) is not silence.
     checks = doctor_mod.run_checks(settings, report=None if as_json else show)
     if as_json:
-        emit_json([c.as_dict() for c in checks])
+        emit_json([asdict(c) for c in checks])
     if doctor_mod.failed(checks):
         raise typer.Exit(1)

@@ -5,7 +5,7 @@ Its own module so that checks may live beside ``doctor.py`` (which lists them al
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,3 @@ class Check:
     fix: str = ""
     # A warning is reported but does not fail the run (exit code stays 0).
     warning: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
