@@ -173,10 +173,9 @@ class Supervisor:
         observer = self.observer
         failing = observer.failing(self._settings.unhealthy_after_failures)
         last = observer.last_failure
+        detail = failing or "ok"
         if failing is None and observer.failed_in_a_row and last is not None:
             detail = f"ok ({observer.failed_in_a_row} failed in a row; last: {last.error})"
-        else:
-            detail = failing or "ok"
         degraded = observer.degraded()
         if degraded and failing is None:
             detail += "; degraded: " + "; ".join(f"{k}: {v}" for k, v in degraded.items())

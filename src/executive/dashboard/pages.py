@@ -87,12 +87,11 @@ class NotFound(Exception):
 
 
 async def respond(ctx: Context, handler: Handler, request: Request) -> Response:
+    status = 200
     try:
         template, data = await handler(ctx, request)
     except NotFound as exc:
         template, data, status = "missing.html", {"what": str(exc)}, 404
-    else:
-        status = 200
     html = _env.get_template(template).render(
         path=request.url.path,
         version=executive.__version__,
