@@ -260,8 +260,7 @@ def cancel(
 
 def _home(settings: Settings, folder: str = "workspace") -> Home:
     home = Home(settings.home)
-    path = getattr(home, folder)
-    if not path.is_dir():
+    if not (path := getattr(home, folder)).is_dir():
         missing = path.relative_to(home.root)
         fail(f"{home.root} is not an agent home (no {missing}/); run: executive init {home.root}")
     return home

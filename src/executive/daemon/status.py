@@ -193,11 +193,9 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(f"  hook {hook:<20} {state}{where}")
     queue = report["queue"]
     in_progress = " ".join(f"{p}={n}" for p, n in queue["in_progress"].items())
-    lines.append(
-        f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
-        f"completed={queue['completed']} blocked={queue['blocked']}"
-    )
     lines += [
+        f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
+        f"completed={queue['completed']} blocked={queue['blocked']}",
         *(_running(run) for run in report.get("running") or []),
         f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)",
         f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}",
