@@ -43,7 +43,8 @@ def init(
         typer.Option(help="Memory on (go-live state) and demo bundles for the command vendor."),
     ] = False,
     force: Annotated[
-        bool, typer.Option(help="Make an existing git repository with commits an agent home.")
+        bool,
+        typer.Option(help="Make an existing git repository with commits an agent home."),
     ] = False,
 ) -> None:
     """Scaffold an agent home: a git repository with the workspace, ledgers and config."""
@@ -183,7 +184,10 @@ def _status_report(settings: Settings, home: Home) -> tuple[dict[str, Any], str]
 
 
 @app.command()
-def doctor(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+def doctor(
+    ctx: typer.Context,
+    as_json: JsonFlag = False,
+) -> None:
     """Check configuration, the home, git, the store and the workers; exit 1 on a failure."""
     settings = load_quiet(ctx)  # opening the store logs; --json must stay one document
     from executive.daemon import doctor as doctor_mod  # its checks load the engines: only here

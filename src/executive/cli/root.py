@@ -40,7 +40,10 @@ def root(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit.",
         ),
     ] = False,
     home: Annotated[

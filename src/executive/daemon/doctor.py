@@ -25,7 +25,14 @@ from executive.workers import egress, environment, isolation
 def check_home(settings: Settings) -> list[Check]:
     home = Home(settings.home)
     if not home.root.is_dir():
-        return [Check("home", False, f"{home.root} does not exist", f"executive init {home.root}")]
+        return [
+            Check(
+                "home",
+                False,
+                f"{home.root} does not exist",
+                f"executive init {home.root}",
+            )
+        ]
     missing = [str(p.relative_to(home.root)) for p in home.layout() if not p.is_dir()]
     checks = [
         Check(
@@ -90,7 +97,11 @@ def check_llm_engine(settings: Settings) -> list[Check]:
             detail += " (informational: EXECUTIVE_SKILL_ENGINE=builtin)"
     return [
         Check(
-            "claude skill engine", ready.ok, detail, ready.fix, warning=not ready.ok and not chosen
+            "claude skill engine",
+            ready.ok,
+            detail,
+            ready.fix,
+            warning=not ready.ok and not chosen,
         )
     ]
 

@@ -54,7 +54,10 @@ class LiveStatus:
 
     async def _store(self) -> dict[str, Any]:
         runtime = self._runtime
-        info: dict[str, Any] = {"backend": runtime.settings.store_backend, "opened": runtime.opened}
+        info: dict[str, Any] = {
+            "backend": runtime.settings.store_backend,
+            "opened": runtime.opened,
+        }
         if not runtime.opened:
             return info
         view = await runtime.view()

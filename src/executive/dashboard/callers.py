@@ -84,7 +84,10 @@ class CallerGate:
     root or a listed one; anyone else's requests get 403, whatever they carry."""
 
     def __init__(
-        self, app: Any, allowed: frozenset[int] = frozenset(), worker: tuple[int, str] | None = None
+        self,
+        app: Any,
+        allowed: frozenset[int] = frozenset(),
+        worker: tuple[int, str] | None = None,
     ) -> None:
         self.app = app
         self.own = os.geteuid()

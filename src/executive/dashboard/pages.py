@@ -117,6 +117,7 @@ async def _store_view(ctx: Context, *, open_it: bool) -> tuple[Any, str]:
         return None, f"the store does not open: {exc}"
 
 
+# --- overview --------------------------------------------------------------------------------
 async def overview(ctx: Context, request: Request) -> Page:
     status = await anyio.to_thread.run_sync(ctx.status)
     _, loop = health.loop_state(ctx.settings, ctx.observer)
@@ -157,6 +158,7 @@ def _duration(seconds: float) -> str:
     return f"{days}d {hours}h {minutes}m {secs}s" if days else f"{hours}h {minutes}m {secs}s"
 
 
+# --- bundles and packs -----------------------------------------------------------------------
 async def bundles(ctx: Context, request: Request) -> Page:
     # A copy taken on the event loop: the deque may grow while the page is rendered.
     runs = list(ctx.observer.hook_runs)
@@ -185,6 +187,7 @@ async def pack(ctx: Context, request: Request) -> Page:
     return "pack.html", {"pack": found}
 
 
+# --- hook runs -------------------------------------------------------------------------------
 async def hook_runs(ctx: Context, request: Request) -> Page:
     hook = request.query_params.get("hook", "")
     outcome = request.query_params.get("outcome", "")
@@ -210,6 +213,7 @@ async def hook_runs(ctx: Context, request: Request) -> Page:
     }
 
 
+# --- memory ----------------------------------------------------------------------------------
 async def memory(ctx: Context, request: Request) -> Page:
     q = request.query_params
     age = q.get("age", "")
@@ -230,7 +234,9 @@ async def memory(ctx: Context, request: Request) -> Page:
             apps = sorted({sources.app_of(r) for r in everything} - {""})
             if search:
                 reader = Reader(
-                    view, user_id=ctx.settings.user_id or "", floor=ctx.settings.confidence_floor
+                    view,
+                    user_id=ctx.settings.user_id or "",
+                    floor=ctx.settings.confidence_floor,
                 )
                 request_ = for_question(search, app_id=query.app or "_global")
                 if not query.app:  # one search over every app, not just the global scope

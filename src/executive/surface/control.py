@@ -57,7 +57,10 @@ def _prepare(path: Path) -> None:
 
 
 async def serve(
-    surface: MemorySurface, path: Path, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    surface: MemorySurface,
+    path: Path,
+    *,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     _prepare(path)
     old_umask = os.umask(0o177)  # the socket is born owner-only; no window before chmod
