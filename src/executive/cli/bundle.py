@@ -68,14 +68,13 @@ def add(
     if goal is not None and goal_file is not None:
         fail("give --goal or --goal-file, not both")
     exists = [{"builtin": "output_exists", "path": p} for p in output_exists or []]
-    verifiers = [*exists, *({"run": v} for v in verify or [])]
     spec = _frontmatter(
         {
             "title": title,
             "priority": priority,
             "vendor": vendor,
             "command": command,
-            "verifiers": verifiers,
+            "verifiers": [*exists, *({"run": v} for v in verify or [])],
             "max_attempts": max_attempts,
             "timeout_seconds": timeout_seconds,
             "app_id": app_id,
@@ -117,10 +116,7 @@ def _queue(
 
 
 @group.command("list")
-def list_(
-    ctx: typer.Context,
-    as_json: JsonFlag = False,
-) -> None:
+def list_(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Every bundle, where it is, its step and attempts, and when a backing-off one runs next."""
     home = _home(load(ctx))
     live = status_mod.daemon_pid(home) is not None
@@ -129,10 +125,7 @@ def list_(
     if as_json:
         emit_json(rows)
         return
-    if not rows:
-        typer.echo("no bundles")
-    for row in rows:
-        typer.echo(_list_line(row))
+    typer.echo("\n".join(_list_line(row) for row in rows) or "no bundles")
 
 
 def _list_line(row: dict[str, Any]) -> str:
@@ -167,16 +160,15 @@ def show(
     except operator.OperatorError as exc:
         fail(str(exc))
     pack = _last_pack(settings.outputs / slug / "CLAUDE.md")
-    steps = [s.model_dump() for s in found.state.steps] if found.state else []
     now = datetime.now(UTC)
     live = status_mod.daemon_pid(home) is not None
     report = {
         **_summary(home, found, now, live),
         "folder": str(found.folder),
-        "steps_detail": steps,
+        "steps_detail": [s.model_dump() for s in found.state.steps] if found.state else [],
         "pack": pack,
+        "spend": _spend(settings, found.slug),
     }
-    report["spend"] = _spend(settings, found.slug)
     if as_json:
         emit_json(report)
         return
@@ -203,11 +195,8 @@ def show(
             typer.echo("    Hook D's diagnosis:")
             for line in step.diagnosis.splitlines():
                 typer.echo(f"      {line}")
-    for line in _spend_lines(report["spend"]):
-        typer.echo(line)
-    typer.echo("last memory pack:" if pack else "last memory pack: none recorded")
-    if pack:
-        typer.echo(pack)
+    typer.echo("\n".join(_spend_lines(report["spend"])))
+    typer.echo(f"last memory pack:\n{pack}" if pack else "last memory pack: none recorded")
     if found.where == "blocked":
         typer.echo(f"to retry: executive --home {home.root} bundle retry {slug}")
 
@@ -260,8 +249,7 @@ def cancel(
     home = _home(load(ctx))
     try:
         if status_mod.daemon_pid(home) is not None:
-            found = operator.request_cancel(home, slug)
-            typer.echo(_cancel_pending(found))
+            typer.echo(_cancel_pending(operator.request_cancel(home, slug)))
             return
         with daemon_lock(home):
             target = operator.cancel(home, slug)
@@ -272,16 +260,14 @@ def cancel(
 
 def _home(settings: Settings, folder: str = "workspace") -> Home:
     home = Home(settings.home)
-    path = getattr(home, folder)
-    if not path.is_dir():
+    if not (path := getattr(home, folder)).is_dir():
         missing = path.relative_to(home.root)
         fail(f"{home.root} is not an agent home (no {missing}/); run: executive init {home.root}")
     return home
 
 
 def _cancel_pending(found: operator.Located) -> str:
-    step = running_step(found)
-    if step is None:
+    if (step := running_step(found)) is None:
         return f"cancel pending: the running daemon cancels {found.slug} before its next iteration"
     return (
         f"cancel pending: {found.slug} is running step {step.number} (attempt "

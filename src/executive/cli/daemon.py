@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -47,9 +48,8 @@ def init(
     ] = False,
 ) -> None:
     """Scaffold an agent home: a git repository with the workspace, ledgers and config."""
-    target = directory or home_option(ctx) or Path.cwd()
     try:
-        result = scaffold(target, demo=demo, force=force)
+        result = scaffold(directory or home_option(ctx) or Path.cwd(), demo=demo, force=force)
     except ForeignRepository as exc:
         fail(str(exc))
     typer.echo(f"agent home: {result.home}")
@@ -75,7 +75,6 @@ def run(
         level=settings.log_level,
         secrets=settings.secret_values(),
     )
-    home = Home(settings.home)
     # The daemon's modules (the loop, the dashboard, the scheduler) load only to run it.
     from executive.daemon import assembly, heap
 
@@ -83,7 +82,7 @@ def run(
 
     supervisor = assembly.build(settings)
     try:
-        with daemon_lock(home):
+        with daemon_lock(Home(settings.home)):
             code = anyio.run(supervisor.run_once if once else supervisor.run)
     except AlreadyRunning as exc:
         # Not a crash: a restart would meet the same daemon. Its own code, which PM2's
@@ -124,44 +123,32 @@ def status(
     the values it had; a restart would fail), 0 otherwise; with ``--probe`` also 1 when no
     daemon answers (for a supervisor's check).
     """
-    invalid = _invalid_configuration(ctx)
-    if invalid is not None:
-        _status_of_a_daemon_whose_file_is_invalid(ctx, invalid, as_json)
+    root = resolve_home(home_option(ctx))
+    if Home(root).not_a_home() is None:  # no home: `load` says so
+        try:
+            load_settings(home_option(ctx))
+        except SettingsError as invalid:
+            _status_of_a_daemon_whose_file_is_invalid(root, invalid, as_json)
     settings = load(ctx)
-    home = Home(settings.home)
-    report, note = _status_report(settings, home)
+    report, note = _status_report(settings, Home(settings.home))
     if as_json:
         emit_json(report)
     else:
-        for line in status_mod.render(report, note):
-            typer.echo(line)
+        typer.echo("\n".join(status_mod.render(report, note)))
     if status_mod.unhealthy(report) or (probe and report.get("source") != "daemon"):
         raise typer.Exit(1)
     if status_mod.degraded(report):
         raise typer.Exit(3)
 
 
-def _invalid_configuration(ctx: typer.Context) -> SettingsError | None:
-    """What is wrong with the configuration now, in a home; None when it loads (or when the
-    folder is no home: ``load`` says that)."""
-    if Home(resolve_home(home_option(ctx))).not_a_home() is not None:
-        return None
-    try:
-        load_settings(home_option(ctx))
-    except SettingsError as exc:
-        return exc
-    return None
-
-
 def _status_of_a_daemon_whose_file_is_invalid(
-    ctx: typer.Context, invalid: SettingsError, as_json: bool
-) -> None:
+    root: Path, invalid: SettingsError, as_json: bool
+) -> NoReturn:
     """A typo in ``.env.executive`` must not hide a daemon that runs: it started with valid
     values and still answers. Its view, then the problems (exit 2: the next start fails)."""
     from executive.surface.control import RemoteSurface, daemon_listening
     from executive.surface.operations import SurfaceError
 
-    root = resolve_home(home_option(ctx))
     home = Home(root)
     if not daemon_listening(home.socket):
         configuration_error(invalid, root)  # no daemon to show: the error alone, exit 2
@@ -176,8 +163,7 @@ def _status_of_a_daemon_whose_file_is_invalid(
     if as_json:
         emit_json({**report, "configuration_errors": problems})
     else:
-        for line in status_mod.render(report):
-            typer.echo(line)
+        typer.echo("\n".join(status_mod.render(report)))
         typer.echo("config   INVALID now: the running daemon keeps the values it started with; a")
         typer.echo("         restart would fail until this is fixed:")
         for line in str(invalid).splitlines()[1:]:
@@ -215,6 +201,6 @@ def doctor(
     # Each line as its check ends: a slow check (a store that does not answer) is not silence.
     checks = doctor_mod.run_checks(settings, report=None if as_json else show)
     if as_json:
-        emit_json([c.as_dict() for c in checks])
+        emit_json([asdict(c) for c in checks])
     if doctor_mod.failed(checks):
         raise typer.Exit(1)

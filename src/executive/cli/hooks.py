@@ -182,8 +182,6 @@ def _print(result: HookResult, forced: bool) -> None:
     if result.error:
         typer.echo(f"error     {result.error}")
     if result.final_text and result.final_text != result.memory_pack:
-        typer.echo("--- final text ---")
-        typer.echo(result.final_text.rstrip())
+        typer.echo(f"--- final text ---\n{result.final_text.rstrip()}")
     if result.memory_pack:
-        typer.echo("--- memory pack ---")
-        typer.echo(result.memory_pack.rstrip())
+        typer.echo(f"--- memory pack ---\n{result.memory_pack.rstrip()}")

@@ -41,8 +41,7 @@ def on_surface(
     try:
         return anyio.run(run)
     except SurfaceError as exc:
-        emit_json(exc.as_dict())
-        raise typer.Exit(1) from None
+        emit_json(exc.as_dict(), failed=True)
 
 
 def call(ctx: typer.Context, op: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -123,8 +122,7 @@ def search(
         min_confidence=min_confidence,
         env=env,
     )
-    result = call(ctx, "search", args)
-    show(result, as_json, lambda r: print_records(r["results"]))
+    show(call(ctx, "search", args), as_json, lambda r: print_records(r["results"]))
 
 
 @mem.command()
@@ -151,9 +149,8 @@ def list_(
 ) -> None:
     """Every memory of this installation: complete, no silent cap."""
     args = given(app_id=app_id, env=env, file=file)
-    result = call(ctx, "list", args)
     empty = "(no memories matched)" if args else "(the store is empty)"
-    show(result, as_json, lambda r: print_records(r["results"], empty))
+    show(call(ctx, "list", args), as_json, lambda r: print_records(r["results"], empty))
 
 
 @mem.command()

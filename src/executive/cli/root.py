@@ -74,8 +74,7 @@ def load(ctx: typer.Context, **overrides: Any) -> Settings:
     one.
     """
     home = resolve_home(home_option(ctx))
-    why = Home(home).not_a_home()
-    if why is not None:
+    if (why := Home(home).not_a_home()) is not None:
         refused = SettingsError([("EXECUTIVE_HOME", str(home), f"not an agent home: {why}")])
         configuration_error(refused, home, fix=f"fix: executive init {home} (or --home <a home>)")
     try:
@@ -102,7 +101,6 @@ CONFIG_FIX = (
 def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -> NoReturn:
     """Exit 2, said in the log's format: a supervisor's journal or a pipe gets one JSON object
     on stdout (where the daemon's log lines go); a terminal gets the plain message."""
-    plain = f"executive: {exc}\n{fix}"
     fmt = _log_format(home)
     if fmt == "json" or (fmt == "auto" and not sys.stdout.isatty()):
         record = {
@@ -120,7 +118,7 @@ def configuration_error(exc: SettingsError, home: Path, fix: str = CONFIG_FIX) -
         sys.stdout.flush()
         if not sys.stderr.isatty():
             raise typer.Exit(2)
-    typer.echo(scrub(plain), err=True)
+    typer.echo(scrub(f"executive: {exc}\n{fix}"), err=True)
     raise typer.Exit(2)
 
 
@@ -129,8 +127,7 @@ def _log_format(home: Path) -> str:
     unset or is itself the bad value."""
     from dotenv import dotenv_values  # pydantic-settings' own reader of env files
 
-    value = os.environ.get("EXECUTIVE_LOG_FORMAT")
-    if value is None:
+    if (value := os.environ.get("EXECUTIVE_LOG_FORMAT")) is None:
         with contextlib.suppress(OSError, ValueError):  # unreadable, or not UTF-8
             value = dotenv_values(Home(home).env_file).get("EXECUTIVE_LOG_FORMAT")
     value = (value or "").strip().strip("'\"")
@@ -146,7 +143,6 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def emit_json(value: Any, failed: bool = False) -> None:
-    """Print ``value``; exit 1 after it when ``failed``."""
     sys.stdout.write(json.dumps(value, indent=2, default=str) + "\n")
     if failed:
         raise typer.Exit(1)

@@ -47,13 +47,12 @@ def build(settings: Settings, notifier: Notifier | None = None) -> Supervisor:
     services: list[Service] = [partial(control.serve, surface, home.socket)]
     if settings.dashboard:
         # Starlette, Hypercorn and the templates (~0.4 s) load only for a dashboard that is on.
-        from executive import dashboard
+        from executive.dashboard import pages, routes, server
 
-        app = dashboard.build_app(
-            dashboard.Context(settings, observer, runtime, status=partial(status.gather, settings))
+        app = routes.build_app(
+            pages.Context(settings, observer, runtime, status=partial(status.gather, settings))
         )
-        services.append(dashboard.service(settings, app, observer))
-    # Each iteration's freed heap goes back to the system: the daemon lives for weeks.
+        services.append(server.service(settings, app, observer))
     after: list[Callable[[], Awaitable[object]]] = [heap.after_iteration]
     warmups: list[Callable[[], Awaitable[object]]] = []
     if settings.snapshot_commit:
@@ -90,7 +89,6 @@ def _learn_secrets(home: Home, settings: Settings) -> None:
 
 
 def _jobs(home: Home, settings: Settings, runtime: MemoryRuntime) -> list[Job]:
-    """The scheduler's jobs: the 04:00 snapshot, the replay of pending writes, the prune."""
     maintenance = Maintenance(runtime)
     hour, minute = settings.snapshot_hour_minute
     limits = retention.Limits(
@@ -172,8 +170,7 @@ async def _open_store(runtime: MemoryRuntime) -> dict[str, object]:
 
 
 async def _snapshot(maintenance: Maintenance) -> dict[str, object]:
-    reason = maintenance.should_snapshot()
-    if reason is not None:
+    if (reason := maintenance.should_snapshot()) is not None:
         log.info("snapshot.skipped", reason=reason)
         return {"skipped": True, "reason": reason}
     try:

@@ -11,7 +11,7 @@ import anyio
 
 from executive import git
 from executive.daemon import doctor_store
-from executive.daemon.doctor_check import Check, CheckFn
+from executive.daemon.doctor_check import Check
 from executive.daemon.provenance import check_workers
 from executive.envfile import unknown_environment_keys, unknown_keys
 from executive.home import Home
@@ -223,16 +223,14 @@ _LIMIT_FIXES = {
 
 
 def check_components(settings: Settings) -> list[Check]:
-    """The running daemon's parts (its dashboard); with no daemon, whether the dashboard's
-    address is free to bind."""
+    """The running daemon's parts; with none, whether the dashboard's address is free to bind."""
     home = Home(settings.home)
     if daemon_listening(home.socket):
         try:
             report = anyio.run(RemoteSurface(home.socket).call, "status")
         except SurfaceError:
             return []  # doctor_store.store reports a daemon that does not answer
-        health = report.get("health") or {}
-        degraded = health.get("degraded") or {}
+        degraded = (report.get("health") or {}).get("degraded") or {}
         return [
             Check(f"daemon part: {name}", False, detail, _COMPONENT_FIX.get(name, ""))
             for name, detail in degraded.items()
@@ -263,7 +261,7 @@ _COMPONENT_FIX = {
 }
 
 
-DEFAULT_CHECKS: list[CheckFn] = [
+DEFAULT_CHECKS: list[Callable[[Settings], list[Check]]] = [
     check_home,
     check_env_keys,
     check_memory_config,
@@ -281,17 +279,13 @@ def failed(checks: list[Check]) -> bool:
     return any(not c.ok and not c.warning for c in checks)
 
 
-def run_checks(
-    settings: Settings,
-    checks: list[CheckFn] | None = None,
-    report: Callable[[Check], None] | None = None,
-) -> list[Check]:
+def run_checks(settings: Settings, report: Callable[[Check], None] | None = None) -> list[Check]:
     """Every check's result; a failure always carries its fix. ``report`` sees each result as
     it comes (a person watching a slow check sees the ones before it)."""
+    report = report or (lambda check: None)
     results = [Check("configuration", True, "all variables valid")]
-    if report is not None:
-        report(results[0])
-    for fn in checks or DEFAULT_CHECKS:
+    report(results[0])
+    for fn in DEFAULT_CHECKS:
         try:
             found = fn(settings)
         except Exception as exc:  # a broken check is a failed check, not a crash
@@ -304,6 +298,6 @@ def run_checks(
                 )
             ]
         results.extend(found)
-        for check in found if report is not None else ():
+        for check in found:
             report(check)
     return results

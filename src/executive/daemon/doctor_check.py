@@ -5,10 +5,7 @@ Its own module so that checks may live beside ``doctor.py`` (which lists them al
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
-
-from executive.settings import Settings
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -19,9 +16,3 @@ class Check:
     fix: str = ""
     # A warning is reported but does not fail the run (exit code stays 0).
     warning: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
-CheckFn = Callable[[Settings], list[Check]]

@@ -1,11 +1,8 @@
 """``executive doctor``'s store checks: the Postgres server, and the store itself.
 
-Both tell the store's health the way every other surface does (:mod:`executive.memory.health`):
-a store that does not answer is named with its cause and the fix for its kind (a database
-that is down is started, never rebuilt: a rebuild wipes this installation's rows and writes
-them again, which is no cure for a server that is merely stopped); a store holding fewer
-memories than the harvest ledgers confirm is named with ``mem rebuild``. Each answers within
-seconds: the Postgres connection and the pool's wait are bounded.
+Both tell the store's health as every other surface does (:mod:`executive.memory.health`: a
+cause, and the fix for its kind), and each answers within seconds: the Postgres connection
+and the pool's wait are bounded.
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ def postgres(settings: Settings) -> list[Check]:
 
 
 def store(settings: Settings) -> list[Check]:
-    """Open the store (or ask the daemon that holds it), count memories against the ledgers,
-    load the embedder."""
+    """Open the store (or ask its daemon), count memories against the ledgers, load the embedder."""
     if not settings.surface_memory_on:
         return [Check("memory store", True, "not checked: V3_MEMORY_ENABLED=false")]
     home = Home(settings.home)
@@ -64,10 +60,8 @@ def store(settings: Settings) -> list[Check]:
 def _powers(lacks: list[Any]) -> Check:
     """The store's optional powers (``memory/store/base.py``), and what a pack loses without one."""
     if not lacks:
-        names = ", ".join(c.name for c in CAPABILITIES)
-        return Check("store powers", True, f"all: {names}")
-    said = "; ".join(f"no {c.name}: {c.without}" for c in lacks)
-    return Check("store powers", True, said)
+        return Check("store powers", True, f"all: {', '.join(c.name for c in CAPABILITIES)}")
+    return Check("store powers", True, "; ".join(f"no {c.name}: {c.without}" for c in lacks))
 
 
 def _via_daemon(home: Home) -> Check:

@@ -40,8 +40,7 @@ ARENAS = 1
 def configure() -> bool:
     """Set glibc's malloc for a long-lived process (see above); False where this C library has
     no ``mallopt``, or refused a setting."""
-    mallopt = getattr(_libc(), "mallopt", None)
-    if mallopt is None:
+    if (mallopt := getattr(_libc(), "mallopt", None)) is None:
         return False
     return bool(mallopt(_M_ARENA_MAX, ARENAS)) & bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
 
@@ -51,8 +50,7 @@ def settle() -> int:
     to the system; the objects frozen."""
     gc.collect()
     gc.freeze()
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG, middle, old)
+    gc.set_threshold(YOUNG, *gc.get_threshold()[1:])
     trim()
     return gc.get_freeze_count()
 
@@ -60,8 +58,7 @@ def settle() -> int:
 def trim() -> bool:
     """Return the C heap's free pages to the system (glibc); False where there is no
     ``malloc_trim`` (another C library), which only means the pages stay with the process."""
-    malloc_trim = getattr(_libc(), "malloc_trim", None)
-    if malloc_trim is None:
+    if (malloc_trim := getattr(_libc(), "malloc_trim", None)) is None:
         return False
     malloc_trim(0)
     return True

@@ -1,20 +1,16 @@
 """Git as the source of truth, kept: commit the ledgers after each iteration with outcomes.
 
 The harvest ledger is the canonical memory log, so it must reach git, not sit untracked.
-After an iteration that recorded outcomes (a goal completed or blocked, a step passed or
-failed, a retrospective written) one commit takes the ledgers, retrospectives, snapshots
-and the workspace's own files (:mod:`executive.workspace.kept`: each bundle's PROMPT.md,
-STEPS.json and PROGRESS_LOG.md where it now is, and needs-you.md), its message naming the
-outcomes; so a home is clean after each outcome, but for what a person put beside them.
-Outcomes of one iteration share a commit (batched), and an
-iteration without outcomes commits nothing. The work ledger is read on from its end at start
-(its lines counted, never parsed), then from where the last look stopped; a ledger replaced
-or truncated by hand is read again from its start.
+After an iteration that recorded ``OUTCOMES`` one commit, its message naming them, takes the
+ledgers, retrospectives, snapshots and the workspace's own files (:mod:`executive.workspace.kept`:
+each bundle's PROMPT.md, STEPS.json and PROGRESS_LOG.md where it now is, and needs-you.md): a
+home is clean after each outcome, but for what a person put beside them. An iteration without
+outcomes commits nothing. The work ledger is read on from its end at start (its lines
+counted, never parsed), then from where the last look stopped; a ledger replaced or
+truncated by hand is read again from its start.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import anyio
 
@@ -41,23 +37,14 @@ class History:
         self._home = home
         self._tail = JsonlTail(home.work_ledger)
 
-    def paths(self) -> list[Path]:
-        home = self._home
-        return [
-            home.work_ledger,
-            home.harvest_runs,
-            home.retrospectives,
-            home.snapshots,
-        ]
-
     def _commit_now(self, text: str) -> bool:
         # The workspace's files are listed here, in the worker thread, not on the event loop.
         home = self._home
         found = kept.workspace(home)
         if found.left_out:
             log.warning("history.left_out", files=found.left_out[:20], count=len(found.left_out))
-        paths = [*self.paths(), *found.files]
-        return git.commit(home.root, paths, text, follow=[home.workspace])
+        paths = [home.work_ledger, home.harvest_runs, home.retrospectives, home.snapshots]
+        return git.commit(home.root, [*paths, *found.files], text, follow=[home.workspace])
 
     async def start(self) -> bool:
         """Commit what an earlier run left uncommitted; then follow the ledger from its end."""
@@ -72,8 +59,7 @@ class History:
         return await self._commit(message(outcomes))
 
     async def _commit(self, text: str) -> bool:
-        home = self._home
-        if not git.is_repo(home.root):
+        if not git.is_repo(self._home.root):
             return False
         try:
             done = await anyio.to_thread.run_sync(self._commit_now, text)

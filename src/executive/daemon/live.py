@@ -8,7 +8,7 @@ changed since it started.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from executive.daemon.status import fingerprint, gather, hook_states, memory_counts, with_store
 from executive.home import Home
@@ -18,22 +18,20 @@ from executive.memory.runtime import MemoryRuntime
 from executive.memory.store import StoreError
 from executive.settings import value_sources
 
+if TYPE_CHECKING:
+    from executive.daemon.supervisor import Supervisor
+
 log = get_logger(__name__)
-
-
-class Snapshotting(Protocol):
-    def snapshot(self) -> dict[str, object]: ...
 
 
 class LiveStatus:
     def __init__(self, runtime: MemoryRuntime) -> None:
         self._runtime = runtime
-        home = Home(runtime.settings.home)
-        self._env_file = home.env_file
+        self._env_file = Home(runtime.settings.home).env_file
         # Taken when the settings were read, so a later edit shows as "restart needed".
         self._sources = value_sources(self._env_file)
         self._fingerprint = fingerprint(self._env_file)
-        self.supervisor: Snapshotting | None = None
+        self.supervisor: Supervisor | None = None
 
     async def __call__(self) -> dict[str, Any]:
         settings = self._runtime.settings
@@ -49,10 +47,9 @@ class LiveStatus:
         }
         report["hooks"] = hook_states(settings, self._sources)
         report["recent_iterations"] = process.get("recent_iterations", [])
-        report["health"] = process.get("health")
         report["next_jobs"] = process.get("jobs", {})
         report["store"] = await self._store()
-        report["health"] = with_store(report.get("health"), report["store"].get("health"))
+        report["health"] = with_store(process.get("health"), report["store"].get("health"))
         return report
 
     async def _store(self) -> dict[str, Any]:

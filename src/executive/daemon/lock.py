@@ -32,6 +32,3 @@ def daemon_lock(home: Home) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-__all__ = ["AlreadyRunning", "daemon_lock"]

@@ -37,8 +37,7 @@ def _credentials() -> Check:
     """Whether a claude worker would find credentials (the CLI reads them from the daemon's
     environment or its user's login). A warning, not a failure: command bundles run without
     them, and a fresh home has none yet."""
-    source = credential_source(os.environ)
-    if source is not None:
+    if (source := credential_source(os.environ)) is not None:
         return Check("claude worker credentials", True, f"from {source}")
     return Check(
         "claude worker credentials",

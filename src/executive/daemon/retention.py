@@ -100,8 +100,7 @@ def _dated(folder: Path) -> list[tuple[date, Path]]:
     """The entries whose names start with a real date, oldest first, each with its date."""
     found = []
     for path in _children(folder):
-        match = _DAY.match(path.name)
         with contextlib.suppress(ValueError):  # 2026-13-45 has the shape of a date only
-            if match:
+            if match := _DAY.match(path.name):
                 found.append((date.fromisoformat(match.group(1)), path))
     return sorted(found)

@@ -49,18 +49,12 @@ def start_scheduler(jobs: list[Job], tz: ZoneInfo) -> AsyncIOScheduler:
         },
     )
     for job in jobs:
-        scheduler.add_job(_guarded(job), job.trigger, id=job.id, name=job.id, replace_existing=True)
+        _add(scheduler, job, job.id, job.trigger)
     scheduler.start()
     for job in jobs:
-        if job.overdue is not None and _overdue(job):
+        if _overdue(job):
             log.info("job.catch_up", job=job.id)
-            scheduler.add_job(
-                _guarded(job, f"{job.id}.catch-up"),
-                DateTrigger(run_date=datetime.now(tz)),
-                id=f"{job.id}.catch-up",
-                name=f"{job.id}.catch-up",
-                replace_existing=True,
-            )
+            _add(scheduler, job, f"{job.id}.catch-up", DateTrigger(run_date=datetime.now(tz)))
     for job in scheduler.get_jobs():
         log.info("job.scheduled", job=job.id, next_run=str(job.next_run_time))
     return scheduler
@@ -78,9 +72,7 @@ def _overdue(job: Job) -> bool:
         return False
 
 
-def _guarded(job: Job, name: str | None = None) -> Callable[[], Awaitable[None]]:
-    label = name or job.id
-
+def _add(scheduler: AsyncIOScheduler, job: Job, label: str, trigger: BaseTrigger) -> None:
     async def run() -> None:
         started = time.monotonic()
         log.info("job.started", job=label)
@@ -97,4 +89,4 @@ def _guarded(job: Job, name: str | None = None) -> Callable[[], Awaitable[None]]
             result=result if isinstance(result, dict | str | int | None) else repr(result),
         )
 
-    return run
+    scheduler.add_job(run, trigger, id=label, name=label, replace_existing=True)

@@ -38,9 +38,11 @@ def hook_states(
         reason = settings.hook_off(flag) or "on"
         states[hook] = {"on": reason == "on", "flag": flag, "reason": reason}
         if sources is not None:
-            states[hook]["value"] = settings.flag(flag)
-            states[hook]["source"] = sources.get(flag, "default")
-            states[hook]["master_source"] = sources.get("V3_MEMORY_ENABLED", "default")
+            states[hook] |= {
+                "value": settings.flag(flag),
+                "source": sources.get(flag, "default"),
+                "master_source": sources.get("V3_MEMORY_ENABLED", "default"),
+            }
     return states
 
 
@@ -71,19 +73,16 @@ def daemon_pid(home: Home) -> int | None:
         except BlockingIOError:
             text = os.pread(fd, 32, 0).decode(errors="replace").strip()
             return int(text) if text.isdigit() else -1
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
+        return None  # locked by us: no daemon holds it (closing the file unlocks it)
     finally:
         os.close(fd)
 
 
-def next_snapshot(settings: Settings, now: datetime | None = None) -> str:
-    hour, minute = settings.snapshot_hour_minute
+def next_snapshot(settings: Settings) -> str:
     from executive.daemon.schedule import daily  # APScheduler: only for the files' view
 
-    trigger = daily(hour, minute, settings.tz)
-    current = now or datetime.now(settings.tz)
-    fire = trigger.get_next_fire_time(None, current)
+    trigger = daily(*settings.snapshot_hour_minute, settings.tz)
+    fire = trigger.get_next_fire_time(None, datetime.now(settings.tz))
     return fire.isoformat() if fire else ""
 
 
@@ -94,10 +93,6 @@ def _status_file(home: Home) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def recent_iterations(home: Home) -> list[dict[str, Any]]:
-    return list(_status_file(home).get("recent_iterations", []))
 
 
 def recorded_health(home: Home) -> dict[str, Any] | None:
@@ -166,7 +161,7 @@ def gather(settings: Settings) -> dict[str, Any]:
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
         "pending_writes": len(ledger.state().pending()),
-        "recent_iterations": recent_iterations(home),
+        "recent_iterations": list(_status_file(home).get("recent_iterations", [])),
         # What paid runs cost, from the work ledger: today, the week, the costliest, the caps.
         "spend": spending.budget_of(settings).summary(),
         **(
@@ -180,8 +175,7 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
     lines = [f"home     {report['home']}", *_daemon_lines(report)]
     if note:
         lines.append(f"         ({note})")
-    health = report.get("health")
-    if health:
+    if health := report.get("health"):
         state = "UNHEALTHY" if not health["ok"] else "DEGRADED" if health.get("degraded") else "ok"
         lines.append(f"health   {state}{_detail(health['detail'], state)}")
     mem = report["memory"]
@@ -199,18 +193,14 @@ def render(report: dict[str, Any], note: str = "") -> list[str]:
         lines.append(f"  hook {hook:<20} {state}{where}")
     queue = report["queue"]
     in_progress = " ".join(f"{p}={n}" for p, n in queue["in_progress"].items())
-    lines.append(
+    lines += [
         f"queue    ondeck={queue['ondeck']} in-progress[{in_progress}] "
-        f"completed={queue['completed']} blocked={queue['blocked']}"
-    )
-    lines += [_running(run) for run in report.get("running") or []]
-    lines.append(
-        f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)"
-    )
-    lines.append(
-        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}"
-    )
-    lines += spend_lines(report.get("spend"))
+        f"completed={queue['completed']} blocked={queue['blocked']}",
+        *(_running(run) for run in report.get("running") or []),
+        f"pending writes  {report['pending_writes']}  (unconfirmed; replayed on a schedule)",
+        f"snapshot last {report['last_snapshot'] or 'never'}, next at {report['next_snapshot']}",
+        *spend_lines(report.get("spend")),
+    ]
     for job, when in (report.get("next_jobs") or {}).items():
         lines.append(f"  job {job:<24} next {when}")
     for it in report["recent_iterations"][-5:]:
@@ -251,8 +241,7 @@ def spend_lines(spend: dict[str, Any] | None) -> list[str]:
         f"spend    today ${today['cost_usd']:.4f}{cap}: {today['runs']} paid runs{unreported}, "
         f"{today['input_tokens']} in / {today['output_tokens']} out tokens ({spend['timezone']})"
     ]
-    paused = spend.get("paused")
-    if paused:
+    if paused := spend.get("paused"):
         lines.append(f"         {paused['reason']}: resumes {paused['until']}")
     days = spend["days"]
     week = sum(d["cost_usd"] for d in days)
@@ -290,11 +279,9 @@ def _store_lines(store: dict[str, Any]) -> list[str]:
     if "total" in store:
         kinds = " ".join(f"{k}={n}" for k, n in store["by_type"].items())
         lines.append(f"store    {store['backend']}: {store['total']} memories ({kinds})")
-    found = store.get("health")
-    if found and not found["ok"]:
+    if (found := store.get("health")) and not found["ok"]:
         state = {"short": "MISSING MEMORIES", "down": "DOES NOT ANSWER"}.get(
             found["state"], "ERROR"
         )
-        lines.append(f"store    {state}: {found['detail']}")
-        lines.append(f"         fix: {found['fix']}")
+        lines += [f"store    {state}: {found['detail']}", f"         fix: {found['fix']}"]
     return lines

@@ -36,7 +36,7 @@ from executive.dates import now_iso
 from executive.files import write_json
 from executive.home import Home
 from executive.logs import bound, get_logger
-from executive.loop.executive import Pace
+from executive.loop.executive import Executive, Pace
 from executive.observe import Observer
 from executive.redact import scrub
 from executive.settings import Settings
@@ -48,7 +48,6 @@ log = get_logger(__name__)
 _RECENT = 10
 # Enough of an error to act on; an exception's text may quote whatever raised it.
 _ERROR_CHARS = 500
-# About how often an idle daemon says it is idle.
 _IDLE_REPORT_SECONDS = 300
 # How often the heartbeat tells the observer the event loop is alive.
 _ALIVE_SECONDS = 15.0
@@ -57,16 +56,6 @@ _ALIVE_SECONDS = 15.0
 def idle_report_every(idle_sleep_seconds: float) -> int:
     """How many idle ticks make about five minutes."""
     return max(1, round(_IDLE_REPORT_SECONDS / max(idle_sleep_seconds, 1)))
-
-
-class Iterating(Protocol):
-    """What the supervisor runs, one iteration at a time (the loop layer's Executive is the real one)."""
-
-    async def start(self) -> None: ...
-
-    async def iterate(self, number: int) -> Pace: ...
-
-    async def close(self) -> None: ...
 
 
 class Service(Protocol):
@@ -81,7 +70,7 @@ class Service(Protocol):
 class Supervisor:
     def __init__(
         self,
-        executive: Iterating,
+        executive: Executive,
         settings: Settings,
         *,
         jobs: Sequence[Job] = (),
@@ -111,7 +100,6 @@ class Supervisor:
         self._after_iteration = list(after_iteration)
         self._idle_streak = 0
 
-    # --- entry points ---------------------------------------------------------------------
     async def run_once(self) -> int:
         """One iteration, then exit (for cron and tests)."""
         log.info("daemon.starting", mode="once", pid=os.getpid(), home=str(self._home.root))
@@ -123,12 +111,10 @@ class Supervisor:
                 await self._executive.close()
         failed = pace is Pace.FAILED
         log.info("daemon.stopped", mode="once", iteration_failed=failed)
-        # Cron and CI see a failed iteration in the exit code, not only in the log.
         return 1 if failed else 0
 
     async def run(self) -> int:
         log.info("daemon.starting", mode="loop", pid=os.getpid(), home=str(self._home.root))
-        scheduler = None
         try:
             async with anyio.create_task_group() as tg:
                 # Signals first: a stop during a slow start-up is still a clean stop.
@@ -136,8 +122,7 @@ class Supervisor:
                 await self._executive.start()
                 # READY means serving: with memory on, that includes an open store.
                 store = await self._warmup() if self._warmup else {}
-                scheduler = start_scheduler(self._jobs, self._settings.tz)
-                self._scheduler = scheduler
+                self._scheduler = start_scheduler(self._jobs, self._settings.tz)
                 for service in self._services:
                     # Started, not only scheduled: a client told READY finds the socket.
                     await tg.start(service)
@@ -158,8 +143,8 @@ class Supervisor:
                 await self._loop()
                 tg.cancel_scope.cancel()
         finally:
-            if scheduler is not None and scheduler.running:
-                scheduler.shutdown(wait=False)
+            if self._scheduler is not None and self._scheduler.running:
+                self._scheduler.shutdown(wait=False)
             self._notifier.stopping()
             with anyio.CancelScope(shield=True), anyio.move_on_after(30):
                 await self._executive.close()
@@ -185,14 +170,12 @@ class Supervisor:
         return next_runs(scheduler) if scheduler is not None and scheduler.running else {}
 
     def health(self) -> dict[str, object]:
-        """Healthy unless the last iterations all failed (``EXECUTIVE_UNHEALTHY_AFTER_FAILURES``)."""
         observer = self.observer
         failing = observer.failing(self._settings.unhealthy_after_failures)
         last = observer.last_failure
+        detail = failing or "ok"
         if failing is None and observer.failed_in_a_row and last is not None:
             detail = f"ok ({observer.failed_in_a_row} failed in a row; last: {last.error})"
-        else:
-            detail = failing or "ok"
         degraded = observer.degraded()
         if degraded and failing is None:
             detail += "; degraded: " + "; ".join(f"{k}: {v}" for k, v in degraded.items())
@@ -207,7 +190,6 @@ class Supervisor:
             "degraded": degraded,
         }
 
-    # --- the loop ---------------------------------------------------------------------------
     async def _loop(self) -> None:
         number = 0
         while not self._stopping.is_set():
@@ -284,7 +266,6 @@ class Supervisor:
         except OSError as exc:
             log.warning("status.write_failed", path=str(self._home.status_file), error=str(exc))
 
-    # --- signals and liveness ------------------------------------------------------------------
     async def _watch_signals(
         self, tg: TaskGroup, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:

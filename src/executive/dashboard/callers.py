@@ -60,16 +60,12 @@ def decode(field: str) -> Address:
     return _ip(str(ipaddress.ip_address(raw))), int(hex_port, 16)
 
 
-def owner(
-    client: tuple[str, int],
-    server: tuple[str, int] | None = None,
-    tables: tuple[Path, ...] = TABLES,
-) -> int | None:
+def owner(client: tuple[str, int], server: tuple[str, int] | None = None) -> int | None:
     """The uid owning the TCP socket at ``client`` here (connected to ``server``), or None."""
     wanted = (_ip(client[0]), client[1])
     peer = (_ip(server[0]), server[1]) if server is not None else None
     port = f":{client[1]:04X}"
-    for table in tables:
+    for table in TABLES:
         try:
             lines = table.read_text().splitlines()[1:]
         except OSError:
@@ -92,10 +88,9 @@ class CallerGate:
         app: Any,
         allowed: frozenset[int] = frozenset(),
         worker: tuple[int, str] | None = None,
-        own: int | None = None,
     ) -> None:
         self.app = app
-        self.own = os.geteuid() if own is None else own
+        self.own = os.geteuid()
         self.allowed = allowed | {self.own, 0}
         self.worker = worker
 
@@ -120,8 +115,7 @@ class CallerGate:
             return None  # not an IP peer (a Unix socket): not the worker's network
         if server is not None and not _is_ip(server[0]):
             server = None  # a name, not the address it listens on: match the caller alone
-        uid = owner(client, server)
-        if uid is None:
+        if (uid := owner(client, server)) is None:
             if _ip(client[0]).is_loopback:
                 return "the caller's socket is not in this host's table: who it is is unknown"
             return None  # another machine's: the token's to judge

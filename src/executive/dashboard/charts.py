@@ -29,13 +29,8 @@ def _frame(title: str, body: list[str]) -> Markup:
 
 
 def _empty(title: str) -> Markup:
-    return _frame(
-        title,
-        [
-            f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle" class="muted">'
-            f"no data yet</text>"
-        ],
-    )
+    text = f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle" class="muted">'
+    return _frame(title, [f"{text}no data yet</text>"])
 
 
 def _nice_top(top: float, counts: bool) -> float:

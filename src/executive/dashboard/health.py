@@ -3,11 +3,8 @@
 The store's part is :mod:`executive.memory.health`'s answer, the one ``status`` and
 ``doctor`` give: a store that does not answer makes the daemon unhealthy (503, with the cause
 and the fix); one that answers but holds fewer memories than the ledgers confirm makes it
-degraded (200: the loop works, its packs are poorer).
-
-A loop that ticks but fails every iteration is not healthy: from
-``EXECUTIVE_UNHEALTHY_AFTER_FAILURES`` failed iterations in a row it is unhealthy, with the
-last error, until one succeeds.
+degraded (200: the loop works, its packs are poorer). From
+``EXECUTIVE_UNHEALTHY_AFTER_FAILURES`` failed iterations in a row the loop is unhealthy too.
 
 The loop ticks when an iteration starts and when it ends. Between iterations it waits at most
 the idle interval, so a tick older than twice that interval means it is stuck. An iteration in
@@ -62,8 +59,7 @@ def loop_state(
         return False, "stopping"
     if observer.last_tick is None:
         return False, "no iteration has started yet"
-    failing = observer.failing(settings.unhealthy_after_failures)
-    if failing is not None:
+    if (failing := observer.failing(settings.unhealthy_after_failures)) is not None:
         return False, failing
     if observer.in_flight is not None:
         number, since = observer.in_flight
@@ -83,9 +79,8 @@ def loop_state(
 
 
 async def store_health(settings: Settings, runtime: MemoryRuntime) -> StoreHealth | None:
-    """The store's health as every surface tells it (:mod:`executive.memory.health`); None
-    when not asked: memory off, or the store not opened yet (opening loads the embedding
-    model: a probe must not be what pays for that)."""
+    """None when not asked: memory off, or the store not opened yet (opening loads the
+    embedding model: a probe must not be what pays for that)."""
     if not settings.hooks_master_on or not runtime.opened:
         return None
     return await store_check(settings, await runtime.view(), runtime.ledger)
@@ -96,8 +91,7 @@ async def store_state(settings: Settings, runtime: MemoryRuntime) -> tuple[bool,
     (a store that answers but lacks memories: degraded, the loop works)."""
     if not settings.hooks_master_on:
         return True, "memory off", ""
-    found = await store_health(settings, runtime)
-    if found is None:
+    if (found := await store_health(settings, runtime)) is None:
         return True, "not opened yet (opens on first use)", ""
     if found.state in ("down", "error"):
         return False, f"{found.detail}; fix: {found.fix}", ""

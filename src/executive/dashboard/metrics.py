@@ -193,11 +193,10 @@ def _spend(spend: dict[str, Any]) -> Iterator[Metric]:
         "US dollars spent today (midnight to midnight in EXECUTIVE_TIMEZONE)",
         value=spend["today"]["cost_usd"],
     )
-    cap = spend["caps"].get("day_usd")
     yield GaugeMetricFamily(
         "executive_budget_day_usd",
         "EXECUTIVE_BUDGET_DAY_USD, the daily cap in US dollars (0: no cap)",
-        value=cap or 0,
+        value=spend["caps"].get("day_usd") or 0,
     )
     yield GaugeMetricFamily(
         "executive_budget_paused",

@@ -86,24 +86,20 @@ class NotFound(Exception):
     pass
 
 
-def endpoint(ctx: Context, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    async def respond(request: Request) -> Response:
-        try:
-            template, data = await handler(ctx, request)
-        except NotFound as exc:
-            template, data, status = "missing.html", {"what": str(exc)}, 404
-        else:
-            status = 200
-        html = _env.get_template(template).render(
-            path=request.url.path,
-            version=executive.__version__,
-            live=data.pop("live", False),
-            refresh_seconds=ctx.settings.dashboard_refresh_seconds,
-            **data,
-        )
-        return HTMLResponse(scrub(html), status_code=status)
-
-    return respond
+async def respond(ctx: Context, handler: Handler, request: Request) -> Response:
+    status = 200
+    try:
+        template, data = await handler(ctx, request)
+    except NotFound as exc:
+        template, data, status = "missing.html", {"what": str(exc)}, 404
+    html = _env.get_template(template).render(
+        path=request.url.path,
+        version=executive.__version__,
+        live=data.pop("live", False),
+        refresh_seconds=ctx.settings.dashboard_refresh_seconds,
+        **data,
+    )
+    return HTMLResponse(scrub(html), status_code=status)
 
 
 async def _store_view(ctx: Context, *, open_it: bool) -> tuple[Any, str]:
@@ -168,11 +164,10 @@ async def bundles(ctx: Context, request: Request) -> Page:
     runs = list(ctx.observer.hook_runs)
     views = await anyio.to_thread.run_sync(sources.bundles, ctx.home, runs)
     ledger = await anyio.to_thread.run_sync(sources.tail_jsonl, ctx.home.work_ledger)
-    kept = {p.contract_id for p in ctx.observer.packs}
     return "bundles.html", {
         "live": True,
         "bundles": views,
-        "kept": kept,
+        "kept": {p.contract_id for p in ctx.observer.packs},
         "chart": charts.bars(
             "Attempts per outcome", sources.attempts_per_outcome(ledger), "attempts"
         ),
@@ -184,8 +179,7 @@ async def packs(ctx: Context, request: Request) -> Page:
 
 
 async def pack(ctx: Context, request: Request) -> Page:
-    found = ctx.observer.pack(request.path_params["contract_id"])
-    if found is None:
+    if (found := ctx.observer.pack(request.path_params["contract_id"])) is None:
         raise NotFound(
             f"no pack kept for {request.path_params['contract_id']} "
             f"(packs are kept in memory since the daemon started, the last {ctx.observer.packs.maxlen})"
@@ -207,10 +201,9 @@ async def hook_runs(ctx: Context, request: Request) -> Page:
             if (not hook or r.hook == hook) and (not outcome or r.outcome == outcome)
         ][: ctx.observer.hook_runs.maxlen]
 
-    runs = chosen(list(ctx.observer.hook_runs))
     return "hooks.html", {
         "live": True,
-        "runs": runs,
+        "runs": chosen(list(ctx.observer.hook_runs)),
         "earlier": chosen(earlier),
         "hook": hook,
         "outcome": outcome,

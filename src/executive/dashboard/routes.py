@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Awaitable, Callable
+from functools import partial
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -52,11 +52,7 @@ class _TokenGate(BaseHTTPMiddleware):
         header = request.headers.get("authorization", "")
         bearer = header[7:] if header.lower().startswith("bearer ") else None
         query = request.query_params.get("token")
-        if not (
-            self._matches(bearer)
-            or self._matches(query)
-            or self._matches(request.cookies.get(COOKIE))
-        ):
+        if not any(self._matches(t) for t in (bearer, query, request.cookies.get(COOKIE))):
             return PlainTextResponse(
                 "401: this dashboard needs its token (EXECUTIVE_DASHBOARD_TOKEN)",
                 status_code=401,
@@ -76,7 +72,6 @@ async def _figures(ctx: Context) -> StoreFigures:
     except (OSError, ValueError) as exc:
         # The gauge goes missing from the scrape; the line says why.
         log.warning("metrics.pending_writes_unreadable", error=str(exc))
-        figures.pending_writes = None
     try:
         figures.spend = await anyio.to_thread.run_sync(spending.budget_of(ctx.settings).summary)
     except (OSError, ValueError) as exc:
@@ -91,7 +86,6 @@ async def _figures(ctx: Context) -> StoreFigures:
         except Exception as exc:
             # A scrape still answers (queue, hooks, loop) when the store does not.
             log.warning("metrics.store_unreadable", error=f"{type(exc).__name__}: {exc}")
-            figures.by_type = {}
     found = await ctx.cached("store_health", lambda: health.store_health(ctx.settings, ctx.runtime))
     if found is not None:
         figures.store_up = found.state not in ("down", "error")
@@ -99,23 +93,17 @@ async def _figures(ctx: Context) -> StoreFigures:
     return figures
 
 
-def _metrics(ctx: Context) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
-        text = exposition(ctx.observer, await _figures(ctx)).decode()
-        return Response(scrub(text), media_type=CONTENT_TYPE)
-
-    return endpoint
+async def _metrics(ctx: Context, request: Request) -> Response:
+    text = exposition(ctx.observer, await _figures(ctx)).decode()
+    return Response(scrub(text), media_type=CONTENT_TYPE)
 
 
-def _healthz(ctx: Context) -> Callable[[Request], Awaitable[Response]]:
-    async def endpoint(request: Request) -> Response:
-        result = await health.check(ctx.settings, ctx.observer, ctx.runtime)
-        body = scrub(json.dumps(result.as_dict()))
-        return Response(
-            body + "\n", status_code=200 if result.ok else 503, media_type="application/json"
-        )
-
-    return endpoint
+async def _healthz(ctx: Context, request: Request) -> Response:
+    result = await health.check(ctx.settings, ctx.observer, ctx.runtime)
+    body = scrub(json.dumps(result.as_dict()))
+    return Response(
+        body + "\n", status_code=200 if result.ok else 503, media_type="application/json"
+    )
 
 
 async def _no_icon(request: Request) -> Response:
@@ -127,15 +115,15 @@ def build_app(ctx: Context) -> Starlette:
     learn(secrets=ctx.settings.secret_values())
     static = Path(str(files("executive.dashboard") / "static"))
     routes = [
-        Route("/", pages.endpoint(ctx, pages.overview)),
-        Route("/bundles", pages.endpoint(ctx, pages.bundles)),
-        Route("/hooks", pages.endpoint(ctx, pages.hook_runs)),
-        Route("/packs", pages.endpoint(ctx, pages.packs)),
-        Route("/packs/{contract_id}", pages.endpoint(ctx, pages.pack)),
-        Route("/memory", pages.endpoint(ctx, pages.memory)),
-        Route("/memory/{memory_id}", pages.endpoint(ctx, pages.memory_item)),
-        Route("/metrics", _metrics(ctx)),
-        Route("/healthz", _healthz(ctx)),
+        Route("/", partial(pages.respond, ctx, pages.overview)),
+        Route("/bundles", partial(pages.respond, ctx, pages.bundles)),
+        Route("/hooks", partial(pages.respond, ctx, pages.hook_runs)),
+        Route("/packs", partial(pages.respond, ctx, pages.packs)),
+        Route("/packs/{contract_id}", partial(pages.respond, ctx, pages.pack)),
+        Route("/memory", partial(pages.respond, ctx, pages.memory)),
+        Route("/memory/{memory_id}", partial(pages.respond, ctx, pages.memory_item)),
+        Route("/metrics", partial(_metrics, ctx)),
+        Route("/healthz", partial(_healthz, ctx)),
         Route("/favicon.ico", _no_icon),
         Mount("/static", StaticFiles(directory=static), name="static"),
     ]

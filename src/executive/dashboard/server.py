@@ -44,16 +44,11 @@ def _config(settings: Settings) -> Config:
 
 
 def bound_urls(sockets: Sockets) -> list[str]:
-    urls = []
-    for sock in sockets.insecure_sockets:
-        host, port = sock.getsockname()[:2]
-        urls.append(f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/")
-    return urls
+    names = [sock.getsockname()[:2] for sock in sockets.insecure_sockets]
+    return [f"http://[{h}]:{p}/" if ":" in h else f"http://{h}:{p}/" for h, p in names]
 
 
 def service(settings: Settings, app: Any, observer: Observer) -> Callable[..., Awaitable[None]]:
-    """The supervisor's service: serve until cancelled."""
-
     async def run(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         config = _config(settings)
         started = False

@@ -59,7 +59,6 @@ def harvest_entries(home: Home) -> list[dict[str, Any]]:
     return [entry for path in folder.files() for entry in tail_jsonl(path)]
 
 
-# --- bundles ---------------------------------------------------------------------------------
 @dataclass
 class BundleView:
     slug: str
@@ -76,28 +75,20 @@ class BundleView:
 
     @property
     def last_error(self) -> str:
-        errors = [s.last_error for s in self.steps if s.last_error]
-        return errors[-1] if errors else ""
+        return next((s.last_error for s in reversed(self.steps) if s.last_error), "")
 
 
 def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
-    ledger = tail_jsonl(home.work_ledger)
     spawns: dict[str, list[dict[str, Any]]] = {}
-    for event in ledger:
+    for event in tail_jsonl(home.work_ledger):
         if event.get("event") == "STEP_STARTED" and isinstance(event.get("bundle"), str):
             spawns.setdefault(event["bundle"], []).append(event)
+    # Each bundle's last diagnosis: a later run replaces an earlier one.
+    diagnoses = {r.bundle: r for r in observer_runs if r.hook == HookName.FAIL_DIAG}
     views = []
     for found in operator.list_bundles(home):
         state = found.state
         slug = state.slug if state else found.slug
-        diagnosis = next(
-            (
-                r
-                for r in reversed(observer_runs)
-                if r.hook == HookName.FAIL_DIAG and r.bundle == slug
-            ),
-            None,
-        )
         views.append(
             BundleView(
                 slug=slug,
@@ -106,7 +97,7 @@ def bundles(home: Home, observer_runs: list[HookRun]) -> list[BundleView]:
                 status=state.status if state else "queued",
                 steps=state.steps if state else [],
                 spawns=spawns.get(slug, []),
-                diagnosis=diagnosis,
+                diagnosis=diagnoses.get(slug),
             )
         )
     return views
@@ -142,7 +133,6 @@ def ledger_runs(ledger: list[dict[str, Any]], *, before: str) -> list[HookRun]:
     return runs
 
 
-# --- charts' series ----------------------------------------------------------------------------
 def hook_durations(ledger: list[dict[str, Any]]) -> dict[str, list[tuple[datetime, float]]]:
     """Per hook: (when, seconds) of every run the work ledger recorded."""
     series: dict[str, list[tuple[datetime, float]]] = {}
@@ -191,7 +181,6 @@ def memory_growth(entries: list[dict[str, Any]]) -> dict[str, list[tuple[datetim
     return {t: points for t, points in series.items() if points}
 
 
-# --- memory ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Browse:
     type: str = ""
@@ -200,10 +189,8 @@ class Browse:
     max_age_days: float | None = None
 
 
-def browse(
-    records: list[MemoryRecord], query: Browse, now: datetime | None = None
-) -> list[MemoryRecord]:
-    moment = now or datetime.now(UTC)
+def browse(records: list[MemoryRecord], query: Browse) -> list[MemoryRecord]:
+    moment = datetime.now(UTC)
     chosen = []
     for record in records:
         if query.type and record.type != query.type:
@@ -225,8 +212,7 @@ def app_of(record: MemoryRecord) -> str:
 
 
 async def by_type(view: ReadView, user_id: str | None) -> dict[str, int]:
-    records = await view.list(Filter(user_id=user_id))
-    counts = Counter(r.type for r in records)
+    counts = Counter(r.type for r in await view.list(Filter(user_id=user_id)))
     return {t: counts.get(t, 0) for t in TYPES}
 
 

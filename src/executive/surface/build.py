@@ -21,7 +21,10 @@ from executive.workspace.ledger import WorkLedger
 def build_surface(runtime: MemoryRuntime) -> MemorySurface:
     """The surface the daemon's control socket serves, and the CLI's when no daemon runs."""
     surface = MemorySurface(runtime)
-    Maintenance(runtime).register(surface)
+    maintenance = Maintenance(runtime)
+    for name in ("snapshot", "restore", "drift", "purge", "replay"):
+        surface.register(name, getattr(maintenance, name))
+    surface.register("rebuild", lambda: maintenance.rebuild())  # no progress callback over JSON
 
     async def run_backfill(lanes: list[str] | None = None, dry_run: bool = False) -> dict[str, Any]:
         if not dry_run and (off := skipped_when_off(runtime.settings)) is not None:

@@ -62,7 +62,6 @@ async def serve(
     *,
     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``surface`` on a Unix socket until cancelled."""
     _prepare(path)
     old_umask = os.umask(0o177)  # the socket is born owner-only; no window before chmod
     try:
@@ -91,12 +90,9 @@ async def _guarded(surface: MemorySurface, stream: SocketStream) -> None:
 
 async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     await peers.settled()  # a worker starting now is registered before anyone is judged
-    why = peers.refusal(stream.extra(SocketAttribute.raw_socket))
-    if why is not None:
+    if (why := peers.refusal(stream.extra(SocketAttribute.raw_socket))) is not None:
         log.warning("control.peer_refused", reason=why)
-        await _reply(stream, {"ok": False, "error": f"refused: {why}"})
-        with anyio.move_on_after(REQUEST_SECONDS):
-            await _drain(stream)  # unread; only so the answer is not lost to a reset
+        await _refuse(stream, f"refused: {why}")
         return
     request = None
     with anyio.move_on_after(REQUEST_SECONDS):
@@ -104,19 +100,14 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     if request is None:
         return
     if isinstance(request, str):
-        await _reply(stream, {"ok": False, "error": f"bad request: {request}"})
-        # Closing with unread bytes resets the connection and loses the answer: read on a
-        # little (bounded) so the client sees why it was refused.
-        with anyio.move_on_after(REQUEST_SECONDS):
-            await _drain(stream)
+        await _refuse(stream, f"bad request: {request}")
         return
     op, args = request
     try:
         _refuse_principles(op, args)
         if op in ("update", "delete"):
             await _refuse_principle_record(surface, args)
-        result = await surface.call(op, args)
-        response: dict[str, Any] = {"ok": True, "result": result}
+        response: dict[str, Any] = {"ok": True, "result": await surface.call(op, args)}
     except SurfaceError as exc:
         response = {"ok": False, "error": str(exc), "rejections": exc.rejections}
     except Exception as exc:
@@ -125,13 +116,17 @@ async def _handle(surface: MemorySurface, stream: SocketStream) -> None:
     await _reply(stream, response)
 
 
-async def _drain(stream: SocketStream) -> None:
-    with contextlib.suppress(Exception):
-        await stream.send_eof()
+async def _refuse(stream: SocketStream, error: str) -> None:
+    """Answer ``error``, then read on (unread, bounded): closing with unread bytes resets the
+    connection and loses the answer, so the client would not see why it was refused."""
+    await _reply(stream, {"ok": False, "error": error})
     left = MAX_DRAIN
-    with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
-        while left > 0:
-            left -= len(await stream.receive(65536))
+    with anyio.move_on_after(REQUEST_SECONDS):
+        with contextlib.suppress(Exception):
+            await stream.send_eof()
+        with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, OSError):
+            while left > 0:
+                left -= len(await stream.receive(65536))
 
 
 async def _read_request(stream: SocketStream) -> tuple[str, dict[str, Any]] | str | None:

@@ -33,7 +33,7 @@ from executive.memory.durability import (
 from executive.memory.health import confirmed_live
 from executive.memory.runtime import MemoryRuntime
 from executive.memory.write import TrustedRules
-from executive.surface.operations import MemorySurface, SurfaceError, skipped_when_off
+from executive.surface.operations import SurfaceError, skipped_when_off
 
 log = get_logger(__name__)
 
@@ -50,18 +50,12 @@ class Maintenance:
     def __init__(self, runtime: MemoryRuntime) -> None:
         self.runtime = runtime
 
-    def register(self, surface: MemorySurface) -> None:
-        for name in ("snapshot", "restore", "drift", "purge", "replay"):
-            surface.register(name, getattr(self, name))
-        surface.register("rebuild", lambda: self.rebuild())  # no progress callback over JSON
-
     def should_snapshot(self) -> str | None:
         """Why the daily job has nothing to do, or None when it should run."""
         settings = self.runtime.settings
         if settings.surface_off is not None:
             return settings.surface_off
-        home = self.runtime.home
-        if settings.store_in_home and not home.store_dir.exists():
+        if settings.store_in_home and not self.runtime.home.store_dir.exists():
             return "the embedded store was never opened"
         return None
 
@@ -109,10 +103,9 @@ class Maintenance:
     async def rebuild(self, progress: Progress | None = None) -> dict[str, Any]:
         if (off := skipped_when_off(self.runtime.settings)) is not None:
             return off
-        store = await self.runtime.store()
         with _as_surface_error():
             return await rebuild_store(
-                store,
+                await self.runtime.store(),
                 await self.runtime.harvester(),
                 self.runtime.ledgers(),
                 self._trusted(),
@@ -160,7 +153,6 @@ class Maintenance:
             return await purge(store, await self.runtime.harvester(), where, f"purge {what}")
 
     async def replay(self) -> dict[str, Any]:
-        """Send again every write the store never confirmed."""
         if self.runtime.pending_writes() == 0:
             return {"pending": 0, "confirmed": 0, "still_pending": 0}
         return await (await self.runtime.harvester()).replay()

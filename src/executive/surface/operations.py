@@ -1,8 +1,7 @@
 """The ``executive mem`` surface: every memory operation as JSON in, JSON out.
 
-One deterministic door for the executive, the LLM skill engine and a person at a shell.
-The CLI calls it in-process, or through the running daemon's control socket when a daemon
-holds the store (the embedded store admits one process at a time).
+One deterministic door for the executive, the LLM skill engine and a person at a shell, in
+this process or through the daemon's (``control.py``: the embedded store admits one process).
 """
 
 from __future__ import annotations
@@ -64,16 +63,11 @@ class MemorySurface:
         }
 
     def register(self, name: str, op: Callable[..., Awaitable[dict[str, Any]]]) -> None:
-        """Add an operation (durability tools register theirs)."""
         self._ops[name] = op
-
-    @property
-    def ops(self) -> list[str]:
-        return sorted(self._ops)
 
     async def call(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         if op not in self._ops:
-            raise SurfaceError(f"unknown operation {op!r}; known: {', '.join(self.ops)}")
+            raise SurfaceError(f"unknown operation {op!r}; known: {', '.join(sorted(self._ops))}")
         try:
             return await self._ops[op](**(args or {}))
         except TypeError as exc:
@@ -81,7 +75,6 @@ class MemorySurface:
         except StoreError as exc:
             raise SurfaceError(str(exc)) from exc
 
-    # --- reads ------------------------------------------------------------------------------
     def _user(self) -> str:
         user = self.runtime.settings.user_id
         if not user:
@@ -171,7 +164,6 @@ class MemorySurface:
             ],
         }
 
-    # --- validation and writes --------------------------------------------------------------
     async def validate(self, items: list[Any]) -> dict[str, Any]:
         defaults = self.runtime.defaults
         problems = []
@@ -191,10 +183,9 @@ class MemorySurface:
             raise SurfaceError("nothing to add")
         harvester = await self.runtime.harvester()
         try:
-            summary = await harvester.add(items, actor="cli")
+            return (await harvester.add(items, actor="cli")).as_dict()
         except Rejected as exc:
             raise _rejected(exc) from exc
-        return summary.as_dict()
 
     async def update(
         self, id: str, text: str | None = None, importance: str | None = None
