@@ -193,3 +193,24 @@ def test_the_held_out_split_is_every_related_task_but_the_excluded_and_vectors_a
     assert [p.name.split("-")[0] for p in cache.iterdir()] == ["django"]
     assert "django: 4 chunks, 4 from the cache" in progress
     assert dev["transcript_chunks"] == held["transcript_chunks"] == {"django": 4}
+
+
+def test_a_run_names_its_memories_the_same_way_every_time():
+    """Ranking breaks exact ties by id: with mem0's random ids two runs of the same code kept
+    different entries now and then, so the harness seeds the ids it hands out."""
+    probe = (
+        "import sys, uuid; sys.path.insert(0, 'bench'); import experience; "
+        "experience.seed_ids(); print(uuid.uuid4(), uuid.uuid4())"
+    )
+    env = clean_env({"PYTHONPATH": str(REPO / "src")})
+
+    def ids() -> str:
+        ran = subprocess.run(
+            [sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True
+        )
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        return ran.stdout
+
+    first = ids()
+    assert first == ids()
+    assert len(set(first.split())) == 2  # still a fresh id each call
