@@ -4,34 +4,20 @@ what is asked of it."""
 
 from __future__ import annotations
 
-import ast
 import importlib
-from pathlib import Path
 
 import pytest
 
+from executive.memory.face import static_imports
 from tests.conftest import loaded_by
 
 FACES = ["executive.memory.read", "executive.memory.write", "executive.memory.durability"]
 
 
-def _static_imports(package: str) -> dict[str, tuple[str, str]]:
-    """The face's ``if TYPE_CHECKING:`` imports: public name -> (module, attribute)."""
-    path = Path(importlib.import_module(package).__file__ or "")
-    found: dict[str, tuple[str, str]] = {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for imported in node.body:
-                assert isinstance(imported, ast.ImportFrom) and imported.module
-                for alias in imported.names:
-                    found[alias.asname or alias.name] = (imported.module, alias.name)
-    return found
-
-
 @pytest.mark.parametrize("package", FACES)
 def test_a_face_names_what_its_static_imports_name(package: str) -> None:
     face = importlib.import_module(package)
-    static = _static_imports(package)
+    static = static_imports(package)
     assert sorted(static) == sorted(face.__all__)
     for name, (module, attribute) in static.items():
         assert getattr(face, name) is getattr(importlib.import_module(module), attribute), name

@@ -34,6 +34,24 @@ def test_the_ledger_counts_this_installations_confirmed_live_memories(tmp_path):
     assert health.confirmed_live(ledger, "me") == 2  # the cache follows the files
 
 
+def test_pending_writes_are_counted_from_the_same_fold_kept_while_the_files_are_unchanged(
+    tmp_path, monkeypatch
+):
+    ledger = HarvestLedger(tmp_path / "harvest-runs")
+    confirmed(ledger, "k1", "me")
+    confirmed(ledger, "waiting", "me", status="PENDING")
+    assert health.pending_writes(ledger) == 1
+    assert health.confirmed_live(ledger, "me") == 1
+    folds = []
+    monkeypatch.setattr(ledger, "state", lambda: folds.append(1) or HarvestLedger.state(ledger))
+    assert health.pending_writes(ledger) == 1  # a scrape again: the files are unchanged
+    assert folds == []
+    confirmed(ledger, "waiting", "me")  # the replay confirms it: the files changed
+    assert health.pending_writes(ledger) == 0
+    assert health.confirmed_live(ledger, "me") == 2
+    assert folds == [1]
+
+
 async def test_a_store_short_of_the_ledger_is_named_with_rebuild(tmp_path):
     from executive.memory.store.inmemory import InMemoryStore
 

@@ -7,8 +7,8 @@ confirm (its folder was lost, or it was wiped: the fix is a rebuild from the led
 does not answer, with the cause (a database that is down is started, never rebuilt: a rebuild
 would wipe rows the store still holds).
 
-The ledgers' count is one fold of the harvest ledger, cached while its files are unchanged, so
-a scrape every 15 seconds costs a few ``stat`` calls.
+The ledgers' count (and the pending writes') is one fold of the harvest ledger, cached while
+its files are unchanged, so a scrape every 15 seconds costs a few ``stat`` calls.
 """
 
 from __future__ import annotations
@@ -71,24 +71,43 @@ def down_fix(settings: Settings) -> str:
     return "see the daemon's log (grep store.); executive --home HOME doctor"
 
 
-_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], Counter[str | None]]] = {}
+@dataclass(frozen=True)
+class _Tally:
+    """What health asks of one fold of the harvest ledger."""
+
+    live: Counter[str | None]  # confirmed live memories, by owner (user_id)
+    pending: int  # writes the store never confirmed
+
+
+_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], _Tally]] = {}
+
+
+def _tally(ledger: HarvestLedger) -> _Tally:
+    """One fold of the ledger, kept while its files' names, sizes and times are unchanged."""
+    files = ledger.files()
+    signature = tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
+    cached = _cache.get(ledger.folder)
+    if cached is None or cached[0] != signature:
+        state = ledger.state()
+        live = state.live().values()
+        counts = Counter(
+            s.payload.get("user_id") for s in live if s.confirmed and s.payload is not None
+        )
+        cached = _cache[ledger.folder] = (signature, _Tally(counts, len(state.pending())))
+    return cached[1]
 
 
 def confirmed_live(ledger: HarvestLedger, user_id: str | None) -> int:
     """Memories of ``user_id`` the ledger says the store holds: live, and confirmed (a write
     still pending may be missing from the store by right: it is replayed)."""
-    files = ledger.files()
-    signature = tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in files)
-    cached = _cache.get(ledger.folder)
-    if cached is None or cached[0] != signature:
-        live = ledger.state().live().values()
-        counts = Counter(
-            s.payload.get("user_id") for s in live if s.confirmed and s.payload is not None
-        )
-        cached = _cache[ledger.folder] = (signature, counts)
-    counts = cached[1]
+    counts = _tally(ledger).live
     # No installation id: the store is counted whole, and so is the ledger.
     return sum(counts.values()) if user_id is None else counts.get(user_id, 0)
+
+
+def pending_writes(ledger: HarvestLedger) -> int:
+    """Writes the store never confirmed, to be replayed: every ``/metrics`` scrape asks."""
+    return _tally(ledger).pending
 
 
 def describe(exc: BaseException) -> str:

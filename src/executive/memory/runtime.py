@@ -14,6 +14,7 @@ import anyio
 from executive.home import Home
 from executive.logs import get_logger
 from executive.memory.durability.shared import Member, SharedLedgers, member
+from executive.memory.health import pending_writes
 from executive.memory.store.backends import BACKENDS
 from executive.memory.store.base import (
     Filter,
@@ -120,7 +121,7 @@ class MemoryRuntime:
         return self.ledger if len(members) == 1 else SharedLedgers(members)
 
     def pending_writes(self) -> int:
-        return len(self.ledger.state().pending())
+        return pending_writes(self.ledger)
 
     async def close(self) -> None:
         async with self._lock:
