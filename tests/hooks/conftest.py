@@ -154,7 +154,7 @@ def fail_diag(
 
 
 # One context of each hook, for tests that run every hook.
-CONTEXTS: dict[HookName, Callable[[], HookContext]] = {
+SAMPLE_CONTEXTS: dict[HookName, Callable[[], HookContext]] = {
     HookName.PRE_WORK: lambda: PreWorkContext(
         queued=[pre_spawn().work_item], picked="greeting-page"
     ),

@@ -13,7 +13,7 @@ from executive.hooks.context import PreSpawnContext
 from executive.hooks.dispatch import BuiltinEngine, parse_context
 from executive.hooks.engine import EngineOutput
 from executive.hookspecs import SPECS, HookName
-from tests.hooks.conftest import CONTEXTS
+from tests.hooks.conftest import SAMPLE_CONTEXTS
 from tests.hooks.conftest import pre_spawn as pre_spawn_context
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +49,7 @@ async def test_the_builtin_engine_runs_the_function_that_reads_its_hooks_context
             return EngineOutput(final_text="bound")
 
         monkeypatch.setattr(module, "run", recorded)
-    context, tools = CONTEXTS[name](), object()
+    context, tools = SAMPLE_CONTEXTS[name](), object()
     output = await BuiltinEngine().run(SPECS[name], context, tools)  # type: ignore[arg-type]
     assert output.final_text == "bound"
     [(module, told, given)] = seen

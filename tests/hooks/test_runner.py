@@ -13,7 +13,7 @@ from executive.settings import variable_names
 from executive.workspace.ledger import WorkLedger
 from tests.hooks.conftest import (
     ALL_ON,
-    CONTEXTS,
+    SAMPLE_CONTEXTS,
     post_run,
     pre_spawn,
     settings_for,
@@ -26,7 +26,8 @@ pytestmark = pytest.mark.anyio
 
 async def run_all(env: HookEnv) -> dict[str, object]:
     return {
-        name.value: await run_memory_hook(name.value, CONTEXTS[name](), env) for name in HookName
+        name.value: await run_memory_hook(name.value, SAMPLE_CONTEXTS[name](), env)
+        for name in HookName
     }
 
 
@@ -48,7 +49,7 @@ async def test_master_on_and_one_flag_off_skips_that_hook_with_its_reason(
     flag = SPECS[hook].flag
     settings = settings_for(agent_home, monkeypatch, **{flag: "false"})
     runtime = MemoryRuntime(settings)
-    result = await run_memory_hook(hook.value, CONTEXTS[hook](), HookEnv(settings, runtime))
+    result = await run_memory_hook(hook.value, SAMPLE_CONTEXTS[hook](), HookEnv(settings, runtime))
     assert (result.skipped, result.reason) == (True, f"{flag} off")
     assert runtime.opened is False
 
@@ -122,7 +123,9 @@ async def test_a_failing_or_hanging_store_is_an_error_value_and_the_caller_goes_
     faulty.mode = mode
     env = HookEnv(settings, MemoryRuntime(settings, store=faulty))
     try:
-        outcomes = [await run_memory_hook(name.value, CONTEXTS[name](), env) for name in HookName]
+        outcomes = [
+            await run_memory_hook(name.value, SAMPLE_CONTEXTS[name](), env) for name in HookName
+        ]
     finally:
         await real.close()
     # The caller's loop went on through all five; each one a value.
@@ -183,7 +186,7 @@ async def test_a_read_hooks_answer_is_its_size_and_hash_at_info_and_its_tail_at_
     buffer = io.StringIO()
     configure_logging(fmt="json", level="debug", stream=buffer)
     try:
-        result = await run_memory_hook(hook.value, CONTEXTS[hook](), env)
+        result = await run_memory_hook(hook.value, SAMPLE_CONTEXTS[hook](), env)
     finally:
         structlog.reset_defaults()
         logging.getLogger().handlers.clear()

@@ -28,7 +28,8 @@ def test_a_context_that_cannot_be_built_is_a_logged_none_and_one_that_can_is_red
 
 
 def test_a_context_the_loop_could_not_build_names_its_hook(tmp_path, monkeypatch):
-    """The loop builds each hook's context where it knows the hook: a failed build says which."""
+    """The loop builds each hook's context where it knows the hook: a failed build says which,
+    on the work path (A, B) and the idle one (E)."""
     import io
     import json
 
@@ -42,7 +43,9 @@ def test_a_context_the_loop_could_not_build_names_its_hook(tmp_path, monkeypatch
     from executive.settings import load_settings
     from tests.loop.homes import MEMORY_ON, add_bundle, make_home
 
-    home = make_home(tmp_path, **MEMORY_ON, EXECUTIVE_STORE="inmemory")
+    home = make_home(
+        tmp_path, **MEMORY_ON, EXECUTIVE_STORE="inmemory", EXECUTIVE_RETRO_AFTER_OUTCOMES="1"
+    )
     add_bundle(home, "job", "echo ok > out.txt\n")
 
     def unusable() -> None:
@@ -58,6 +61,7 @@ def test_a_context_the_loop_could_not_build_names_its_hook(tmp_path, monkeypatch
         try:
             await executive.start()
             await executive.iterate(1)
+            await executive.iterate(2)  # idle: the step's outcome makes a retrospective due
         finally:
             await executive.close()
 
@@ -66,3 +70,4 @@ def test_a_context_the_loop_could_not_build_names_its_hook(tmp_path, monkeypatch
     failed = [(e.get("hook"), e["builder"]) for e in lines if e["event"] == "hook.context_failed"]
     assert (HookName.PRE_WORK.value, "pre_work") in failed
     assert (HookName.PRE_SPAWN.value, "of_step") in failed
+    assert (HookName.POST_RETRO.value, "hook_context") in failed

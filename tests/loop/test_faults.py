@@ -37,6 +37,7 @@ LIMIT = 3
 # Each target with the object and attribute that carry it out.
 TARGETS: dict[str, tuple[Any, str]] = {
     "prepare": (steps, "prepare"),
+    "route": (steps, "open_route"),
     "spawn": (steps, "spawn"),
     # What a worker left, read through the names the record room's Left calls.
     "snapshot": (left, "snapshot"),

@@ -12,7 +12,7 @@ from executive.home import Home
 from executive.loop import step as steps
 from executive.loop.attempt import Attempt
 from executive.settings import load_settings
-from executive.workers.record import left as record
+from executive.workers.record import left
 from executive.workspace.lifecycle import Workspace
 from tests.loop.homes import add_bundle, make_home
 
@@ -46,13 +46,13 @@ def test_what_a_worker_left_is_read_off_the_event_loop(prepared, monkeypatch):
     settings, home, bundle, worker = prepared
     threads: dict[str, set[int]] = {"snapshot": set(), "read_run": set()}
     for name in threads:
-        real = getattr(record, name)
+        real = getattr(left, name)  # the names the record room's Left calls
 
         def seen(*args, _name=name, _real=real, **kwargs):
             threads[_name].add(threading.get_ident())
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(record, name, seen)
+        monkeypatch.setattr(left, name, seen)
 
     async def run() -> tuple[Attempt, int]:
         return await steps.spawn(settings, home, bundle, worker), threading.get_ident()

@@ -198,7 +198,8 @@ class Executive:
         written = {"path": rel, "outcomes": is_due.outcomes, "lessons": len(document.lessons)}
         self.ledger.append("RETRO_WRITTEN", **written)
         log.info("retro.written", **written)
-        told = retro.hook_context(rel, document, self.ledger, is_due.since)
+        with bound(hook=HookName.POST_RETRO.value):  # a failed build names its hook
+            told = retro.hook_context(rel, document, self.ledger, is_due.since)
         await self._hook(HookName.POST_RETRO, told)
 
     async def _run_step(self, active: Active) -> None:
