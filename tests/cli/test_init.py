@@ -5,7 +5,12 @@ import stat
 
 import pytest
 
+from executive.hooks.llm.preflight import _API_VARS, _PROVIDER_VARS
 from tests.conftest import run_cli
+
+# Every variable a claude worker's credentials may come from, emptied where a test wants none
+# (a developer's shell may carry any of them).
+NO_CREDENTIALS = dict.fromkeys([*_API_VARS, *_PROVIDER_VARS, "CLAUDE_CONFIG_DIR"], "")
 
 
 def test_init_makes_a_home_that_doctor_accepts(tmp_path):
@@ -30,7 +35,7 @@ def test_init_makes_a_home_that_doctor_accepts(tmp_path):
     for name in ["home layout", "home is a git repository", ".env.executive is private"]:
         assert any(c["name"] == name and c["ok"] for c in checks), name
     # No credentials for a claude worker: said as a warning that names what fails and the fix.
-    unknown = {**plain, "HOME": str(tmp_path / "nobody"), "ANTHROPIC_API_KEY": ""}
+    unknown = {**plain, **NO_CREDENTIALS, "HOME": str(tmp_path / "nobody")}
     bare = run_cli("--home", str(home), "doctor", "--json", env=unknown)
     [creds] = [c for c in json.loads(bare.stdout) if c["name"] == "claude worker credentials"]
     assert creds["warning"] and not creds["ok"]

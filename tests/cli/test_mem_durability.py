@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import stat
-from datetime import UTC, datetime
+from pathlib import Path
 
 from executive.memory.write.envelope import stamp
 from executive.memory.write.ledger import HarvestLedger
@@ -48,7 +48,7 @@ def test_the_daemon_catches_up_the_snapshot_and_replays_pending_writes_at_start(
 
     daemon = Daemon(home)
     try:
-        daemon.wait_for("job.finished", timeout=120, job="daily-snapshot.catch-up")
+        taken = daemon.wait_for("job.finished", timeout=120, job="daily-snapshot.catch-up")
         daemon.wait_for("job.finished", timeout=120, job="replay-pending-writes.catch-up")
         listed = json.loads(mem(home, "list", "--json").stdout)
         assert listed["count"] == 3
@@ -62,13 +62,14 @@ def test_the_daemon_catches_up_the_snapshot_and_replays_pending_writes_at_start(
         assert daemon.wait(30) == 0
     finally:
         daemon.kill()
-    today = datetime.now(UTC).date().isoformat()
-    snap = home / "memory" / "snapshots" / f"{today}.json"
+    # The day it was taken, whatever the clock says now (a run across midnight UTC).
+    snap = Path(taken["result"]["path"])
+    assert snap.parent.resolve() == (home / "memory" / "snapshots").resolve()
     assert stat.S_IMODE(snap.stat().st_mode) == 0o600
     assert json.loads(snap.read_text())["total"] == 2  # taken before the replay landed, or after
     assert (
         json.loads(run_cli("--home", str(home), "status", "--json").stdout)["last_snapshot"]
-        == today
+        == snap.stem
     )
 
 

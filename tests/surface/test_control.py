@@ -136,7 +136,7 @@ async def _client(
 ) -> str:
     script = path.parent.parent / "client.py"
     script.write_text(CLIENT)
-    with peers.spawning() if worker else contextlib.nullcontext():  # as workers.process does
+    with peers.spawning() if worker else contextlib.nullcontext():  # as isolation.process does
         process = await anyio.open_process(
             [*wrap, sys.executable, str(script), str(path)],
             env={"PATH": os.environ["PATH"], **(env or {})},

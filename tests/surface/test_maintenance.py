@@ -142,3 +142,21 @@ async def test_the_tools_that_write_need_this_installations_user_id(scene):
                 await surface.call(op, args)
     finally:
         await runtime.close()
+
+
+async def test_replay_folds_the_harvest_ledger_off_the_event_loop(home, monkeypatch):
+    # The daemon's replay job runs every EXECUTIVE_REPLAY_INTERVAL_SECONDS on its loop; its
+    # check is a fold of the whole ledger (18,000 memories: ~0.85 s).
+    import threading
+
+    runtime = MemoryRuntime(settings_for(home, monkeypatch))
+    threads: set[int] = set()
+    real = runtime.pending_writes
+
+    def pending_writes() -> int:
+        threads.add(threading.get_ident())
+        return real()
+
+    monkeypatch.setattr(runtime, "pending_writes", pending_writes)
+    assert await Maintenance(runtime).replay() == {"pending": 0, "confirmed": 0, "still_pending": 0}
+    assert threads and threading.get_ident() not in threads

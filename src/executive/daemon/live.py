@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from executive.daemon.status import fingerprint, gather, hook_states, memory_counts, with_store
 from executive.home import Home
 from executive.logs import get_logger
@@ -35,7 +37,8 @@ class LiveStatus:
 
     async def __call__(self) -> dict[str, Any]:
         settings = self._runtime.settings
-        report = gather(settings)
+        # The files' view folds the whole harvest ledger (pending writes): not on the loop.
+        report = await anyio.to_thread.run_sync(gather, settings)
         process = self.supervisor.snapshot() if self.supervisor else {}
         changed = fingerprint(self._env_file) != self._fingerprint
         report["source"] = "daemon"

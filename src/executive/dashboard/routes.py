@@ -68,7 +68,8 @@ async def _figures(ctx: Context) -> StoreFigures:
     counts = ctx.home.queue_counts()
     figures = StoreFigures(queue={**counts, "in_progress": sum(counts["in_progress"].values())})
     try:
-        figures.pending_writes = ctx.runtime.pending_writes()
+        # A fold of the whole harvest ledger: in a worker thread, not on the daemon's loop.
+        figures.pending_writes = await anyio.to_thread.run_sync(ctx.runtime.pending_writes)
     except (OSError, ValueError) as exc:
         # The gauge goes missing from the scrape; the line says why.
         log.warning("metrics.pending_writes_unreadable", error=str(exc))

@@ -153,6 +153,7 @@ class Maintenance:
             return await purge(store, await self.runtime.harvester(), where, f"purge {what}")
 
     async def replay(self) -> dict[str, Any]:
-        if self.runtime.pending_writes() == 0:
+        # A fold of the whole harvest ledger: in a worker thread, not on the daemon's loop.
+        if await anyio.to_thread.run_sync(self.runtime.pending_writes) == 0:
             return {"pending": 0, "confirmed": 0, "still_pending": 0}
         return await (await self.runtime.harvester()).replay()

@@ -52,7 +52,7 @@ Requested = Literal["auto", "sandbox", "user", "none"]
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-# The launcher runs as its file: ``ps`` shows ``python3 -I -S …/workers/launcher.py {spec}``
+# The launcher runs as its file: ``ps`` shows ``python3 -I -S …/workers/isolation/launcher.py {spec}``
 # and the worker's command after it, not the module's text (``-I -S``: no site-packages, so
 # ``-m executive.workers.isolation.launcher`` would not import; the file imports the standard library only).
 LAUNCHER_FILE = Path(launcher.__file__).resolve()
@@ -77,7 +77,7 @@ class Isolation:
     launcher: str | None = None  # the Python that runs launcher.py inside (sandbox mode)
     # One run's way out of the sandbox (the egress proxy); None: no network at all.
     route: Route | None = field(default=None, compare=False)
-    limits: Limits = field(default_factory=Limits)  # what the tree may use (workers.limits)
+    limits: Limits = field(default_factory=Limits)  # what the tree may use (isolation.limits)
 
     def wrap(
         self, argv: Sequence[str], *, workdir: Path, readonly: Sequence[Path] = ()
