@@ -38,3 +38,25 @@ def test_more_paths_than_an_argument_list_holds_and_a_followed_folder_left(tmp_p
     # Followed: what is no longer named leaves the index, and stays on disk.
     assert git.commit(tmp_path, paths[:10], "fewer", follow=[folder])
     assert len(tracked(tmp_path)) == 10 and paths[-1].exists()
+
+
+def test_a_followed_folder_takes_changes_but_never_a_file_gitignore_leaves_out(tmp_path):
+    git.init(tmp_path)
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    (tmp_path / ".gitignore").write_text("*.csv\n")
+    log, data = folder / "PROGRESS_LOG.md", folder / "data.csv"
+    log.write_text("one\n")
+    data.write_text("a,b\n")
+    # Named but ignored: left untracked, as `git add workspace` leaves it, and the rest commits.
+    assert git.commit(tmp_path, [tmp_path / ".gitignore", log, data], "first", follow=[folder])
+    assert sorted(tracked(tmp_path)) == [".gitignore", "workspace/PROGRESS_LOG.md"]
+    log.write_text("one\ntwo\n")
+    assert git.commit(tmp_path, [log, data], "second", follow=[folder])
+    shown = subprocess.run(
+        ["git", "-C", str(tmp_path), "show", "HEAD:workspace/PROGRESS_LOG.md"],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.stdout == "one\ntwo\n"
+    assert not git.commit(tmp_path, [log, data], "nothing new", follow=[folder])

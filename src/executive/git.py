@@ -67,28 +67,42 @@ def init(path: Path) -> None:
 
 def commit(path: Path, paths: list[Path], message: str, *, follow: Sequence[Path] = ()) -> bool:
     """Stage ``paths`` and commit them if anything changed; whether it committed. In each
-    folder of ``follow`` the index then holds exactly the ``paths`` under it: a tracked file
-    that is gone, or no longer among them, leaves the index (a bundle moved on)."""
+    folder of ``follow`` the paths are files and the index then holds exactly them (but one
+    ``.gitignore`` leaves out, as ``git add`` would): a tracked file that is gone, or no longer
+    among them, leaves the index (a bundle moved on)."""
     existing = [str(p.relative_to(path)) for p in paths if p.exists()]
-    if existing:
-        _each(["add"], existing, path)
-    kept = set(existing)
-    for folder in follow:
-        listed = run(["ls-files", "-z", "--", str(folder.relative_to(path))], path).stdout
-        gone = [name for name in listed.split("\0") if name and name not in kept]
-        if gone:
-            _each(["rm", "--cached", "-q", "--ignore-unmatch"], gone, path)
+    folders = [str(folder.relative_to(path)) for folder in follow]  # each below ``path``
+    under = tuple(f"{folder}/" for folder in folders)
+    inside = {name for name in existing if name.startswith(under)}
+    if added := [name for name in existing if name not in inside]:
+        run(["--literal-pathspecs", "add", *_FROM_STDIN], path, stdin="\0".join(added))
+    if folders:
+        _follow(path, folders, inside)
     if run(["diff", "--cached", "--quiet"], path, check=False).returncode == 0:
         return False
     run([*_IDENTITY, "commit", "-q", "-m", message], path)
     return True
 
 
-def _each(command: list[str], names: list[str], cwd: Path) -> None:
-    """``git <command>`` on ``names``, given on stdin: a workspace of thousands of bundles
-    would pass the argument list's limit, and a name is never read as an option or a glob."""
-    run(
-        ["--literal-pathspecs", *command, "--pathspec-from-file=-", "--pathspec-file-nul"],
-        cwd,
-        stdin="\0".join(names),
-    )
+# Names reach git on stdin: a workspace of thousands of bundles would pass the argument
+# list's limit, and a name is never read as an option (nor, literal, as a glob).
+_FROM_STDIN = ("--pathspec-from-file=-", "--pathspec-file-nul")
+
+
+def _follow(cwd: Path, folders: list[str], files: set[str]) -> None:
+    """The index under ``folders`` made ``files``, less the untracked ones ``.gitignore``
+    leaves out. By ``update-index``, whose work grows with the files: ``git add`` matches
+    every path against every pathspec (1.5 s a commit at 2,000 bundles, 4.4 s at 4,000)."""
+    ignored = _listed(cwd, ["--others", "--ignored", "--exclude-standard"], folders)
+    _update_index(cwd, ["--add", "--remove", "--replace"], files - ignored)
+    _update_index(cwd, ["--force-remove"], _listed(cwd, [], folders) - files)
+
+
+def _listed(cwd: Path, options: list[str], folders: list[str]) -> set[str]:
+    listed = run(["--literal-pathspecs", "ls-files", "-z", *options, "--", *folders], cwd)
+    return {name for name in listed.stdout.split("\0") if name}
+
+
+def _update_index(cwd: Path, options: list[str], names: set[str]) -> None:
+    if names:
+        run(["update-index", *options, "-z", "--stdin"], cwd, stdin="\0".join(sorted(names)))

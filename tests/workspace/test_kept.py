@@ -23,6 +23,8 @@ def test_a_bundles_own_files_are_kept_and_what_git_must_not_take_is_left_out(tmp
     outside.mkdir()
     (outside / "secret.txt").write_text("s\n")
     (bundle / "elsewhere").symlink_to(outside, target_is_directory=True)
+    home.blocked.mkdir(parents=True)  # where intake quarantines a bundle that is a link
+    (home.blocked / "planted").symlink_to(outside, target_is_directory=True)
 
     found = kept.workspace(home)
 
