@@ -160,7 +160,7 @@ def gather(settings: Settings) -> dict[str, Any]:
         "next_snapshot": next_snapshot(settings),
         "last_snapshot": last.isoformat() if last else None,
         # Writes the store never confirmed; replayed at start-up and on a schedule.
-        "pending_writes": len(ledger.state().pending()),
+        "pending_writes": store_health.pending_writes(ledger),
         "recent_iterations": list(_status_file(home).get("recent_iterations", [])),
         # What paid runs cost, from the work ledger: today, the week, the costliest, the caps.
         "spend": spending.budget_of(settings).summary(),
