@@ -15,7 +15,7 @@ copied here). Two of its folders are read (``swecb.py``):
   the session; Hook C's real path (``run_memory_hook``: the built-in engine, the harvester,
   the envelope) writes its memories into a fresh embedded store. ``--harvest outcome`` gives
   Hook C only what it saw before issue 26 (that the run passed); ``experience`` (the
-  default) also gives it the digest of the session (``workers.experience``).
+  default) also gives it the digest of the session (``workers.record.experience``).
 * ``SWEContextBench Lite/*.json``: 99 later related tasks. Each asks for a pack: a new bundle
   of the same project whose goal is the task's problem statement, through Hook B's real
   path (``pre_spawn.request_for`` then ``pre_spawn.build``, with the daemon's index cache).

@@ -1,6 +1,6 @@
 """The ``transcripts`` row of ``bench/experience.py``: what a user who indexes raw transcripts gets.
 
-Each past session's transcript, as the run-log reader sees it (``workers.runlog``: the task,
+Each past session's transcript, as the run-log reader sees it (``workers.record.runlog``: the task,
 then every assistant text, tool call and tool result in order, one ``user:`` /
 ``assistant:`` / ``tool call NAME:`` / ``tool result:`` line each), is cut into chunks of
 ``CHUNK_TOKENS`` tokens as the pack counts them (200: about 190 MiniLM word pieces, so the

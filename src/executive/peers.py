@@ -31,7 +31,7 @@ import anyio
 
 SO_PEERPIDFD = 77  # Linux >= 6.5 (x86-64, arm64); Python 3.11 has no constant for it
 _CRED = struct.Struct("3i")
-WORKER_MARK = b"GOAL_CONTRACT="  # set in every worker's environment (workers.process.MARK)
+WORKER_MARK = b"GOAL_CONTRACT="  # in every worker's environment (workers.isolation.tree.MARK)
 _workers: set[int] = set()  # pids of live worker roots (each leads its own group and session)
 
 

@@ -3,8 +3,8 @@
 The harvest ledger is the canonical memory log, so it must reach git, not sit untracked.
 After an iteration that recorded ``OUTCOMES`` one commit, its message naming them, takes the
 ledgers, retrospectives, snapshots and the workspace's own files (:mod:`executive.workspace.kept`:
-each bundle's PROMPT.md, STEPS.json and PROGRESS_LOG.md where it now is, and needs-you.md): a
-home is clean after each outcome, but for what a person put beside them. An iteration without
+each bundle's regular files, up to its size and count limits, where it now is, and needs-you.md):
+a home is clean after each outcome, but for what a person put beside them. An iteration without
 outcomes commits nothing. The work ledger is read on from its end at start (its lines
 counted, never parsed), then from where the last look stopped; a ledger replaced or
 truncated by hand is read again from its start.
